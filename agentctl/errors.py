@@ -1,0 +1,70 @@
+"""The one exception tree of agentctl; each class carries the exit code the CLI maps it to.
+
+Exit codes (also in `agentctl --help` and the README):
+  0 finished, 1 API or runtime error, 2 usage or configuration error,
+  3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_RUNTIME = 1
+EXIT_USAGE = 2
+EXIT_LIMIT = 3
+EXIT_INTERRUPTED = 130
+
+
+class AgentctlError(Exception):
+    """Base of every error agentctl shows to the user as one line plus an exit code."""
+
+    exit_code: int = EXIT_RUNTIME
+    kind: str = "runtime"
+
+
+class UsageError(AgentctlError):
+    """Bad command-line input: flags, arguments, task files."""
+
+    exit_code = EXIT_USAGE
+    kind = "usage"
+
+
+class ConfigError(AgentctlError):
+    """A profile (or task front matter) that cannot be used; the message names file and key."""
+
+    exit_code = EXIT_USAGE
+    kind = "config"
+
+
+class ApiError(AgentctlError):
+    """The Messages API (or the emulator) answered with an error, or could not be reached."""
+
+    exit_code = EXIT_RUNTIME
+    kind = "api"
+
+    def __init__(
+        self, message: str, *, status: int | None = None, request_id: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.request_id = request_id
+
+
+class LimitError(AgentctlError):
+    """A run stopped by one of its limits: max_turns, a budget, max_tokens mid-tool-call."""
+
+    exit_code = EXIT_LIMIT
+    kind = "limit"
+
+
+class InterruptedRunError(AgentctlError):
+    """The user interrupted a run (Ctrl-C); the transcript and memory are consistent."""
+
+    exit_code = EXIT_INTERRUPTED
+    kind = "interrupted"
+
+
+class ToolError(Exception):
+    """A tool call failed in a way the model can fix; the message goes back as an is_error result.
+
+    Not an AgentctlError: it never reaches the user as an exit code, the run goes on.
+    """

@@ -1,0 +1,34 @@
+"""The one module that knows agentctl's on-disk layout (AGENTCTL_HOME and the user config dir)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def home_dir() -> Path:
+    """AGENTCTL_HOME, else the platform data dir (XDG_DATA_HOME/agentctl or ~/.local/share)."""
+    env = os.environ.get("AGENTCTL_HOME")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "agentctl"
+
+
+def sessions_dir() -> Path:
+    """Where run transcripts (one JSONL file per session) are written."""
+    return home_dir() / "sessions"
+
+
+def user_config_dir() -> Path:
+    """Where the user-wide profile lives: AGENTCTL_HOME if set, else XDG_CONFIG_HOME/agentctl."""
+    env = os.environ.get("AGENTCTL_HOME")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "agentctl"
+
+
+def user_profile_path() -> Path:
+    """The user-wide profile consulted when no --profile, AGENTCTL_PROFILE or ./agentctl.toml."""
+    return user_config_dir() / "profile.toml"
