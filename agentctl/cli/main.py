@@ -42,11 +42,14 @@ def _root(
 
 
 def _register() -> None:
-    # Each group lives in its own module; none of them imports `anthropic` at module level.
-    from agentctl.cli import memory, profile
+    # Each command module owns its commands and registers them here; none of them imports
+    # `anthropic` at module level (see STYLE.md "Fast start").
+    from agentctl.cli import emulator, memory, profile, run
 
-    app.add_typer(memory.app, name="memory")
-    app.add_typer(profile.app, name="profile")
+    run.register(app)
+    memory.register(app)
+    profile.register(app)
+    emulator.register(app)
 
 
 _register()

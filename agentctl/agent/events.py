@@ -1,0 +1,214 @@
+"""What the run loop yields: small frozen values, free of SDK types, shared by render and sessions.
+
+`to_json()` of each event is its NDJSON line (`agentctl run --json`) and its transcript record;
+the schema is documented in the README. Add fields, never rename them (schema_version 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one response (or a sum of them), as the API reports it."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Everything the model read: uncached input + cache writes + cache reads."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class AppliedEdit:
+    """One entry of `context_management.applied_edits`; `raw` is exactly what the API sent."""
+
+    type: str
+    cleared_input_tokens: int = 0
+    cleared_tool_uses: int = 0
+    cleared_thinking_turns: int = 0
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> AppliedEdit:
+        return cls(
+            type=str(raw.get("type", "")),
+            cleared_input_tokens=int(raw.get("cleared_input_tokens") or 0),
+            cleared_tool_uses=int(raw.get("cleared_tool_uses") or 0),
+            cleared_thinking_turns=int(raw.get("cleared_thinking_turns") or 0),
+            raw=dict(raw),
+        )
+
+
+@dataclass(frozen=True)
+class MemoryOp:
+    """One memory tool command the model made in a turn."""
+
+    command: str
+    path: str
+    ok: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"command": self.command, "path": self.path, "ok": self.ok}
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One client-side tool call of a turn and how it went."""
+
+    id: str
+    name: str
+    input: dict[str, Any]
+    is_error: bool
+    result_chars: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "input": self.input, "is_error": self.is_error}
+
+
+@dataclass(frozen=True)
+class StartEvent:
+    session: str
+    model: str
+    context_management: dict[str, Any] | None
+    profile: str = "<built-in>"
+    task: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "start",
+            "schema_version": SCHEMA_VERSION,
+            "session": self.session,
+            "model": self.model,
+            "context_management": self.context_management,
+            "profile": self.profile,
+            "task": self.task,
+        }
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """While a turn streams: what is arriving (for the status line; not written as NDJSON)."""
+
+    turn: int
+    kind: Literal["thinking", "text", "tool_input"]
+    chars: int
+    tool_name: str = ""
+
+
+@dataclass(frozen=True)
+class TurnEvent:
+    """One completed request/response round and the tool calls answered after it."""
+
+    turn: int
+    stop_reason: str
+    usage: Usage
+    applied_edits: tuple[AppliedEdit, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    memory_ops: tuple[MemoryOp, ...] = ()
+    # prompt tokens minus the clear_tool_uses trigger (negative = below it); None without one.
+    trigger_distance: int | None = None
+    request_id: str = ""
+
+    @property
+    def cleared_input_tokens(self) -> int:
+        return sum(e.cleared_input_tokens for e in self.applied_edits)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "turn",
+            "turn": self.turn,
+            "stop_reason": self.stop_reason,
+            "usage": self.usage.to_json(),
+            "applied_edits": [e.raw for e in self.applied_edits],
+            "tool_calls": [c.to_json() for c in self.tool_calls],
+            "memory_ops": [m.to_json() for m in self.memory_ops],
+            "trigger_distance": self.trigger_distance,
+            "request_id": self.request_id,
+        }
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Sums over a run, for the summary table and the result event."""
+
+    usage: Usage = field(default_factory=Usage)
+    cleared_input_tokens: int = 0
+    cleared_tool_uses: int = 0
+    cleared_thinking_turns: int = 0
+    cost_usd: float = 0.0
+
+    def add_turn(self, turn: TurnEvent, cost_usd: float) -> Totals:
+        edits = turn.applied_edits
+        return Totals(
+            usage=self.usage + turn.usage,
+            cleared_input_tokens=self.cleared_input_tokens + turn.cleared_input_tokens,
+            cleared_tool_uses=self.cleared_tool_uses + sum(e.cleared_tool_uses for e in edits),
+            cleared_thinking_turns=self.cleared_thinking_turns
+            + sum(e.cleared_thinking_turns for e in edits),
+            cost_usd=self.cost_usd + cost_usd,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.usage.to_json(),
+            "cleared_input_tokens": self.cleared_input_tokens,
+            "cleared_tool_uses": self.cleared_tool_uses,
+            "cleared_thinking_turns": self.cleared_thinking_turns,
+            "cost_usd": round(self.cost_usd, 6),
+        }
+
+
+@dataclass(frozen=True)
+class ResultEvent:
+    session: str
+    turns: int
+    stop_reason: str
+    text: str
+    totals: Totals
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "result",
+            "session": self.session,
+            "turns": self.turns,
+            "stop_reason": self.stop_reason,
+            "text": self.text,
+            "totals": self.totals.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    kind: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "error", "kind": self.kind, "message": self.message}
+
+
+Event = StartEvent | ProgressEvent | TurnEvent | ResultEvent | ErrorEvent
