@@ -1,0 +1,159 @@
+"""Find, read, merge and validate a profile: the one entry point the rest of agentctl uses.
+
+Lookup order: an explicit path, else $AGENTCTL_PROFILE, else ./agentctl.toml, else the user
+profile (agentctl.home.user_profile_path()), else the built-in defaults.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentctl.errors import ConfigError, UsageError
+from agentctl.home import user_profile_path
+from agentctl.profile.schema import FieldError, convert_table
+from agentctl.profile.settings import Profile
+from agentctl.profile.validate import check_profile
+from agentctl.profile.writer import profile_to_dict
+
+BUILTIN_SOURCE = "<built-in>"
+LOCAL_PROFILE = "agentctl.toml"
+ENV_PROFILE = "AGENTCTL_PROFILE"
+
+__all__ = [
+    "BUILTIN_SOURCE",
+    "apply_set_overrides",
+    "build_profile",
+    "deep_merge",
+    "find_profile_path",
+    "profile_to_dict",
+    "read_profile_file",
+    "resolve_profile",
+]
+
+
+def read_profile_file(path: Path) -> dict[str, Any]:
+    """Parse one TOML file; ConfigError naming the file (and line) when it cannot be used."""
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise ConfigError(f"profile {path}: cannot read: {err.strerror or err}") from err
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"profile {path}: not UTF-8 text ({err.reason})") from err
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"profile {path}: invalid TOML: {err}") from err
+
+
+def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """A new dict: tables merge key by key, any other value in `override` replaces."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def apply_set_overrides(data: dict[str, Any], sets: Sequence[str]) -> dict[str, Any]:
+    """Apply `--set KEY=VALUE` items in order; KEY is a dotted TOML key, VALUE a TOML value.
+
+    A VALUE that is not valid TOML (`model=claude-opus-5-5`) is taken as a plain string.
+    """
+    for item in sets:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE (e.g. --set max_turns=20)")
+        path = parse_dotted_key(key.strip(), item)
+        data = deep_merge(data, nest(path, parse_set_value(text.strip())))
+    return data
+
+
+def parse_dotted_key(key: str, item: str) -> list[str]:
+    """`a.b."c.d"` -> ["a", "b", "c.d"], parsed by tomllib itself so quoting works."""
+    try:
+        node: Any = tomllib.loads(f"{key} = 0")
+    except tomllib.TOMLDecodeError:
+        node = None
+    path: list[str] = []
+    while isinstance(node, dict) and len(node) == 1:
+        name, node = next(iter(node.items()))
+        path.append(name)
+    if node != 0 or not path:
+        raise UsageError(f"--set {item!r}: {key!r} is not a dotted key (e.g. cache.ttl)")
+    return path
+
+
+def parse_set_value(text: str) -> Any:
+    """A TOML value (5, true, "x", ["a", "b"]) if `text` is one, else `text` itself."""
+    try:
+        parsed = tomllib.loads(f"v = {text}")
+    except tomllib.TOMLDecodeError:
+        return text
+    # "1\nother = 2" parses as two keys: not one value, so keep it as the literal string.
+    return parsed["v"] if len(parsed) == 1 else text
+
+
+def nest(path: list[str], value: Any) -> dict[str, Any]:
+    """["a", "b"], 1 -> {"a": {"b": 1}}."""
+    result: dict[str, Any] = {path[-1]: value}
+    for name in reversed(path[:-1]):
+        result = {name: result}
+    return result
+
+
+def build_profile(
+    data: dict[str, Any], *, source: str, base_dir: Path
+) -> tuple[Profile, list[str]]:
+    """Validate a parsed profile: (Profile, warnings), or ConfigError naming source and key."""
+    try:
+        profile = convert_table(Profile, data, "", base_dir)
+        warnings = check_profile(profile)
+    except FieldError as err:
+        raise ConfigError(f"profile {source}: {err.key}: {err.message}") from None
+    return Profile(**{**vars(profile), "source": source}), warnings
+
+
+def find_profile_path(explicit: str | Path | None) -> Path | None:
+    """The profile file to use, per the lookup order; None means the built-in defaults."""
+    if explicit is not None and str(explicit) != "":
+        return existing(Path(explicit).expanduser(), "profile")
+    env = os.environ.get(ENV_PROFILE)
+    if env:
+        return existing(Path(env).expanduser(), f"profile (from ${ENV_PROFILE})")
+    for candidate in (Path(LOCAL_PROFILE), user_profile_path()):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def existing(path: Path, what: str) -> Path:
+    """`path` if it is a file, else a ConfigError naming it."""
+    if not path.exists():
+        raise ConfigError(
+            f"{what} {path}: no such file (check the path, or run `agentctl profile init {path}`)"
+        )
+    if not path.is_file():
+        raise ConfigError(f"{what} {path}: not a file")
+    return path
+
+
+def resolve_profile(
+    explicit: str | Path | None = None,
+    sets: Sequence[str] = (),
+    extra: dict[str, Any] | None = None,
+) -> tuple[Profile, list[str]]:
+    """Find + read + merge `extra` (task front matter) + apply --set + validate."""
+    path = find_profile_path(explicit)
+    data = read_profile_file(path) if path else {}
+    data = deep_merge(data, extra or {})
+    data = apply_set_overrides(data, sets)
+    source = str(path) if path else BUILTIN_SOURCE
+    base_dir = path.resolve().parent if path else Path.cwd()
+    return build_profile(data, source=source, base_dir=base_dir)

@@ -1,0 +1,87 @@
+"""Deprecated / retired models, read from the installed SDK's data file without importing it.
+
+Importing `anthropic` costs over a second, and `profile check` must stay light, so the SDK's
+`_data/deprecated_models.py` is located with `find_spec` (which does not import a top-level
+package) and its `DEPRECATED_MODELS` literal is evaluated with `ast.literal_eval`.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import importlib.util
+import re
+from functools import cache
+from pathlib import Path
+
+# Used when the SDK file cannot be found or parsed (a copy of anthropic 2.14.0's table).
+FALLBACK_DEPRECATED: dict[str, str] = {
+    "claude-mythos-preview": "June 30th, 2026",
+    "claude-opus-4-5": "January 22nd, 2027",
+    "claude-opus-4-5-20251101": "January 22nd, 2027",
+    "claude-sonnet-4-5": "November 30th, 2026",
+    "claude-sonnet-4-5-20250929": "November 30th, 2026",
+}
+
+_ORDINAL = re.compile(r"(\d+)(st|nd|rd|th)")
+
+
+def sdk_data_file(name: str) -> Path | None:
+    """Path of `anthropic/_data/<name>` in the installed SDK, or None when it is not there."""
+    spec = importlib.util.find_spec("anthropic")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "_data" / name
+    return path if path.is_file() else None
+
+
+def parse_literal_assignment(source: str, name: str) -> object:
+    """The literal value assigned to `name` at module level in `source` (None if absent)."""
+    for node in ast.parse(source).body:
+        target: ast.expr | None = None
+        if isinstance(node, ast.AnnAssign):
+            target = node.target
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == name and value is not None:
+            return ast.literal_eval(value)
+    return None
+
+
+@cache
+def deprecated_models() -> dict[str, str]:
+    """Model name -> end-of-life date text, as the installed SDK lists them."""
+    path = sdk_data_file("deprecated_models.py")
+    try:
+        table = (
+            parse_literal_assignment(path.read_text("utf-8"), "DEPRECATED_MODELS") if path else None
+        )
+    except (OSError, SyntaxError, ValueError):
+        table = None
+    if isinstance(table, dict) and all(isinstance(v, str) for v in table.values()):
+        return {str(k): v for k, v in table.items()}
+    return dict(FALLBACK_DEPRECATED)
+
+
+def parse_eol_date(text: str) -> datetime.date | None:
+    """'November 30th, 2026' -> date(2026, 11, 30); None when the SDK changes its wording."""
+    try:
+        return datetime.datetime.strptime(_ORDINAL.sub(r"\1", text), "%B %d, %Y").date()
+    except ValueError:
+        return None
+
+
+def model_warning(model: str, today: datetime.date | None = None) -> str | None:
+    """A warning for a deprecated or retired model, or None for a current one."""
+    eol_text = deprecated_models().get(model)
+    if eol_text is None:
+        return None
+    eol = parse_eol_date(eol_text)
+    today = today or datetime.date.today()
+    advice = "(switch to a current model such as 'claude-sonnet-5')"
+    if eol is not None and eol == today:
+        return f"model: {model!r} reaches end of life today, {eol_text} {advice}"
+    if eol is not None and eol < today:
+        return f"model: {model!r} reached end of life on {eol_text} and is retired {advice}"
+    return f"model: {model!r} is deprecated and reaches end of life on {eol_text} {advice}"

@@ -1,0 +1,197 @@
+"""Typed conversion of a parsed-TOML dict into the settings dataclasses, driven by their hints.
+
+The dataclasses in `settings.py` are the schema: a new field there is a new TOML key here,
+with its type checked, without touching this module. Semantic rules live in `validate.py`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import difflib
+import types
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+# Fields of a settings class that are not TOML keys (set by the loader, not the user).
+NOT_KEYS = frozenset({"source"})
+
+
+class FieldError(Exception):
+    """One bad key: the dotted key and what is wrong with it (the loader adds the file)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+def join_key(prefix: str, name: str) -> str:
+    """Dotted key of `name` under `prefix`; names that are not bare TOML keys get quoted."""
+    bare = name and all(c.isalnum() or c in "-_" for c in name)
+    part = name if bare else f'"{name}"'
+    return f"{prefix}.{part}" if prefix else part
+
+
+def key_names(cls: type[Any]) -> list[str]:
+    """The TOML keys of one settings table, in declaration order."""
+    return [f.name for f in dataclasses.fields(cls) if f.name not in NOT_KEYS]
+
+
+def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path) -> Any:
+    """Build dataclass `cls` from a TOML table; unknown keys and wrong types raise FieldError."""
+    if not isinstance(data, dict):
+        raise FieldError(key or "<root>", f"expected a table, got {describe_value(data)}")
+    names = key_names(cls)
+    for name in data:
+        if name not in names:
+            raise FieldError(join_key(key, name), "unknown key" + suggest(name, names))
+    hints = get_type_hints(cls)
+    kwargs = {
+        name: convert_value(hints[name], data[name], join_key(key, name), base_dir)
+        for name in names
+        if name in data
+    }
+    kwargs.update(resolved_defaults(cls, hints, set(kwargs), key, base_dir))
+    return cls(**kwargs)
+
+
+def resolved_defaults(
+    cls: type[Any], hints: dict[str, Any], given: set[str], key: str, base_dir: Path
+) -> dict[str, Any]:
+    """Defaults that depend on base_dir: relative default paths, also inside omitted tables."""
+    result: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        if f.name in given or f.name in NOT_KEYS:
+            continue
+        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            result[f.name] = convert_table(tp, {}, join_key(key, f.name), base_dir)
+        elif tp is Path and isinstance(f.default, Path):
+            result[f.name] = resolve_path(str(f.default), base_dir)
+    return result
+
+
+def suggest(name: str, known: list[str]) -> str:
+    """A '(did you mean ...?)' hint from the closest known key, else the list of keys."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean {close[0]!r}?)"
+    return f" (known keys: {', '.join(known)})"
+
+
+def convert_value(tp: Any, value: Any, key: str, base_dir: Path) -> Any:
+    """Check `value` against type hint `tp` and return it in the settings' representation."""
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return convert_table(tp, value, key, base_dir)
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return _convert_union(tp, value, key, base_dir)
+    if origin is Literal:
+        return _convert_literal(tp, value, key)
+    if origin is tuple:
+        return _convert_list(get_args(tp)[0], value, key, base_dir)
+    if origin is dict:
+        return _convert_dict(get_args(tp)[1], value, key, base_dir)
+    return _convert_scalar(tp, value, key, base_dir)
+
+
+def _convert_scalar(tp: Any, value: Any, key: str, base_dir: Path) -> Any:
+    if tp is bool and isinstance(value, bool):
+        return value
+    # bool is a subclass of int in Python, never in TOML: `keep = true` is a mistake.
+    if tp is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if tp is float and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if tp is str and isinstance(value, str):
+        return value
+    if tp is Path and isinstance(value, str) and value:
+        return resolve_path(value, base_dir)
+    raise FieldError(key, f"expected {describe_type(tp)}, got {describe_value(value)}")
+
+
+def resolve_path(value: str, base_dir: Path) -> Path:
+    """`~` expands; a relative path is taken relative to the profile's directory."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else (base_dir / path).resolve()
+
+
+def _convert_literal(tp: Any, value: Any, key: str) -> Any:
+    choices = get_args(tp)
+    if isinstance(value, str) and value in choices:
+        return value
+    raise FieldError(key, f"expected {describe_type(tp)}, got {describe_value(value)}")
+
+
+def _convert_union(tp: Any, value: Any, key: str, base_dir: Path) -> Any:
+    for alternative in get_args(tp):
+        try:
+            return convert_value(alternative, value, key, base_dir)
+        except FieldError as err:
+            if err.key != key:  # an error inside a list item is more precise: keep it
+                raise
+    raise FieldError(key, f"expected {describe_type(tp)}, got {describe_value(value)}")
+
+
+def _convert_list(item_tp: Any, value: Any, key: str, base_dir: Path) -> tuple[Any, ...]:
+    if not isinstance(value, list):
+        raise FieldError(key, f"expected a list, got {describe_value(value)}")
+    items = [convert_value(item_tp, v, f"{key}[{i}]", base_dir) for i, v in enumerate(value)]
+    return tuple(items)
+
+
+def _convert_dict(value_tp: Any, value: Any, key: str, base_dir: Path) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise FieldError(key, f"expected a table, got {describe_value(value)}")
+    return {
+        name: convert_value(value_tp, v, join_key(key, name), base_dir) for name, v in value.items()
+    }
+
+
+def describe_type(tp: Any) -> str:
+    """Human words for a type hint, as used in 'expected ...' messages."""
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return " or ".join(describe_type(a) for a in get_args(tp))
+    if origin is Literal:
+        return "one of " + ", ".join(f'"{a}"' for a in get_args(tp))
+    if origin is tuple:
+        return f"a list of {describe_type(get_args(tp)[0]).removeprefix('a ')}s"
+    words = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
+    if tp is Path:
+        return "a non-empty path string"
+    return words.get(tp, "a table")
+
+
+def describe_value(value: Any) -> str:
+    """TOML words for a value's type plus the value itself, e.g. 'boolean true'."""
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a table"
+    names: list[tuple[type[Any], str]] = [
+        (int, "integer"),
+        (float, "float"),
+        (str, "string"),
+        (list, "array"),
+        (datetime.date, "date"),
+        (datetime.time, "time"),
+    ]
+    for kind, word in names:
+        if isinstance(value, kind):
+            text = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            return f"{word} {text}"
+    return type(value).__name__
+
+
+__all__ = [
+    "FieldError",
+    "convert_table",
+    "convert_value",
+    "describe_type",
+    "describe_value",
+    "join_key",
+    "key_names",
+    "resolve_path",
+]

@@ -1,0 +1,147 @@
+"""Semantic rules on a typed Profile: impossible values (errors) and risky ones (warnings).
+
+Type and key checks happen in `schema.py`; here the values are known to have the right types.
+Errors raise `FieldError` (the loader names the file); warnings come back as strings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+from agentctl.profile.models import model_warning
+from agentctl.profile.schema import FieldError, join_key
+from agentctl.profile.settings import ClearToolUses, Profile
+
+# The API's rules for extended thinking (budget_tokens >= 1024 and < max_tokens).
+MIN_THINKING_BUDGET = 1024
+# Below this many input tokens, a clear_tool_uses trigger fires on nearly every turn of a
+# tool-using agent (the system prompt and tool definitions alone take a few thousand).
+LOW_INPUT_TRIGGER = 5_000
+
+# Integer keys where 0 is meaningful ("not set" / "no limit"); every other count must be >= 1.
+ZERO_ALLOWED = frozenset(
+    {
+        "context_editing.tool_uses.clear_at_least",
+        "limits.max_input_tokens",
+        "api.max_retries",
+    }
+)
+# Float keys that must be strictly positive (the others, prices and budgets, must be >= 0).
+POSITIVE_FLOATS = frozenset({"api.timeout_s"})
+
+
+def check_profile(profile: Profile) -> list[str]:
+    """Raise FieldError on the first impossible value; return the warnings, in key order."""
+    check_ranges(profile)
+    check_thinking(profile)
+    check_strings(profile)
+    return list(collect_warnings(profile))
+
+
+def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float]]:
+    """(dotted key, value) of every int / float setting, prices included."""
+    if isinstance(obj, dict):
+        for name, value in obj.items():
+            yield from walk_numbers(value, join_key(prefix, name))
+        return
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        key = join_key(prefix, f.name)
+        if dataclasses.is_dataclass(value) or isinstance(value, dict):
+            yield from walk_numbers(value, key)
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            yield key, value
+
+
+def check_ranges(profile: Profile) -> None:
+    """Counts are >= 1 (or >= 0 where 0 means 'none'); amounts are >= 0, never NaN."""
+    for key, value in walk_numbers(profile):
+        if isinstance(value, int):
+            low = 0 if key in ZERO_ALLOWED else 1
+            if value < low:
+                raise FieldError(key, f"must be an integer >= {low}, got {value}")
+        elif not value >= (0.0 if key not in POSITIVE_FLOATS else 1e-9):
+            word = "a number > 0" if key in POSITIVE_FLOATS else "a number >= 0"
+            raise FieldError(key, f"must be {word}, got {value}")
+
+
+def check_thinking(profile: Profile) -> None:
+    """The API's extended-thinking rules, and clear_thinking's need for thinking."""
+    thinking = profile.thinking
+    if thinking.enabled and thinking.budget_tokens < MIN_THINKING_BUDGET:
+        raise FieldError(
+            "thinking.budget_tokens",
+            f"{thinking.budget_tokens} is below the API minimum of {MIN_THINKING_BUDGET}"
+            f" (set it to at least {MIN_THINKING_BUDGET})",
+        )
+    if thinking.enabled and thinking.budget_tokens >= profile.max_tokens:
+        raise FieldError(
+            "thinking.budget_tokens",
+            f"{thinking.budget_tokens} must be less than max_tokens ({profile.max_tokens})"
+            " (lower the budget or raise max_tokens)",
+        )
+    if profile.context_editing.thinking.enabled and not thinking.enabled:
+        raise FieldError(
+            "context_editing.thinking.enabled",
+            "clear_thinking needs extended thinking, the API rejects it otherwise"
+            " (set thinking.enabled = true, or context_editing.thinking.enabled = false)",
+        )
+
+
+def check_strings(profile: Profile) -> None:
+    """Names the API needs must not be empty."""
+    if not profile.model.strip():
+        raise FieldError("model", 'must not be empty (e.g. model = "claude-sonnet-5")')
+    tool_uses = profile.context_editing.tool_uses
+    lists = {"exclude_tools": tool_uses.exclude_tools}
+    if isinstance(tool_uses.clear_tool_inputs, tuple):
+        lists["clear_tool_inputs"] = tool_uses.clear_tool_inputs
+    for name, values in lists.items():
+        for i, tool in enumerate(values):
+            if not tool.strip():
+                key = f"context_editing.tool_uses.{name}[{i}]"
+                raise FieldError(key, "tool names must not be empty")
+
+
+def collect_warnings(profile: Profile) -> Iterator[str]:
+    """Settings the API accepts but that probably do not do what the user wants."""
+    warning = model_warning(profile.model)
+    if warning:
+        yield warning
+    tool_uses = profile.context_editing.tool_uses
+    if tool_uses.enabled:
+        yield from tool_use_warnings(tool_uses, memory_on=profile.tools.memory)
+
+
+def tool_use_warnings(s: ClearToolUses, *, memory_on: bool) -> Iterator[str]:
+    """Triggers that fire every turn, keeps that leave nothing to clear, and the like."""
+    key = "context_editing.tool_uses"
+    if s.trigger_kind == "input_tokens" and s.trigger < LOW_INPUT_TRIGGER:
+        yield (
+            f"{key}.trigger: {s.trigger} input tokens is so low that clearing runs on nearly"
+            " every turn and rewrites the prompt cache each time (20000 or more is usual)"
+        )
+    if s.trigger_kind == "tool_uses" and s.trigger <= s.keep:
+        yield (
+            f"{key}.keep: keep ({s.keep}) is not below the tool_uses trigger ({s.trigger}),"
+            " so there is little or nothing to clear when it fires (set keep < trigger)"
+        )
+    if s.trigger_kind == "input_tokens" and s.clear_at_least > s.trigger:
+        yield (
+            f"{key}.clear_at_least: {s.clear_at_least} is larger than the trigger"
+            f" ({s.trigger}), so the edit waits until far more than the trigger can be cleared"
+        )
+    yield from memory_input_warning(s, memory_on=memory_on)
+
+
+def memory_input_warning(s: ClearToolUses, *, memory_on: bool) -> Iterator[str]:
+    """Clearing memory tool inputs drops from context what the model just saved."""
+    inputs = s.clear_tool_inputs
+    clears_memory = inputs is True or (isinstance(inputs, tuple) and "memory" in inputs)
+    if memory_on and clears_memory and "memory" not in s.exclude_tools:
+        yield (
+            "context_editing.tool_uses.clear_tool_inputs: memory tool calls will be cleared,"
+            ' inputs included (add "memory" to exclude_tools to keep them in context)'
+        )
