@@ -1,0 +1,29 @@
+"""The final answer on stdout: rendered Markdown for a person, the raw text for a pipe."""
+
+from __future__ import annotations
+
+import os
+from typing import TextIO
+
+from rich.console import Console
+from rich.markdown import Markdown
+
+from agentctl.render.format import isatty
+
+
+def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> None:
+    """Print the model's final answer; piped output is exactly the text plus one newline."""
+    tty = isatty(stdout) if is_tty is None else is_tty
+    if not tty:
+        body = text.rstrip("\n")
+        stdout.write(f"{body}\n" if body else "")
+        stdout.flush()
+        return
+    no_color = bool(os.environ.get("NO_COLOR"))
+    console = Console(
+        file=stdout,
+        force_terminal=True,
+        no_color=no_color,
+        color_system=None if no_color else "auto",
+    )
+    console.print(Markdown(text))

@@ -1,0 +1,47 @@
+"""Pick the renderer for a run from the flags and the terminal: live, plain, quiet, NDJSON."""
+
+from __future__ import annotations
+
+import os
+from typing import TextIO
+
+from rich.console import Console
+
+from agentctl.render.format import isatty
+from agentctl.render.live import LiveRenderer
+from agentctl.render.ndjson import MultiRenderer, NdjsonWriter, Renderer
+from agentctl.render.plain import PlainRenderer
+
+
+def make_renderer(
+    *,
+    json_mode: bool,
+    quiet: bool,
+    stdout: TextIO,
+    stderr: TextIO,
+    is_tty: bool | None = None,
+    no_color: bool | None = None,
+) -> Renderer:
+    """stderr: live table on a TTY, plain lines otherwise, errors only when quiet; NDJSON on stdout.
+
+    `is_tty` None asks `stderr.isatty()`; `no_color` None reads NO_COLOR (any non-empty value).
+    """
+    tty = isatty(stderr) if is_tty is None else is_tty
+    plain_colors = not (bool(os.environ.get("NO_COLOR")) if no_color is None else no_color)
+    side: Renderer
+    if quiet or not tty:
+        side = PlainRenderer(stderr, quiet=quiet, color=tty and plain_colors)
+    else:
+        side = LiveRenderer(make_console(stderr, no_color=not plain_colors))
+    return MultiRenderer((NdjsonWriter(stdout), side)) if json_mode else side
+
+
+def make_console(stream: TextIO, *, no_color: bool) -> Console:
+    """A terminal Console on `stream`; without colour it emits no style codes at all."""
+    return Console(
+        file=stream,
+        force_terminal=True,
+        no_color=no_color,
+        color_system=None if no_color else "auto",
+        highlight=False,
+    )

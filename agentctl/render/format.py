@@ -1,0 +1,132 @@
+"""Pure text helpers shared by the table, plain and live renderers: numbers, tools, ratios, cost."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+from agentctl.agent.events import ProgressEvent, ToolCall, TurnEvent, Usage
+
+DASH = "–"
+
+
+def fmt_int(value: int) -> str:
+    """Thousands separators: 12345 -> '12,345'."""
+    return f"{value:,}"
+
+
+def fmt_compact(value: int) -> str:
+    """Short form for narrow spaces: 999 -> '999', 1234 -> '1.2k', 2_500_000 -> '2.5M'."""
+    size = abs(value)
+    if size < 1000:
+        return str(value)
+    if size < 1_000_000:
+        return f"{value / 1000:.1f}k"
+    return f"{value / 1_000_000:.1f}M"
+
+
+def fmt_or_dash(value: int) -> str:
+    """A count that means 'nothing happened' when zero reads better as a dash in tables."""
+    return fmt_int(value) if value else DASH
+
+
+def tool_label(call: ToolCall) -> str:
+    """`memory:view` for memory commands (what the model did), the tool name otherwise."""
+    if call.name == "memory":
+        command = call.input.get("command")
+        return f"memory:{command}" if isinstance(command, str) and command else "memory"
+    return call.name
+
+
+def tool_groups(calls: Iterable[ToolCall]) -> list[tuple[str, int, bool]]:
+    """(label, count, any_failed) in first-seen order, so repeated calls collapse to one entry."""
+    groups: dict[str, list[Any]] = {}
+    for call in calls:
+        entry = groups.setdefault(tool_label(call), [0, False])
+        entry[0] += 1
+        entry[1] = entry[1] or call.is_error
+    return [(label, int(count), bool(failed)) for label, (count, failed) in groups.items()]
+
+
+def fmt_tools(calls: Sequence[ToolCall], *, sep: str = ", ", times: str = "×") -> str:
+    """`memory:view, read_file×2`; a `!` marks a group where at least one call failed."""
+    parts = []
+    for label, count, failed in tool_groups(calls):
+        suffix = f"{times}{count}" if count > 1 else ""
+        parts.append(f"{label}{suffix}{'!' if failed else ''}")
+    return sep.join(parts)
+
+
+def cleared_tool_uses(turn: TurnEvent) -> int:
+    return sum(e.cleared_tool_uses for e in turn.applied_edits)
+
+
+def cleared_thinking_turns(turn: TurnEvent) -> int:
+    return sum(e.cleared_thinking_turns for e in turn.applied_edits)
+
+
+def cache_hit_ratio(usage: Usage) -> float | None:
+    """cache_read / (input + cache_read + cache_write); None when nothing was read at all."""
+    prompt = usage.prompt_tokens
+    return usage.cache_read_input_tokens / prompt if prompt else None
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.1%}"
+
+
+def cost_known(cost: float | None) -> bool:
+    """The loop reports an unknown price as None, NaN or a negative number; all mean 'n/a'."""
+    return cost is not None and math.isfinite(cost) and cost >= 0
+
+
+def fmt_cost(cost: float | None) -> str:
+    """US dollars with enough digits for cheap runs: $0.0042, $1.23."""
+    if cost is None or not cost_known(cost):
+        return "n/a"
+    return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
+
+
+def fmt_progress(event: ProgressEvent) -> str:
+    """The status line while a turn streams: `turn 7 · thinking… 1.2k chars`."""
+    chars = f"{fmt_compact(event.chars)} chars"
+    if event.kind == "thinking":
+        what = f"thinking… {chars}"
+    elif event.kind == "text":
+        what = f"writing text… {chars}"
+    else:
+        what = f"tool input: {event.tool_name or '?'} ({chars})"
+    return f"turn {event.turn} · {what}"
+
+
+def isatty(stream: TextIO) -> bool:
+    """`stream.isatty()`, False for closed streams and file-likes without the method."""
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def fmt_waiting(turn: int) -> str:
+    return f"turn {turn} · waiting for the model…"
+
+
+def trigger_from(context_management: dict[str, Any] | None) -> int | None:
+    """The clear_tool_uses input-token trigger of a request's context_management, if it has one."""
+    edits = (context_management or {}).get("edits") or []
+    for edit in edits:
+        if not (isinstance(edit, dict) and str(edit.get("type")).startswith("clear_tool_uses")):
+            continue
+        trigger = edit.get("trigger")
+        if trigger is None:
+            return 100_000  # the API's documented default trigger
+        if isinstance(trigger, dict) and trigger.get("type") == "input_tokens":
+            value = trigger.get("value")
+            return value if isinstance(value, int) else None
+    return None
+
+
+def peak_prompt(turns: Sequence[TurnEvent]) -> TurnEvent | None:
+    """The turn whose prompt (input + cache read + cache write) was largest."""
+    return max(turns, key=lambda t: t.usage.prompt_tokens, default=None)

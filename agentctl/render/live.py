@@ -1,0 +1,109 @@
+"""TTY stderr: a live Rich table that grows a row per turn, a status line while a turn streams."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.text import Text
+
+from agentctl.agent.events import (
+    ErrorEvent,
+    Event,
+    ProgressEvent,
+    ResultEvent,
+    StartEvent,
+    TurnEvent,
+)
+from agentctl.render.format import fmt_progress, fmt_waiting, trigger_from
+from agentctl.render.plain import format_error_line
+from agentctl.render.table import summary_table, turn_table, wide_enough
+
+
+class TurnTableView:
+    """The turn table, laid out wide or compact for the width it is drawn at (resizes too)."""
+
+    def __init__(self, turns: Sequence[TurnEvent], trigger: int | None) -> None:
+        self.turns = turns
+        self.trigger = trigger
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        compact = not wide_enough(options.max_width, trigger=self.trigger)
+        yield turn_table(self.turns, trigger=self.trigger, compact=compact)
+
+
+class LiveRenderer:
+    """Draws on a terminal Console; `close()` stops the display and leaves the table in place."""
+
+    def __init__(self, console: Console, *, refresh_per_second: float = 8) -> None:
+        self._console = console
+        self._turns: list[TurnEvent] = []
+        self._view = TurnTableView(self._turns, None)
+        self._status: str | None = None
+        self._live = Live(
+            console=console,
+            transient=False,
+            auto_refresh=refresh_per_second > 0,
+            refresh_per_second=refresh_per_second or 4,
+            # stdout carries the answer or NDJSON: Live must not capture it.
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
+        self._started = False
+        self._closed = False
+
+    def handle(self, event: Event) -> None:
+        if self._closed:
+            return
+        if isinstance(event, ProgressEvent):
+            self._show(fmt_progress(event))
+        elif isinstance(event, TurnEvent):
+            self._turns.append(event)
+            # Only tool_use and pause_turn lead to another request; others end the run.
+            more = event.stop_reason in ("tool_use", "pause_turn")
+            self._show(fmt_waiting(event.turn + 1) if more else None)
+        elif isinstance(event, StartEvent):
+            self._on_start(event)
+        elif isinstance(event, ResultEvent):
+            self._on_result(event)
+        elif isinstance(event, ErrorEvent):
+            self._console.print(Text(format_error_line(event), style="bold red"))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._started:
+            self._status = None
+            self._live.update(self._renderable(), refresh=True)
+            self._live.stop()
+
+    def renderable(self) -> RenderableType:
+        """What the live display shows now (the table and, while a turn runs, the status line)."""
+        return self._renderable()
+
+    def _on_start(self, event: StartEvent) -> None:
+        self._view.trigger = trigger_from(event.context_management)
+        header = f"session {event.session} · {event.model} · profile {event.profile}"
+        self._console.print(Text(header, style="dim"))
+        self._show(fmt_waiting(1))
+
+    def _on_result(self, event: ResultEvent) -> None:
+        self.close()
+        self._console.print()
+        self._console.print(summary_table(event, self._turns))
+
+    def _show(self, status: str | None) -> None:
+        self._status = status
+        if not self._started:
+            self._live.start()
+            self._started = True
+        self._live.update(self._renderable(), refresh=True)
+
+    def _renderable(self) -> RenderableType:
+        if self._status is None:
+            return self._view
+        spinner = Spinner("dots", text=Text(self._status, style="cyan"))
+        return Group(self._view, spinner)

@@ -1,0 +1,67 @@
+"""`--json`: one JSON object per event on stdout, flushed at once, so pipelines see turns live."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Protocol, TextIO
+
+from agentctl.agent.events import Event, ProgressEvent
+
+
+class Renderer(Protocol):
+    """What the run loop feeds: every event in order, then `close()` (also after errors)."""
+
+    def handle(self, event: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def event_line(event: Event) -> str | None:
+    """The NDJSON line of an event (no newline), or None for events that are not written."""
+    if isinstance(event, ProgressEvent):
+        return None
+    return json.dumps(event.to_json())
+
+
+class NdjsonWriter:
+    """Writes `event_line` + newline and flushes; stops quietly if the reader closed the pipe."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._broken = False
+
+    def handle(self, event: Event) -> None:
+        line = event_line(event)
+        if line is None or self._broken:
+            return
+        try:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+        except BrokenPipeError:
+            # `agentctl run --json | head -1`: the reader has what it wanted; the run goes on.
+            self._broken = True
+
+    def close(self) -> None:
+        self._broken = True
+
+
+class MultiRenderer:
+    """Feeds each event to several renderers; closes all of them even if one close fails."""
+
+    def __init__(self, renderers: Sequence[Renderer]) -> None:
+        self._renderers = tuple(renderers)
+
+    def handle(self, event: Event) -> None:
+        for renderer in self._renderers:
+            renderer.handle(event)
+
+    def close(self) -> None:
+        first_error: BaseException | None = None
+        for renderer in self._renderers:
+            try:
+                renderer.close()
+            except BaseException as err:  # re-raised below, after closing the rest
+                first_error = first_error or err
+        if first_error is not None:
+            raise first_error

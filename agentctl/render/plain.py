@@ -1,0 +1,107 @@
+"""Non-TTY stderr: one stable, grep-friendly ASCII line per event, no cursor tricks, no colour."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from agentctl.agent.events import (
+    ErrorEvent,
+    Event,
+    ResultEvent,
+    StartEvent,
+    TurnEvent,
+)
+from agentctl.render.format import (
+    cache_hit_ratio,
+    cleared_thinking_turns,
+    cleared_tool_uses,
+    fmt_cost,
+    fmt_int,
+    fmt_ratio,
+    fmt_tools,
+    peak_prompt,
+)
+
+RED = "\x1b[31m"
+RESET = "\x1b[0m"
+
+
+def format_start_line(event: StartEvent) -> str:
+    return f"start  session={event.session} model={event.model} profile={event.profile}"
+
+
+def format_turn_line(turn: TurnEvent) -> str:
+    """`turn 3  end_turn  in=1,234 cache_read=5,000 ... out=210  cleared: ...  tools=...`."""
+    usage = turn.usage
+    tokens = (
+        f"in={fmt_int(usage.input_tokens)} cache_read={fmt_int(usage.cache_read_input_tokens)} "
+        f"cache_write={fmt_int(usage.cache_creation_input_tokens)} "
+        f"out={fmt_int(usage.output_tokens)}"
+    )
+    cleared = (
+        f"cleared: tool_uses={cleared_tool_uses(turn)} thinking={cleared_thinking_turns(turn)} "
+        f"tokens={fmt_int(turn.cleared_input_tokens)}"
+    )
+    tools = fmt_tools(turn.tool_calls, sep=",", times="*") or "-"
+    return f"turn {turn.turn}  {turn.stop_reason}  {tokens}  {cleared}  tools={tools}"
+
+
+def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[str]:
+    """The end-of-run block: same facts as the summary table, as key=value lines."""
+    totals = result.totals
+    usage = totals.usage
+    peak = peak_prompt(turns)
+    peak_text = f" peak_prompt={fmt_int(peak.usage.prompt_tokens)}@turn{peak.turn}" if peak else ""
+    return [
+        f"summary  turns={result.turns} stop={result.stop_reason}",
+        f"  tokens: in={fmt_int(usage.input_tokens)} "
+        f"cache_read={fmt_int(usage.cache_read_input_tokens)} "
+        f"cache_write={fmt_int(usage.cache_creation_input_tokens)} "
+        f"out={fmt_int(usage.output_tokens)}",
+        f"  cleared: tool_uses={totals.cleared_tool_uses} "
+        f"thinking={totals.cleared_thinking_turns} tokens={fmt_int(totals.cleared_input_tokens)}",
+        f"  cache_hit_ratio={fmt_ratio(cache_hit_ratio(usage))}{peak_text} "
+        f"cost={fmt_cost(totals.cost_usd)}",
+        f"  session={result.session}  see it again: agentctl sessions show {result.session}",
+    ]
+
+
+def format_error_line(event: ErrorEvent) -> str:
+    return f"error ({event.kind}): {event.message}"
+
+
+class PlainRenderer:
+    """Writes plain lines to a stream; `quiet` keeps only error lines; `color` reddens them."""
+
+    def __init__(self, stream: TextIO, *, quiet: bool = False, color: bool = False) -> None:
+        self._stream = stream
+        self._quiet = quiet
+        self._color = color
+        self._turns: list[TurnEvent] = []
+        self._closed = False
+
+    def handle(self, event: Event) -> None:
+        if self._closed:
+            return
+        if isinstance(event, ErrorEvent):
+            line = format_error_line(event)
+            self._write([f"{RED}{line}{RESET}" if self._color else line])
+        elif isinstance(event, TurnEvent):
+            self._turns.append(event)
+            self._write_unless_quiet([format_turn_line(event)])
+        elif isinstance(event, StartEvent):
+            self._write_unless_quiet([format_start_line(event)])
+        elif isinstance(event, ResultEvent):
+            self._write_unless_quiet(format_summary_lines(event, self._turns))
+
+    def close(self) -> None:
+        self._closed = True
+
+    def _write_unless_quiet(self, lines: list[str]) -> None:
+        if not self._quiet:
+            self._write(lines)
+
+    def _write(self, lines: list[str]) -> None:
+        self._stream.write("".join(f"{line}\n" for line in lines))
+        self._stream.flush()

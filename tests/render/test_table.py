@@ -1,0 +1,111 @@
+"""turn_table / summary_table rendered to a recording Console and compared as text."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from render_samples import RESULT, TURN1, TURN2, TURNS, totals
+from rich.console import Console
+from rich.table import Table
+
+from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools, trigger_from
+from agentctl.render.table import summary_table, turn_table, wide_enough
+
+
+def text_of(table: Table, width: int = 100) -> str:
+    console = Console(width=width, record=True, color_system=None)
+    console.print(table)
+    return console.export_text()
+
+
+def lines_of(table: Table, width: int = 100) -> list[str]:
+    return [line.rstrip() for line in text_of(table, width).splitlines()]
+
+
+def test_turn_table_rows_wide() -> None:
+    lines = lines_of(turn_table(TURNS))
+    assert lines[1].split() == [
+        "turn", "stop", "input", "read", "write", "output", "cleared", "cleared", "freed", "tools"
+    ]  # fmt: skip
+    assert lines[3].split() == [
+        "1", "tool_use", "1,234", "0", "5,000", "210", "–", "–", "–", "memory:view,", "read_file×2",
+    ]  # fmt: skip
+    assert lines[4].split() == [
+        "2", "tool_use", "18,000", "8,000", "1,200", "95", "2", "–", "4,100", "memory:str_replace!"
+    ]  # fmt: skip
+    assert lines[5].split() == ["3", "end_turn", "300", "19,000", "0", "512", "–", "–", "–", "–"]
+
+
+def test_turn_table_trigger_column_shows_headroom() -> None:
+    lines = lines_of(turn_table(TURNS, trigger=30_000), width=120)
+    assert "trigger" in lines[1]
+    # prompt of turn 2 = 18,000 + 8,000 + 1,200 = 27,200 -> 2,800 below the trigger
+    assert lines[4].split()[9] == "2,800"
+    over = replace(TURN1, usage=replace(TURN1.usage, input_tokens=40_000))
+    assert lines_of(turn_table([over], trigger=30_000), width=120)[3].split()[9] == "-15,000"
+
+
+def test_compact_table_fits_80_columns_with_every_column() -> None:
+    lines = lines_of(turn_table(TURNS, trigger=30_000, compact=True), width=80)
+    assert max(len(line) for line in lines) <= 80
+    assert lines[3].split()[:10] == [
+        "1", "tool_use", "1.2k", "0", "5.0k", "210", "–", "–", "–", "23.8k"
+    ]  # fmt: skip
+    assert lines[3].endswith("memory:view,") and lines[4].strip() == "read_file×2"
+    assert lines[5].endswith("memory:str_replace!")
+
+
+def test_wide_enough_thresholds() -> None:
+    assert wide_enough(96) and not wide_enough(95)
+    assert not wide_enough(105, trigger=1) and wide_enough(106, trigger=1)
+
+
+def test_wide_table_fits_its_threshold_without_wrapping_tools() -> None:
+    for trigger in (None, 30_000):
+        width = 106 if trigger else 96
+        lines = lines_of(turn_table(TURNS, trigger=trigger), width=width)
+        assert max(len(line) for line in lines) <= width
+        assert any(line.endswith("  memory:str_replace!") for line in lines), lines
+
+
+def test_summary_table_values() -> None:
+    text = text_of(summary_table(RESULT, TURNS))
+    rows = {line.split("  ")[0].strip(): line for line in text.splitlines() if line.strip()}
+    assert "19,534" in rows["input tokens"]
+    assert "27,000" in rows["cache read"]
+    assert "6,200" in rows["cache write"]
+    assert "817" in rows["output tokens"]
+    assert "4,100 tokens (2 tool uses, 0 thinking turns cleared)" in rows["freed by editing"]
+    # 27,000 / (19,534 + 27,000 + 6,200) = 51.2%
+    assert "51.2%  (read / (input + read + write))" in rows["cache hit ratio"]
+    assert "$0.0123" in rows["estimated cost"]
+    assert "27,200 (turn 2)" in rows["peak prompt"]
+    assert "agentctl sessions show 20261130-074500-ab12" in rows["see it again"]
+
+
+def test_summary_cost_unknown_is_na() -> None:
+    result = replace(RESULT, totals=totals(float("nan")))
+    assert "n/a" in text_of(summary_table(result, TURNS))
+    assert fmt_cost(-1.0) == "n/a" and fmt_cost(None) == "n/a" and fmt_cost(2.5) == "$2.50"
+
+
+def test_summary_without_turns_has_no_peak() -> None:
+    assert "peak prompt" not in text_of(summary_table(RESULT, []))
+
+
+def test_fmt_helpers() -> None:
+    assert [fmt_compact(n) for n in (999, 1234, 2_500_000, -1500)] == [
+        "999", "1.2k", "2.5M", "-1.5k"
+    ]  # fmt: skip
+    assert fmt_tools(TURN1.tool_calls, sep=",", times="*") == "memory:view,read_file*2"
+    assert fmt_tools(TURN2.tool_calls) == "memory:str_replace!"
+    assert fmt_tools(()) == ""
+
+
+def test_trigger_from_context_management() -> None:
+    edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 5}}
+    assert trigger_from({"edits": [{"type": "clear_thinking_20251015"}, edit]}) == 5
+    assert trigger_from({"edits": [{"type": "clear_tool_uses_20250919"}]}) == 100_000
+    by_uses = {**edit, "trigger": {"type": "tool_uses", "value": 5}}
+    assert trigger_from({"edits": [by_uses]}) is None
+    assert trigger_from(None) is None
