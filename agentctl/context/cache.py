@@ -1,0 +1,199 @@
+"""A prompt-cache model: which tokens of a request are read, written or plain input.
+
+Mechanics per API-NOTES C.1 and C.5 [DOC S6]; details the docs leave open are ours and say so.
+- Prefix order tools -> system -> messages; one *position* per tool definition, system block
+  and message content block (`tokens.request_positions`).
+- Breakpoints: `cache_control` on positions, plus the top-level automatic `cache_control`
+  (on the last eligible block). At most `MAX_BREAKPOINTS`; extra ones are ignored here (the
+  API answers 400: see `validate_cache_control`).
+- Entry key: model + hash of the prefix up to and including the breakpoint, cache_control
+  markers stripped; message-level keys also hash `thinking` and `tool_choice`, so changing
+  them invalidates messages but not tools/system. Tool changes invalidate all (prefix order).
+- Read: from each breakpoint walk back at most `LOOKBACK` positions (runs of consecutive
+  tool_use or tool_result blocks count as one) for a live entry; the longest hit is read.
+- Write: every breakpoint past the read point whose prefix is at least the model's minimum
+  cacheable length; the tokens up to it are split by that breakpoint's TTL (5m / 1h).
+- TTL measured from the request (the injected clock), refreshed on read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentctl.context.prices import min_cacheable_tokens
+from agentctl.context.tokens import Position, request_positions
+
+MAX_BREAKPOINTS = 4
+LOOKBACK = 20
+TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
+_INELIGIBLE = ("thinking", "redacted_thinking")  # cannot carry cache_control [DOC]
+_RUN_TYPES = ("tool_use", "tool_result")
+
+
+@dataclass(frozen=True)
+class CacheUsage:
+    """The cache part of `usage`; input + creation + read = the request's token estimate."""
+
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    ephemeral_5m_input_tokens: int
+    ephemeral_1h_input_tokens: int
+
+
+@dataclass(frozen=True)
+class _Plan:
+    usage: CacheUsage
+    refresh: list[str]  # keys read (or covered by the read) whose TTL restarts
+    writes: list[tuple[str, str]]  # (key, ttl)
+
+
+def _strip_cache_control(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [_strip_cache_control(v) for v in value]
+    return value
+
+
+def _canonical(value: Any) -> bytes:
+    text = json.dumps(_strip_cache_control(value), sort_keys=True, separators=(",", ":"))
+    return text.encode()
+
+
+def _marker(block: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The block's cache_control, or one on a nested tool_result content block (ours)."""
+    marker = block.get("cache_control")
+    if isinstance(marker, Mapping):
+        return marker
+    content = block.get("content")
+    for item in content if isinstance(content, list) else []:
+        if isinstance(item, Mapping) and isinstance(item.get("cache_control"), Mapping):
+            return item["cache_control"]  # type: ignore[no-any-return]
+    return None
+
+
+def _eligible(position: Position) -> bool:
+    block = position.block
+    if block.get("type") in _INELIGIBLE:
+        return False
+    return not (block.get("type") == "text" and not block.get("text"))
+
+
+def breakpoints(request: Mapping[str, Any], positions: list[Position]) -> list[tuple[int, str]]:
+    """All (position index, ttl) breakpoints in prefix order, automatic one included."""
+    found = {i: str(m.get("ttl", "5m")) for i, p in enumerate(positions) if (m := _marker(p.block))}
+    auto = request.get("cache_control")
+    if isinstance(auto, Mapping):
+        last = next((i for i in reversed(range(len(positions))) if _eligible(positions[i])), None)
+        if last is not None:
+            found.setdefault(last, str(auto.get("ttl", "5m")))
+    return sorted(found.items())
+
+
+def validate_cache_control(request: Mapping[str, Any]) -> str | None:
+    """The API's 400 message when a request has more than 4 breakpoints, or None."""
+    count = len(breakpoints(request, request_positions(request)))
+    if count > MAX_BREAKPOINTS:
+        limit = MAX_BREAKPOINTS
+        return f"A maximum of {limit} blocks with cache_control may be provided. Found {count}."
+    return None
+
+
+def _prefix_keys(request: Mapping[str, Any], positions: list[Position], model: str) -> list[str]:
+    """Key of the prefix ending at each position (rolling hash; linear in prompt size)."""
+    digest = hashlib.sha256(model.encode())
+    keys: list[str] = []
+    seen_messages = False
+    for position in positions:
+        if position.segment == "messages" and not seen_messages:
+            seen_messages = True  # message-level entries depend on these settings (C.5)
+            digest.update(_canonical([request.get("thinking"), request.get("tool_choice")]))
+        digest.update(f"\x00{position.segment}:{position.message_index}\x00".encode())
+        digest.update(_canonical(position.block))
+        keys.append(digest.copy().hexdigest())
+    return keys
+
+
+def _lookback_groups(positions: list[Position]) -> list[int]:
+    """Lookback distance index per position: a run of tool_use (or tool_result) blocks is one."""
+    groups: list[int] = []
+    group, previous = -1, None
+    for position in positions:
+        kind = position.block.get("type")
+        if not (kind in _RUN_TYPES and kind == previous):
+            group += 1
+        groups.append(group)
+        previous = kind
+    return groups
+
+
+class PromptCache:
+    """Cache state across requests of one simulated API (one organisation/workspace)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._entries: dict[str, tuple[float, str]] = {}  # key -> (expires_at, ttl)
+
+    def __len__(self) -> int:
+        return sum(1 for expires, _ in self._entries.values() if expires > self._clock())
+
+    def account(self, request: Mapping[str, Any], model: str) -> CacheUsage:
+        """Usage of the (edited) request; writes entries and refreshes TTLs on reads."""
+        now = self._clock()
+        plan = self._plan(request, model, now)
+        for key in plan.refresh:
+            _, ttl = self._entries[key]
+            self._entries[key] = (now + TTL_SECONDS[ttl], ttl)
+        for key, ttl in plan.writes:
+            self._entries[key] = (now + TTL_SECONDS.get(ttl, TTL_SECONDS["5m"]), ttl)
+        return plan.usage
+
+    def peek(self, request: Mapping[str, Any], model: str) -> CacheUsage:
+        """What `account` would report now, without changing the cache."""
+        return self._plan(request, model, self._clock()).usage
+
+    def _live(self, key: str, now: float) -> bool:
+        entry = self._entries.get(key)
+        return entry is not None and entry[0] > now
+
+    def _read_end(self, keys: list[str], groups: list[int], points: list[int], now: float) -> int:
+        """Index of the last position of the longest live cached prefix, -1 for none."""
+        best = -1
+        for point in points:
+            j = point
+            while j > best and groups[point] - groups[j] <= LOOKBACK:
+                if self._live(keys[j], now):
+                    best = j
+                    break
+                j -= 1
+        return best
+
+    def _plan(self, request: Mapping[str, Any], model: str, now: float) -> _Plan:
+        positions = request_positions(request)
+        points = breakpoints(request, positions)[:MAX_BREAKPOINTS]
+        keys = _prefix_keys(request, positions, model)
+        cumulative: list[int] = []
+        for position in positions:
+            cumulative.append((cumulative[-1] if cumulative else 0) + position.tokens)
+        total = cumulative[-1] if cumulative else 0
+        read_end = self._read_end(keys, _lookback_groups(positions), [i for i, _ in points], now)
+        read = cumulative[read_end] if read_end >= 0 else 0
+        refresh = [keys[i] for i, _ in points if i <= read_end and self._live(keys[i], now)]
+        if read_end >= 0 and keys[read_end] not in refresh:
+            refresh.append(keys[read_end])
+        minimum = min_cacheable_tokens(model)
+        writes = [(i, ttl) for i, ttl in points if i > read_end and cumulative[i] >= minimum]
+        split = {"5m": 0, "1h": 0}
+        start = read
+        for i, ttl in writes:
+            split["1h" if ttl == "1h" else "5m"] += cumulative[i] - start
+            start = cumulative[i]
+        creation = start - read
+        usage = CacheUsage(total - read - creation, creation, read, split["5m"], split["1h"])
+        return _Plan(usage, refresh, [(keys[i], ttl) for i, ttl in writes])

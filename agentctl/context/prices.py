@@ -1,0 +1,140 @@
+"""List prices and minimum cacheable prompt lengths per model family, in one table.
+
+Sources (API-NOTES C.2-C.4): DOC = official pricing / prompt-caching docs; OBS = a live probe
+quoting the official page; DERIVED = cache columns from the documented multipliers (5m write
+1.25x, 1h write 2x, read 0.1x of input); ASSUMED = ours, no public figure: check before relying
+on it, and override it in a profile (`[prices."<model>"]`). Prices change: the table is a default.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from agentctl.agent.events import Usage
+    from agentctl.profile.settings import PriceOverride
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write_5m: float
+    cache_write_1h: float
+    cache_read: float
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One row of the table: price (None if unknown), minimum cacheable length, provenance."""
+
+    price: Price | None
+    min_cacheable: int
+    source: str
+
+
+def _derived(inp: float, out: float, read_ratio: float = 0.1) -> Price:
+    """A price whose cache columns follow the standard multipliers (C.2)."""
+    return Price(inp, out, inp * 1.25, inp * 2.0, inp * read_ratio)
+
+
+# Keys are model ids or family prefixes: "claude-opus-4-5" matches "claude-opus-4-5-20251101".
+MODELS: dict[str, ModelInfo] = {
+    # 5.x family
+    "claude-opus-5-5": ModelInfo(
+        Price(4, 20, 5, 8, 0.20), 512, "OBS S9 (official page 2026-09-26)"
+    ),
+    "claude-opus-5": ModelInfo(_derived(5, 25), 512, "DOC worked example; cache DERIVED"),
+    "claude-sonnet-5-5": ModelInfo(
+        _derived(3, 15), 1024, "ASSUMED: Sonnet 4.6 price, Sonnet 5 min"
+    ),
+    # OBS $2/$10; a 2026-08 doc note says an introductory $2/$10 ended 2026-08-31 (-> $3/$15).
+    "claude-sonnet-5": ModelInfo(Price(2, 10, 2.5, 4, 0.20), 1024, "OBS S9; conflicting DOC note"),
+    "claude-haiku-5-5": ModelInfo(_derived(1, 5), 4096, "ASSUMED: Haiku 4.5 price and min"),
+    "claude-fable-5-1": ModelInfo(_derived(10, 50, 0.025), 512, "3P price; read 0.025x DOC"),
+    "claude-mythos-5-1": ModelInfo(None, 512, "DOC min; price unknown"),
+    "claude-fable-5": ModelInfo(None, 512, "DOC min; price unknown"),
+    "claude-mythos-5": ModelInfo(None, 512, "DOC min; price unknown"),
+    "claude-mythos-preview": ModelInfo(None, 2048, "DOC min; price unknown"),
+    # 4.x family
+    "claude-opus-4-8": ModelInfo(_derived(5, 25), 1024, "DOC min; price ASSUMED = Opus 4.7"),
+    "claude-opus-4-7": ModelInfo(_derived(5, 25), 2048, "DOC"),
+    "claude-opus-4-6": ModelInfo(_derived(5, 25), 4096, "DOC"),
+    "claude-opus-4-5": ModelInfo(_derived(5, 25), 4096, "DOC"),
+    "claude-opus-4-1": ModelInfo(_derived(15, 75), 1024, "DOC"),
+    "claude-opus-4": ModelInfo(_derived(15, 75), 1024, "DOC"),
+    # Sonnet 4.6 min: 1,024 in the 2026-09 page, 2,048 in the 2026-03 page (conflict).
+    "claude-sonnet-4-6": ModelInfo(_derived(3, 15), 1024, "DOC (min conflicts between pages)"),
+    "claude-sonnet-4-5": ModelInfo(_derived(3, 15), 1024, "DOC"),
+    "claude-sonnet-4": ModelInfo(_derived(3, 15), 1024, "DOC"),
+    "claude-haiku-4-5": ModelInfo(_derived(1, 5), 4096, "DOC"),
+    # 3.x family
+    "claude-3-7-sonnet": ModelInfo(_derived(3, 15), 1024, "DOC (retired)"),
+    "claude-3-5-sonnet": ModelInfo(_derived(3, 15), 1024, "DOC (retired)"),
+    "claude-3-5-haiku": ModelInfo(Price(0.80, 4, 1, 1.6, 0.08), 2048, "DOC"),
+    "claude-3-opus": ModelInfo(_derived(15, 75), 1024, "DOC (retired)"),
+    "claude-3-haiku": ModelInfo(Price(0.25, 1.25, 0.30, 0.50, 0.03), 2048, "DOC (2026-03 page)"),
+}
+DEFAULT_MIN_CACHEABLE = 1024  # ours, for ids the table does not know
+_T = TypeVar("_T")
+
+
+def _lookup(model: str, table: Mapping[str, _T]) -> _T | None:
+    """Exact id first, then the longest family key that prefixes `model` at a '-' boundary."""
+    if model in table:
+        return table[model]
+    matches = [k for k in table if model.startswith(k + "-")]
+    return table[max(matches, key=len)] if matches else None
+
+
+def model_info(model: str) -> ModelInfo | None:
+    """The table row for a model id, or None if no family matches."""
+    return _lookup(model, MODELS)
+
+
+def price_for(model: str, overrides: Mapping[str, PriceOverride] | None = None) -> Price | None:
+    """The price of `model`: profile overrides first (same matching), then the table."""
+    override = _lookup(model, overrides or {})
+    if override is not None:
+        return Price(
+            override.input,
+            override.output,
+            override.cache_write_5m,
+            override.cache_write_1h,
+            override.cache_read,
+        )
+    info = model_info(model)
+    return info.price if info else None
+
+
+def min_cacheable_tokens(model: str) -> int:
+    """Shortest prefix the cache stores for `model` (C.3); shorter prefixes are not written."""
+    info = model_info(model)
+    return info.min_cacheable if info else DEFAULT_MIN_CACHEABLE
+
+
+def cost_usd(
+    model: str,
+    usage: Usage,
+    *,
+    overrides: Mapping[str, PriceOverride] | None = None,
+    cache_write_1h_tokens: int = 0,
+) -> float | None:
+    """USD of one response's usage; cache writes are 5m except `cache_write_1h_tokens`."""
+    price = price_for(model, overrides)
+    if price is None:
+        return None
+    write_1h = min(cache_write_1h_tokens, usage.cache_creation_input_tokens)
+    write_5m = usage.cache_creation_input_tokens - write_1h
+    total = (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + write_5m * price.cache_write_5m
+        + write_1h * price.cache_write_1h
+        + usage.cache_read_input_tokens * price.cache_read
+    )
+    return total / 1_000_000

@@ -1,0 +1,205 @@
+"""The one deterministic token estimator of agentctl: request JSON in, token counts out.
+
+Rule (ours; calibrated in `bench/tokens_calibration.py`, figures in docs/context.md): every
+match of `_PIECE` is one token. A piece is a run of up to 10 ASCII letters, up to 3 digits, a
+newline with the whitespace after it, a run of 2+ whitespace characters, up to 2 ASCII
+punctuation characters, or one non-ASCII character. Single spaces are free (real BPE
+vocabularies fold them into the next word). Measured against the legacy Claude tokenizer
+(the one shipped in anthropic 0.34); current models use a newer tokenizer that counts more.
+
+Structure costs (all ours, documented): each message costs `MESSAGE_OVERHEAD`, each content
+block `BLOCK_OVERHEAD`, a request with tools pays `TOOLS_PREAMBLE` once (the tool-use system
+prompt; the docs quote 346 tokens for Claude 4 with `tool_choice` auto). `cache_control`
+markers and thinking `signature`s never count: the model does not read them.
+
+Every count is additive over *positions* (one per tool definition, system block and message
+content block; see `request_positions`), so the cache model can split a prompt at any block
+and the pieces sum to `estimate_request_tokens`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+_PIECE = re.compile(r"[A-Za-z]{1,10}|[0-9]{1,3}|\n\s*|\s{2,}|[!-/:-@\[-`{-~]{1,2}|[^\x00-\x7f]")
+
+MESSAGE_OVERHEAD = 4  # role marker and turn separators (ours)
+BLOCK_OVERHEAD = 2  # block boundary (ours)
+TOOL_USE_OVERHEAD = 8  # tool_use / tool_result framing: id, name, wrapper tags (ours)
+TOOL_DEF_OVERHEAD = 8  # per custom tool definition (ours)
+TOOLS_PREAMBLE = 346  # tool-use system prompt, Claude 4 docs, tool_choice auto/none
+IMAGE_TOKENS = 1600  # a ~1.15 megapixel image: (w*h)/750 per the vision docs
+PDF_PAGE_GUESS_TOKENS = 3000  # a base64 PDF of unknown length (ours: 1.5k-3k tokens/page in docs)
+
+# Anthropic-defined tools carry a server-side description we never see: fixed costs.
+# bash/text_editor/computer figures are the tool-use docs' published overheads; the rest ours.
+SERVER_TOOL_TOKENS: dict[str, int] = {
+    "memory": 500,  # ours: injected memory protocol prompt (~90) + description and schema
+    "bash": 245,
+    "text_editor": 700,
+    "str_replace_editor": 700,
+    "str_replace_based_edit_tool": 700,
+    "computer": 735,
+    "web_search": 300,  # ours
+    "web_fetch": 300,  # ours
+    "code_execution": 300,  # ours
+}
+DEFAULT_SERVER_TOOL_TOKENS = 300  # ours: any other typed (non-custom) tool
+
+
+@lru_cache(maxsize=8192)
+def estimate_text_tokens(text: str) -> int:
+    """Tokens of a plain string by the `_PIECE` rule; cached because histories are resent."""
+    return len(_PIECE.findall(text))
+
+
+def _json_tokens(value: Any) -> int:
+    """Tokens of a JSON value as the model reads it: compact JSON text."""
+    if isinstance(value, str):
+        return estimate_text_tokens(value)
+    return estimate_text_tokens(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _content_tokens(content: Any) -> int:
+    """tool_result / search result content: a string, a list of blocks, or any JSON."""
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return estimate_text_tokens(content)
+    if isinstance(content, list):
+        return sum(
+            estimate_block_tokens(b) if isinstance(b, Mapping) else _json_tokens(b) for b in content
+        )
+    return _json_tokens(content)
+
+
+def _document_tokens(block: Mapping[str, Any]) -> int:
+    source = block.get("source") or {}
+    kind = source.get("type") if isinstance(source, Mapping) else None
+    if kind == "text":
+        return estimate_text_tokens(str(source.get("data", "")))
+    if kind == "content":
+        return _content_tokens(source.get("content"))
+    return PDF_PAGE_GUESS_TOKENS
+
+
+def _block_body_tokens(block: Mapping[str, Any]) -> int:
+    kind = block.get("type")
+    if kind == "text":
+        return estimate_text_tokens(str(block.get("text", "")))
+    if kind == "thinking":  # the signature is verification data, not model input (ours)
+        return estimate_text_tokens(str(block.get("thinking", "")))
+    if kind == "redacted_thinking":  # encrypted: one token per 4 characters (ours)
+        return math.ceil(len(str(block.get("data", ""))) / 4)
+    if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
+        name = estimate_text_tokens(str(block.get("name", "")))
+        return TOOL_USE_OVERHEAD + name + _json_tokens(block.get("input", {}))
+    if kind == "image":
+        return IMAGE_TOKENS
+    if kind == "document":
+        return _document_tokens(block)
+    if kind == "tool_result" or str(kind).endswith("_tool_result"):
+        return TOOL_USE_OVERHEAD + _content_tokens(block.get("content"))
+    rest = {k: v for k, v in block.items() if k not in ("cache_control", "type")}
+    return _json_tokens(rest)  # unknown or rare blocks: their JSON (ours)
+
+
+def estimate_block_tokens(block: Mapping[str, Any]) -> int:
+    """Tokens of one content block, `BLOCK_OVERHEAD` included; cache_control is free."""
+    return BLOCK_OVERHEAD + _block_body_tokens(block)
+
+
+def _server_tool_tokens(kind: str) -> int:
+    base = re.sub(r"_\d{8}$", "", kind)  # memory_20250818 -> memory
+    return SERVER_TOOL_TOKENS.get(base, DEFAULT_SERVER_TOOL_TOKENS)
+
+
+def estimate_tool_tokens(tool: Mapping[str, Any]) -> int:
+    """One tool definition: custom = name + description + schema; typed tools a fixed cost."""
+    kind = tool.get("type")
+    if kind not in (None, "custom") and "input_schema" not in tool:
+        return _server_tool_tokens(str(kind))
+    return (
+        TOOL_DEF_OVERHEAD
+        + estimate_text_tokens(str(tool.get("name", "")))
+        + estimate_text_tokens(str(tool.get("description", "") or ""))
+        + _json_tokens(tool.get("input_schema", {}))
+    )
+
+
+def system_blocks(system: str | Sequence[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:
+    """The system prompt as a list of text blocks (a string is one block; "" none)."""
+    if not system:
+        return []
+    if isinstance(system, str):
+        return [{"type": "text", "text": system}]
+    return list(system)
+
+
+def estimate_system_tokens(system: str | Sequence[Mapping[str, Any]] | None) -> int:
+    """The system prompt: the sum of its blocks."""
+    return sum(estimate_block_tokens(b) for b in system_blocks(system))
+
+
+def message_blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A message's content as blocks (string content is one text block)."""
+    content = message.get("content", [])
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return [b for b in content if isinstance(b, Mapping)]
+
+
+@dataclass(frozen=True)
+class Position:
+    """One prefix position: a tool definition, a system block, or a message block."""
+
+    segment: str  # "tools" | "system" | "messages"
+    block: Mapping[str, Any]
+    tokens: int  # this position's share of estimate_request_tokens
+    message_index: int = -1  # messages segment only
+
+
+def _message_positions(messages: Sequence[Mapping[str, Any]]) -> list[Position]:
+    out: list[Position] = []
+    for i, message in enumerate(messages):
+        blocks = message_blocks(message)
+        if not blocks:  # an empty message still costs its overhead
+            out.append(Position("messages", {"type": "text", "text": ""}, MESSAGE_OVERHEAD, i))
+            continue
+        for j, block in enumerate(blocks):
+            extra = MESSAGE_OVERHEAD if j == 0 else 0
+            out.append(Position("messages", block, extra + estimate_block_tokens(block), i))
+    return out
+
+
+def request_positions(request: Mapping[str, Any]) -> list[Position]:
+    """All positions in prefix order tools -> system -> messages (API-NOTES C.5)."""
+    tools = list(request.get("tools") or [])
+    out = [
+        Position("tools", t, estimate_tool_tokens(t) + (TOOLS_PREAMBLE if i == 0 else 0))
+        for i, t in enumerate(tools)
+    ]
+    out += [
+        Position("system", b, estimate_block_tokens(b))
+        for b in system_blocks(request.get("system"))
+    ]
+    return out + _message_positions(request.get("messages") or [])
+
+
+def estimate_message_tokens(message: Mapping[str, Any]) -> int:
+    """One message: `MESSAGE_OVERHEAD` plus its blocks."""
+    return MESSAGE_OVERHEAD + sum(estimate_block_tokens(b) for b in message_blocks(message))
+
+
+def estimate_request_tokens(request: Mapping[str, Any]) -> int:
+    """tools + system + messages: our stand-in for the usage input total of the request."""
+    tools = list(request.get("tools") or [])
+    total = sum(estimate_tool_tokens(t) for t in tools) + (TOOLS_PREAMBLE if tools else 0)
+    total += estimate_system_tokens(request.get("system"))
+    return total + sum(estimate_message_tokens(m) for m in request.get("messages") or [])
