@@ -1,0 +1,108 @@
+"""The emulated model: what it produces (Reply), the Model seam, and the scripted model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Json = dict[str, Any]
+
+STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "pause_turn")
+
+
+@dataclass(frozen=True)
+class TextOut:
+    """A text block the model writes."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ThinkingOut:
+    """A thinking block (only emitted when the request turns thinking on)."""
+
+    thinking: str
+    type: Literal["thinking"] = "thinking"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool_use block; the id is assigned when the message is built."""
+
+    name: str
+    input: Json
+    type: Literal["tool_use"] = "tool_use"
+
+
+Block = TextOut | ThinkingOut | ToolCall
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant turn; stop_reason None = tool_use if it calls tools, else end_turn."""
+
+    blocks: tuple[Block, ...]
+    stop_reason: str | None = None
+    stop_sequence: str | None = None
+    output_tokens: int | None = None  # overrides the estimate when set
+
+
+class Model(Protocol):
+    """Produces the next assistant turn from the EDITED request, as the real model would see it."""
+
+    def reply(self, request: Json) -> Reply:
+        """The next turn; must be deterministic for the same request."""
+        ...
+
+
+def assistant_turns(request: Json) -> int:
+    """How many assistant turns the conversation already has (the script position)."""
+    return sum(1 for m in request["messages"] if m.get("role") == "assistant")
+
+
+@dataclass(frozen=True)
+class ScriptTurn:
+    """One scripted assistant turn: thinking, text, then tool calls."""
+
+    thinking: str | None = None
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: str | None = None
+    stop_sequence: str | None = None
+    output_tokens: int | None = None
+
+    def to_reply(self, with_thinking: bool) -> Reply:
+        """The Reply for this turn; thinking is dropped when the request did not enable it."""
+        blocks: list[Block] = []
+        if self.thinking and with_thinking:
+            blocks.append(ThinkingOut(self.thinking))
+        if self.text:
+            blocks.append(TextOut(self.text))
+        blocks.extend(self.tool_calls)
+        return Reply(tuple(blocks), self.stop_reason, self.stop_sequence, self.output_tokens)
+
+
+@dataclass(frozen=True)
+class Script:
+    """A list of assistant turns; past its end the model ends the turn with `final_text`."""
+
+    turns: tuple[ScriptTurn, ...] = ()
+    final_text: str = "Done: the script has no more turns."
+    source: str = "<script>"
+    extra: Json = field(default_factory=dict)
+
+
+class ScriptedModel:
+    """Replays a Script. Stateless: the position is the number of assistant turns so far."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+
+    def reply(self, request: Json) -> Reply:
+        from agentctl.emulator.validation import thinking_enabled
+
+        position = assistant_turns(request)
+        if position < len(self.script.turns):
+            return self.script.turns[position].to_reply(thinking_enabled(request))
+        return Reply((TextOut(self.script.final_text),), "end_turn")

@@ -1,0 +1,290 @@
+"""The emulator's HTTP server (stdlib, 127.0.0.1, HTTP/1.1 keep-alive) and `running(...)`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentctl.emulator.editing import ContextEngine, default_engine
+from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
+from agentctl.emulator.model import Model, Script, ScriptedModel
+from agentctl.emulator.protocol import (
+    ApiFailure,
+    check_auth,
+    check_version,
+    error_body,
+    new_request_id,
+)
+from agentctl.emulator.script import load_script
+from agentctl.emulator.service import MessagesService
+from agentctl.emulator.sse import encode_event, message_events
+
+DEFAULT_PLACEHOLDER = "[cleared to save context]"
+ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
+REDACTED_HEADERS = ("x-api-key", "authorization")
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """A request as the emulator received it; credentials are redacted."""
+
+    number: int
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass(frozen=True)
+class Response:
+    """An answer before it is written: JSON, or a list of SSE frames."""
+
+    status: int
+    body: Any = None
+    events: tuple[bytes, ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class Emulator:
+    """A running emulator: its base URL and the requests it has received (thread-safe)."""
+
+    def __init__(self, service: MessagesService, faults: FaultPlan, port: int = 0) -> None:
+        self.service = service
+        self.faults = faults
+        self.requests: list[ReceivedRequest] = []
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._connections: set[socket.socket] = set()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.emulator = self  # type: ignore[attr-defined]
+        # A short poll interval keeps close() fast (serve_forever checks for shutdown this often).
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:PORT`, for `anthropic.Anthropic(base_url=...)`."""
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def start(self) -> None:
+        """Serve on a background thread."""
+        self._thread.start()
+
+    def close(self) -> None:
+        """Stop serving, wake hanging handlers and drop open keep-alive connections."""
+        self.stopping.set()
+        self._httpd.shutdown()
+        with self._lock:
+            for connection in list(self._connections):
+                _shut(connection)
+        self._httpd.server_close()
+
+    def record(self, method: str, path: str, headers: dict[str, str], body: Any) -> int:
+        """Append a ReceivedRequest; returns its 1-based number (the fault plan's key)."""
+        shown = {k: ("REDACTED" if k in REDACTED_HEADERS else v) for k, v in headers.items()}
+        with self._lock:
+            number = len(self.requests) + 1
+            self.requests.append(ReceivedRequest(number, method, path, shown, body))
+        return number
+
+    def track(self, connection: socket.socket, live: bool) -> None:
+        """Keep the set of open connections, so close() can drop them."""
+        with self._lock:
+            if live:
+                self._connections.add(connection)
+            else:
+                self._connections.discard(connection)
+
+    def answer(self, route: str, headers: dict[str, str], body: Any) -> Response:
+        """The response for one API request, errors included."""
+        try:
+            check_auth(headers)
+            check_version(headers)
+            if body is None:
+                raise ApiFailure(400, "There was an error parsing the body: invalid JSON")
+            if route == ROUTES[1]:
+                return Response(200, self.service.count_tokens(headers, body))
+            message = self.service.create(headers, body)
+        except ApiFailure as failure:
+            return failure_response(failure)
+        if isinstance(body, dict) and body.get("stream") is True:
+            frames = tuple(encode_event(n, d) for n, d in message_events(message))
+            return Response(200, events=frames)
+        return Response(200, message)
+
+
+def failure_response(failure: ApiFailure) -> Response:
+    """An error Response; the request id is filled in when it is written."""
+    return Response(failure.status, failure)
+
+
+def _shut(connection: socket.socket) -> None:
+    with contextlib.suppress(OSError):  # already closed by the peer
+        connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as httpx's connection pool expects
+    server_version = "agentctl-emulator"
+    timeout = 120  # idle keep-alive connections end eventually
+
+    @property
+    def emulator(self) -> Emulator:
+        return self.server.emulator  # type: ignore[attr-defined,no-any-return]
+
+    def setup(self) -> None:
+        super().setup()
+        self.emulator.track(self.connection, True)
+
+    def finish(self) -> None:
+        self.emulator.track(self.connection, False)
+        super().finish()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the core never prints; requests are inspectable through Emulator.requests
+
+    def do_GET(self) -> None:
+        self._not_found()
+
+    def do_POST(self) -> None:
+        route = urlsplit(self.path).path.rstrip("/")
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        body = self._read_json()
+        number = self.emulator.record("POST", self.path, headers, body)
+        if route not in ROUTES:
+            self._not_found()
+            return
+        fault = self.emulator.faults.fault_for(number)
+        streaming = isinstance(body, dict) and body.get("stream") is True
+        if fault is not None and _inject_before(self, fault, streaming):
+            return
+        self._send(self.emulator.answer(route, headers, body), fault)
+
+    def _read_json(self) -> Any:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            return json.loads(raw) if raw else None
+        except ValueError:
+            return None
+
+    def _not_found(self) -> None:
+        self._send(failure_response(ApiFailure(404, "Not Found")), None)
+
+    def _send(self, response: Response, fault: Fault | None) -> None:
+        request_id = new_request_id()
+        if response.events:
+            _write_stream(self, response, request_id, fault)
+            return
+        payload = response.body
+        if isinstance(payload, ApiFailure):
+            payload = error_body(payload, request_id)
+        data = json.dumps(payload).encode()
+        if fault is not None and fault.kind == "malformed":
+            data = data[: max(1, len(data) // 2)]  # 200 with a cut-off JSON body
+        self._head(response.status, request_id, "application/json", response.headers)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _head(
+        self, status: int, request_id: str, kind: str, extra: tuple[tuple[str, str], ...]
+    ) -> None:
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("request-id", request_id)
+        for name, value in extra:
+            self.send_header(name, value)
+
+
+def _inject_before(handler: _Handler, fault: Fault, streaming: bool) -> bool:
+    """Faults that replace the answer; True when the request has been dealt with."""
+    if fault.kind == "drop" and not streaming:
+        _drop_before_any_byte(handler)
+        return True
+    if fault.kind in ("429", "529", "500"):
+        handler._send(_status_fault(fault), None)
+        return True
+    if fault.kind == "hang":
+        handler.emulator.stopping.wait(fault.arg)  # interruptible by Emulator.close()
+        handler.close_connection = True
+        return True
+    return False
+
+
+def _status_fault(fault: Fault) -> Response:
+    if fault.kind == "429":
+        failure = ApiFailure(429, "Number of request tokens has exceeded your rate limit.")
+        return Response(429, failure, headers=(("retry-after", f"{fault.arg:g}"),))
+    if fault.kind == "529":
+        return Response(529, ApiFailure(529, "Overloaded"))
+    return Response(500, ApiFailure(500, "Internal server error"))
+
+
+def _write_stream(
+    handler: _Handler, response: Response, request_id: str, fault: Fault | None
+) -> None:
+    """SSE over chunked encoding, so a dropped connection is visible to the client."""
+    handler._head(200, request_id, "text/event-stream; charset=utf-8", ())
+    handler.send_header("transfer-encoding", "chunked")
+    handler.send_header("cache-control", "no-cache")
+    handler.end_headers()
+    frames = list(response.events)
+    if fault is not None and fault.kind == "malformed":
+        frames[1] = b'event: content_block_start\ndata: {"type": "content_block_st\n\n'
+    if fault is not None and fault.kind == "drop":
+        frames = frames[: int(fault.arg)]
+    handler.wfile.write(b"".join(b"%x\r\n%s\r\n" % (len(f), f) for f in frames))
+    if fault is not None and fault.kind == "drop":
+        handler.close_connection = True
+        _shut(handler.connection)
+        return
+    handler.wfile.write(b"0\r\n\r\n")
+
+
+def _drop_before_any_byte(handler: _Handler) -> None:
+    handler.close_connection = True
+    _shut(handler.connection)
+
+
+def build_model(script: Path | Script | None) -> Model:
+    """The scripted model for a script (file or object); the default policy otherwise."""
+    if isinstance(script, Path):
+        script = load_script(script)
+    return ScriptedModel(script if script is not None else Script())
+
+
+@contextmanager
+def running(
+    *,
+    script: Path | Script | None = None,
+    faults: str | FaultPlan | None = None,
+    result_placeholder: str = DEFAULT_PLACEHOLDER,
+    port: int = 0,
+    clock: Callable[[], float] = time.monotonic,
+    model: Model | None = None,
+    engine: ContextEngine | None = None,
+) -> Iterator[Emulator]:
+    """Start an emulator on a background thread for the duration of the block."""
+    plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
+    service = MessagesService(
+        engine or default_engine(clock), model or build_model(script), result_placeholder
+    )
+    emulator = Emulator(service, plan, port)
+    emulator.start()
+    try:
+        yield emulator
+    finally:
+        emulator.close()

@@ -1,0 +1,176 @@
+"""Request validation with the API's status codes and message style (`messages.3.content.0`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentctl.emulator.protocol import BETA_CONTEXT_MANAGEMENT, ApiFailure, invalid
+
+Json = dict[str, Any]
+
+THINKING_DOCS = (
+    "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+    "#max-tokens-and-context-window-size"
+)
+
+
+def validate_request(body: object, betas: set[str]) -> Json:
+    """Check a /v1/messages body; return it typed as a dict or raise the API's ApiFailure."""
+    request = validate_count_request(body, betas)
+    _check_max_tokens(request)
+    _check_thinking(request)
+    if "stream" in request and not isinstance(request["stream"], bool):
+        raise invalid("stream: Input should be a valid boolean")
+    return request
+
+
+def validate_count_request(body: object, betas: set[str]) -> Json:
+    """Check the fields /v1/messages/count_tokens shares with /v1/messages."""
+    if not isinstance(body, dict):
+        raise invalid("Input should be a valid dictionary or object to extract fields from")
+    _check_model(body)
+    _check_messages(body)
+    _check_tools(body.get("tools"))
+    if "context_management" in body and BETA_CONTEXT_MANAGEMENT not in betas:
+        raise invalid("context_management: Extra inputs are not permitted")
+    return body
+
+
+def _check_model(body: Json) -> None:
+    model = body.get("model")
+    if model is None:
+        raise invalid("model: Field required")
+    if not isinstance(model, str):
+        raise invalid("model: Input should be a valid string")
+    # Any claude-* id is accepted so new model names work offline; others are unknown.
+    if not model.startswith("claude-"):
+        raise ApiFailure(404, f"model: {model}")
+
+
+def _check_max_tokens(body: Json) -> None:
+    value = body.get("max_tokens")
+    if value is None:
+        raise invalid("max_tokens: Field required")
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise invalid("max_tokens: Input should be a valid integer")
+    if value < 1:
+        raise invalid("max_tokens: Input should be greater than or equal to 1")
+
+
+def _check_messages(body: Json) -> None:
+    messages = body.get("messages")
+    if messages is None:
+        raise invalid("messages: Field required")
+    if not isinstance(messages, list):
+        raise invalid("messages: Input should be a valid list")
+    if not messages:
+        raise invalid("messages: at least one message is required")
+    for index, message in enumerate(messages):
+        _check_message(index, message)
+    if messages[0]["role"] != "user":
+        raise invalid('messages: first message must use the "user" role')
+    for index in range(len(messages)):
+        _check_tool_pairing(messages, index)
+
+
+def _check_message(index: int, message: object) -> None:
+    where = f"messages.{index}"
+    if not isinstance(message, dict):
+        raise invalid(f"{where}: Input should be a valid dictionary")
+    if message.get("role") not in ("user", "assistant"):
+        raise invalid(f"{where}.role: Input should be 'user' or 'assistant'")
+    content = message.get("content")
+    if content is None:
+        raise invalid(f"{where}.content: Field required")
+    if isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise invalid(f"{where}.content: Input should be a valid list")
+    for position, block in enumerate(content):
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            raise invalid(f"{where}.content.{position}.type: Field required")
+
+
+def _blocks(message: Json, kind: str) -> list[tuple[int, Json]]:
+    content = message["content"]
+    if isinstance(content, str):
+        return []
+    return [(i, b) for i, b in enumerate(content) if b["type"] == kind]
+
+
+def _check_tool_pairing(messages: list[Json], index: int) -> None:
+    """tool_result needs a tool_use in the previous turn; a tool_use needs a result next turn."""
+    message = messages[index]
+    if message["role"] == "user":
+        previous = messages[index - 1] if index > 0 else None
+        offered = {b.get("id") for _, b in _blocks(previous, "tool_use")} if previous else set()
+        for position, block in _blocks(message, "tool_result"):
+            if block.get("tool_use_id") not in offered:
+                raise invalid(
+                    f"messages.{index}.content.{position}: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {block.get('tool_use_id')}. Each `tool_result` block "
+                    "must have a corresponding `tool_use` block in the previous message."
+                )
+        return
+    if index + 1 >= len(messages):
+        return  # the last assistant turn may hold unanswered calls (prefill)
+    answered = {b.get("tool_use_id") for _, b in _blocks(messages[index + 1], "tool_result")}
+    calls = _blocks(message, "tool_use")
+    missing = [str(b.get("id")) for _, b in calls if b.get("id") not in answered]
+    if missing:
+        raise invalid(
+            f"messages.{index}: `tool_use` ids were found without `tool_result` blocks "
+            f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+            "corresponding `tool_result` block in the next message."
+        )
+
+
+def _check_tools(tools: object) -> None:
+    if tools is None:
+        return
+    if not isinstance(tools, list):
+        raise invalid("tools: Input should be a valid list")
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+            raise invalid(f"tools.{index}.name: Field required")
+        kind = tool.get("type", "custom")
+        if kind == "memory_20250818" and tool["name"] != "memory":
+            raise invalid(f"tools.{index}.memory_20250818.name: Input should be 'memory'")
+        if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
+            raise invalid(f"tools.{index}.custom.input_schema: Field required")
+
+
+def _check_thinking(body: Json) -> None:
+    thinking = body.get("thinking")
+    if thinking is None:
+        return
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind not in ("enabled", "disabled", "adaptive"):
+        raise invalid(
+            f"thinking: Input tag '{kind}' found using 'type' does not match any of the "
+            "expected tags: 'adaptive', 'disabled', 'enabled'"
+        )
+    if kind == "enabled":
+        _check_budget(thinking.get("budget_tokens"), body["max_tokens"])
+
+
+def _check_budget(budget: object, max_tokens: int) -> None:
+    if budget is None:
+        raise invalid("thinking.enabled.budget_tokens: Field required")
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        raise invalid("thinking.enabled.budget_tokens: Input should be a valid integer")
+    if budget < 1024:
+        raise invalid(
+            "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        )
+    if budget >= max_tokens:
+        raise invalid(
+            f"`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our "
+            f"documentation at {THINKING_DOCS}"
+        )
+
+
+def thinking_enabled(request: Json) -> bool:
+    """Whether the request turns extended thinking on (enabled or adaptive)."""
+    thinking = request.get("thinking")
+    return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")

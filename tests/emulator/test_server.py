@@ -1,0 +1,186 @@
+"""The emulator over real HTTP with the real SDK: shapes, streaming, routes, auth."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from typing import Any
+
+import anthropic
+import pytest
+
+from agentctl.emulator.model import Script, ScriptTurn, ToolCall
+from agentctl.emulator.server import running
+
+from .helpers import BETA, MODEL, make_client, request
+
+SCRIPT = Script(
+    (
+        ScriptTurn(
+            thinking="I should look at my memory first.",
+            text="Checking memory.",
+            tool_calls=(ToolCall("memory", {"command": "view", "path": "/memories"}),),
+        ),
+    ),
+    final_text="All done.",
+)
+THINKING = {"type": "enabled", "budget_tokens": 1024}
+MEMORY_TOOL = {"type": "memory_20250818", "name": "memory"}
+
+
+def _blocks(content: list[Any]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in b.to_dict().items() if k != "parsed_output"} for b in content]
+
+
+def test_create_parses_into_beta_message_with_all_blocks() -> None:
+    with running(script=SCRIPT) as emu:
+        client = make_client(emu.base_url)
+        message = client.beta.messages.create(
+            **request(max_tokens=2000, thinking=THINKING, tools=[MEMORY_TOOL])
+        )
+    assert [b.type for b in message.content] == ["thinking", "text", "tool_use"]
+    assert message.content[0].signature  # type: ignore[union-attr]
+    assert message.content[2].input == {"command": "view", "path": "/memories"}  # type: ignore[union-attr]
+    assert message.stop_reason == "tool_use"
+    assert message.id.startswith("msg_")
+    assert message.model == MODEL
+    assert message.usage.input_tokens > 0 and message.usage.output_tokens > 0
+    assert message.usage.cache_read_input_tokens == 0
+    assert message.context_management is None  # no edits requested
+
+
+def test_stream_final_message_equals_non_streamed() -> None:
+    body = request(max_tokens=2000, thinking=THINKING, tools=[MEMORY_TOOL], betas=[BETA])
+    body["context_management"] = {"edits": [{"type": "clear_tool_uses_20250919"}]}
+    with running(script=SCRIPT) as emu:
+        client = make_client(emu.base_url)
+        plain = client.beta.messages.create(**body)
+        with client.beta.messages.stream(**body) as stream:
+            final = stream.get_final_message()
+    assert _blocks(final.content) == _blocks(plain.content)
+    assert final.stop_reason == plain.stop_reason == "tool_use"
+    assert final.usage.output_tokens == plain.usage.output_tokens
+    assert final.usage.input_tokens == plain.usage.input_tokens
+    assert final.context_management is not None
+    assert final.context_management.applied_edits == []
+
+
+def test_stream_event_sequence() -> None:
+    with running(script=SCRIPT) as emu:
+        client = make_client(emu.base_url)
+        body = request(max_tokens=2000, thinking=THINKING, tools=[MEMORY_TOOL], stream=True)
+        kinds = [event.type for event in client.beta.messages.create(**body)]
+    assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
+    assert kinds.count("content_block_start") == 3 == kinds.count("content_block_stop")
+
+
+def test_raw_sse_is_chunked_event_stream_with_ping() -> None:
+    with running(script=SCRIPT) as emu:
+        status, headers, text = _raw_text(emu.base_url, request(stream=True))
+    assert status == 200
+    assert headers["content-type"].startswith("text/event-stream")
+    assert headers["transfer-encoding"] == "chunked"
+    names = [
+        line.removeprefix("event: ") for line in text.splitlines() if line.startswith("event:")
+    ]
+    assert names[:2] == ["message_start", "content_block_start"]
+    assert "ping" in names and names[-1] == "message_stop"
+
+
+def _raw_text(base_url: str, body: Any) -> tuple[int, dict[str, str], str]:
+    host, port = base_url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+    conn.request("POST", "/v1/messages", json.dumps(body), headers)
+    response = conn.getresponse()
+    text = response.read().decode()
+    conn.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, text
+
+
+def test_script_runs_out_into_final_text() -> None:
+    messages = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "next"},
+    ]
+    with running(script=SCRIPT) as emu:
+        message = make_client(emu.base_url).beta.messages.create(**request(messages=messages))
+    assert message.content[0].text == "All done."  # type: ignore[union-attr]
+    assert message.stop_reason == "end_turn"
+
+
+def test_count_tokens_reports_original_with_edits() -> None:
+    with running(script=SCRIPT) as emu:
+        client = make_client(emu.base_url)
+        plain = client.beta.messages.count_tokens(
+            model=MODEL, messages=[{"role": "user", "content": "hi"}]
+        )
+        edited = client.beta.messages.count_tokens(
+            model=MODEL,
+            messages=[{"role": "user", "content": "hi"}],
+            betas=[BETA],
+            context_management={"edits": [{"type": "clear_tool_uses_20250919"}]},
+        )
+    assert plain.input_tokens > 0 and plain.context_management is None
+    assert edited.context_management is not None
+    assert edited.context_management.original_input_tokens == edited.input_tokens
+
+
+def _raw(
+    base_url: str, method: str, path: str, body: Any, headers: dict[str, str]
+) -> tuple[int, dict[str, str], Any]:
+    host, port = base_url.removeprefix("http://").split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    conn.request(method, path, json.dumps(body) if body is not None else None, headers)
+    response = conn.getresponse()
+    data = json.loads(response.read())
+    conn.close()
+    return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+
+
+def test_unknown_route_is_404_in_the_error_envelope() -> None:
+    with running() as emu:
+        status, headers, data = _raw(emu.base_url, "GET", "/v1/models", None, {})
+    assert status == 404
+    assert data["type"] == "error" and data["error"]["type"] == "not_found_error"
+    assert headers["request-id"].startswith("req_")
+
+
+def test_missing_key_is_401() -> None:
+    with running() as emu:
+        status, _, data = _raw(
+            emu.base_url, "POST", "/v1/messages", request(), {"anthropic-version": "2023-06-01"}
+        )
+    assert status == 401
+    assert data["error"] == {
+        "type": "authentication_error",
+        "message": "x-api-key header is required",
+    }
+
+
+def test_requests_are_recorded_with_credentials_redacted() -> None:
+    with running() as emu:
+        make_client(emu.base_url).beta.messages.create(**request())
+        received = emu.requests
+    assert len(received) == 1
+    assert received[0].path.startswith("/v1/messages")
+    assert received[0].body["messages"] == [{"role": "user", "content": "hello"}]
+    secrets = [v for k, v in received[0].headers.items() if k in ("x-api-key", "authorization")]
+    assert secrets and all(v == "REDACTED" for v in secrets)
+
+
+def test_with_raw_response_has_request_id_and_keeps_alive() -> None:
+    with running() as emu:
+        client = make_client(emu.base_url)
+        raw = client.beta.messages.with_raw_response.create(**request())
+        again = client.beta.messages.with_raw_response.create(**request())
+    assert raw.headers["request-id"].startswith("req_")
+    assert raw.headers["request-id"] != again.headers["request-id"]
+    assert raw.parse().content[0].text  # type: ignore[union-attr]
+
+
+def test_api_error_reaches_the_sdk_as_its_exception() -> None:
+    with running() as emu, pytest.raises(anthropic.BadRequestError) as caught:
+        make_client(emu.base_url).beta.messages.create(**request(max_tokens=0))
+    assert "max_tokens" in str(caught.value)
