@@ -1,0 +1,156 @@
+"""The live TTY view, drawn on a recording Console, and the factory's choices."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from render_samples import RESULT, START, TURN1, TURNS
+from rich.console import Console
+
+from agentctl.agent.events import ErrorEvent, ProgressEvent
+from agentctl.render import make_renderer
+from agentctl.render.live import LiveRenderer
+from agentctl.render.plain import PlainRenderer
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour / style codes (cursor moves are other letters)
+
+
+def recording_console(width: int = 100) -> Console:
+    return Console(
+        file=io.StringIO(), width=width, record=True, color_system=None, force_terminal=True
+    )
+
+
+def text_now(renderer: LiveRenderer, width: int = 100) -> str:
+    console = Console(width=width, record=True, color_system=None)
+    console.print(renderer.renderable())
+    return console.export_text()
+
+
+def test_status_line_follows_progress_and_turns() -> None:
+    live = LiveRenderer(recording_console(), refresh_per_second=0)
+    live.handle(START)
+    assert "turn 1 · waiting for the model…" in text_now(live)
+    live.handle(ProgressEvent(1, "thinking", 1234))
+    assert "turn 1 · thinking… 1.2k chars" in text_now(live)
+    live.handle(ProgressEvent(1, "text", 40))
+    assert "turn 1 · writing text… 40 chars" in text_now(live)
+    live.handle(ProgressEvent(1, "tool_input", 312, tool_name="memory"))
+    assert "turn 1 · tool input: memory (312 chars)" in text_now(live)
+    live.handle(TURN1)
+    now = text_now(live)
+    assert "turn 2 · waiting for the model…" in now
+    assert "memory:view, read_file×2" in now
+    live.close()
+
+
+def test_full_run_leaves_table_and_summary() -> None:
+    console = recording_console()
+    live = LiveRenderer(console, refresh_per_second=0)
+    for event in (START, ProgressEvent(1, "thinking", 5), *TURNS, RESULT):
+        live.handle(event)
+    live.close()
+    final = console.export_text(styles=False)
+    assert "session 20261130-074500-ab12 · claude-sonnet-5" in final
+    assert "18.0k" in final or "18,000" in final
+    assert "51.2%  (read / (input + read + write))" in final
+    assert "agentctl sessions show 20261130-074500-ab12" in final
+    assert "waiting for the model" not in text_now(live)  # status cleared at the end
+
+
+def test_trigger_from_start_event_adds_headroom_column() -> None:
+    live = LiveRenderer(recording_console(), refresh_per_second=0)
+    live.handle(START)
+    live.handle(TURN1)
+    assert "23,766" in text_now(live, width=120)  # 30,000 - (1,234 + 5,000)
+    assert "23.8k" in text_now(live, width=80)  # compact layout when narrow
+    live.close()
+
+
+def test_error_is_one_line() -> None:
+    console = recording_console()
+    live = LiveRenderer(console, refresh_per_second=0)
+    live.handle(START)
+    live.handle(ErrorEvent("api", "HTTP 401: invalid x-api-key; check ANTHROPIC_API_KEY"))
+    live.close()
+    assert "error (api): HTTP 401: invalid x-api-key; check ANTHROPIC_API_KEY" in (
+        console.export_text()
+    )
+
+
+def test_close_idempotent_and_safe_before_start() -> None:
+    live = LiveRenderer(recording_console(), refresh_per_second=0)
+    live.close()
+    live.close()
+    started = LiveRenderer(recording_console(), refresh_per_second=8)
+    started.handle(START)  # auto refresh thread running
+    started.close()
+    started.close()
+    started.handle(TURN1)  # after close: ignored, no exception, no restart
+    assert "waiting" not in text_now(started)
+
+
+def run_tty(no_color: bool) -> str:
+    err = io.StringIO()
+    renderer = make_renderer(
+        json_mode=False,
+        quiet=False,
+        stdout=io.StringIO(),
+        stderr=err,
+        is_tty=True,
+        no_color=no_color,
+    )
+    for event in (START, *TURNS, ErrorEvent("limit", "x"), RESULT):
+        renderer.handle(event)
+    renderer.close()
+    return err.getvalue()
+
+
+def test_no_color_means_no_style_codes() -> None:
+    assert SGR.search(run_tty(no_color=False))  # the check can fail: colour does show up
+    plain = run_tty(no_color=True)
+    assert "end_turn" in plain and not SGR.search(plain)
+
+
+def test_no_color_env_is_read_when_not_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    err = io.StringIO()
+    monkeypatch.setenv("NO_COLOR", "1")
+    renderer = make_renderer(
+        json_mode=False, quiet=True, stdout=io.StringIO(), stderr=err, is_tty=True
+    )
+    renderer.handle(ErrorEvent("api", "x"))
+    assert err.getvalue() == "error (api): x\n"
+    monkeypatch.delenv("NO_COLOR")
+    err = io.StringIO()
+    renderer = make_renderer(
+        json_mode=False, quiet=True, stdout=io.StringIO(), stderr=err, is_tty=True
+    )
+    renderer.handle(ErrorEvent("api", "x"))
+    assert SGR.search(err.getvalue())
+
+
+def test_factory_picks_by_tty_and_quiet() -> None:
+    def kind(**kw: bool) -> type:
+        return type(
+            make_renderer(json_mode=False, stdout=io.StringIO(), stderr=io.StringIO(), **kw)
+        )
+
+    assert kind(quiet=False, is_tty=True) is LiveRenderer
+    assert kind(quiet=False, is_tty=False) is PlainRenderer
+    assert kind(quiet=True, is_tty=True) is PlainRenderer
+    # is_tty None asks the stream: a StringIO is not a terminal
+    assert kind(quiet=False) is PlainRenderer
+
+
+def test_not_a_tty_has_no_escape_codes_at_all() -> None:
+    err = io.StringIO()
+    renderer = make_renderer(
+        json_mode=False, quiet=False, stdout=io.StringIO(), stderr=err, is_tty=False, no_color=False
+    )
+    for event in (START, ProgressEvent(1, "thinking", 9), *TURNS, ErrorEvent("api", "x"), RESULT):
+        renderer.handle(event)
+    renderer.close()
+    assert "\x1b" not in err.getvalue()
+    assert "chars" not in err.getvalue()  # no progress lines off a terminal
