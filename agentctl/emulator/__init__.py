@@ -1,0 +1,1 @@
+"""Offline Messages API emulator: HTTP server, scripted model, faults (docs/emulator.md)."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -36,7 +34,7 @@ class ContextEngine(Protocol):
     """What the emulator needs from a context engine; one instance per emulator lifetime."""
 
     def validate(self, request: Json) -> str | None:
-        """The API's 400 message for a bad `context_management`, or None."""
+        """The API's 400 message for bad `context_management` or cache_control, or None."""
         ...
 
     def edit(self, request: Json, placeholder: str) -> Edited:
@@ -52,31 +50,45 @@ class ContextEngine(Protocol):
         ...
 
 
-def _rough_tokens(value: object) -> int:
-    return math.ceil(len(json.dumps(value, ensure_ascii=False)) / 4)
+class SharedEngine:
+    """The project's one implementation of clearing and caching (`agentctl.context`)."""
 
+    def __init__(self, clock: Callable[[], float]) -> None:
+        from agentctl.context.cache import PromptCache
 
-class PassThroughEngine:
-    """No edits and no cache: a stand-in until the shared engine is importable."""
+        self._cache = PromptCache(clock)  # lives as long as the emulator, across requests
 
     def validate(self, request: Json) -> str | None:
-        return None
+        from agentctl.context.cache import validate_cache_control
+        from agentctl.context.engine import validate_edits
+
+        return validate_edits(request) or validate_cache_control(request)
 
     def edit(self, request: Json, placeholder: str) -> Edited:
-        tokens = _rough_tokens([request.get("system"), request.get("tools"), request["messages"]])
-        applied: list[Json] | None = [] if request.get("context_management") else None
-        return Edited(request, applied, tokens, tokens)
+        from agentctl.context.engine import apply_context_edits
+
+        management = request.get("context_management")
+        edits = management.get("edits") or [] if isinstance(management, dict) else []
+        outcome = apply_context_edits(request, edits, result_placeholder=placeholder)
+        applied = outcome.applied_edits if management is not None else None
+        return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 
     def account(self, edited_request: Json, model: str) -> CacheFigures:
-        tokens = _rough_tokens(
-            [edited_request.get("system"), edited_request.get("tools"), edited_request["messages"]]
+        usage = self._cache.account(edited_request, model)
+        return CacheFigures(
+            usage.input_tokens,
+            usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
+            usage.ephemeral_5m_input_tokens,
+            usage.ephemeral_1h_input_tokens,
         )
-        return CacheFigures(tokens, 0, 0, 0, 0)
 
     def count_blocks(self, blocks: list[Json]) -> int:
-        return max(1, _rough_tokens(blocks))
+        from agentctl.context.tokens import estimate_block_tokens
+
+        return sum(estimate_block_tokens(block) for block in blocks)
 
 
 def default_engine(clock: Callable[[], float]) -> ContextEngine:
-    """The shared engine from `agentctl.context` when present, else the pass-through stand-in."""
-    return PassThroughEngine()
+    """The shared engine, with a fresh prompt cache driven by `clock`."""
+    return SharedEngine(clock)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.emulator.editing import ContextEngine, default_engine
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
 from agentctl.emulator.model import Model, Script, ScriptedModel
@@ -29,7 +30,7 @@ from agentctl.emulator.script import load_script
 from agentctl.emulator.service import MessagesService
 from agentctl.emulator.sse import encode_event, message_events
 
-DEFAULT_PLACEHOLDER = "[cleared to save context]"
+DEFAULT_PLACEHOLDER = DEFAULT_CLEARED_RESULT_PLACEHOLDER
 ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
 REDACTED_HEADERS = ("x-api-key", "authorization")
 

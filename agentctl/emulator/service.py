@@ -41,10 +41,9 @@ class MessagesService:
         return answer
 
     def _edit(self, request: Json) -> Edited:
-        if request.get("context_management") is not None:
-            problem = self.engine.validate(request)
-            if problem:
-                raise invalid(problem)
+        problem = self.engine.validate(request)
+        if problem:
+            raise invalid(problem)
         return self.engine.edit(request, self.placeholder)
 
 
