@@ -1,0 +1,146 @@
+"""File primitives on directory fds: no-follow reads, atomic writes, exclusive creates, usage."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from agentctl.errors import ToolError
+from agentctl.memory.guard import open_file_nofollow
+
+FILE_MODE = 0o600
+# Everything agentctl keeps in the root starts with this; the model may not touch such names.
+RESERVED_PREFIX = ".agentctl"
+_TMP_PREFIX = RESERVED_PREFIX + "-tmp-"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Regular files under the root (agentctl's own files excluded): how many, how many bytes."""
+
+    files: int
+    bytes: int
+
+
+def lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
+    """lstat of `name` in `dir_fd`, None when missing."""
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def read_bytes(dir_fd: int, name: str, display: str) -> bytes:
+    """The bytes of the regular file `name` (FileNotFoundError when it vanished)."""
+    fd = open_file_nofollow(dir_fd, name, os.O_RDONLY, display)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def read_text(dir_fd: int, name: str, display: str) -> str:
+    """The UTF-8 text of the regular file `name`; a clear ToolError when it is not UTF-8."""
+    try:
+        data = read_bytes(dir_fd, name, display)
+    except FileNotFoundError as err:
+        raise ToolError(
+            f"The file {display} no longer exists (may have been deleted or renamed concurrently)."
+        ) from err
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(
+            f"The file {display} is not UTF-8 text ({len(data)} bytes); the memory tool can only "
+            "view and edit UTF-8 text files. Delete it or replace it with create."
+        ) from None
+
+
+def _write_temp(dir_fd: int, data: bytes) -> str:
+    tmp = f"{_TMP_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
+    flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(tmp, flags, FILE_MODE, dir_fd=dir_fd)
+    try:
+        os.fchmod(fd, FILE_MODE)  # the umask must not widen or narrow the mode
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def replace_atomic(dir_fd: int, name: str, data: bytes) -> None:
+    """Write `data` to `name`: temp file in the same dir, fsync, rename over the old file."""
+    tmp = _write_temp(dir_fd, data)
+    try:
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        os.unlink(tmp, dir_fd=dir_fd)
+        raise
+    os.fsync(dir_fd)
+
+
+def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
+    """Create `name` with `data`, all or nothing; FileExistsError when anything has that name.
+
+    link() never replaces an existing entry, so the file appears complete or not at all.
+    """
+    tmp = _write_temp(dir_fd, data)
+    try:
+        os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+    finally:
+        os.unlink(tmp, dir_fd=dir_fd)
+    os.fsync(dir_fd)
+
+
+def remove_entry(dir_fd: int, name: str) -> None:
+    """Delete the file or the whole directory `name` (rmtree by fds: never follows symlinks)."""
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(name, dir_fd=dir_fd)
+    else:
+        os.unlink(name, dir_fd=dir_fd)
+    os.fsync(dir_fd)
+
+
+def scan_sorted(dir_fd: int) -> list[os.DirEntry[str]]:
+    """Entries of an open directory sorted by name, as the SDK sorts them."""
+    with os.scandir(dir_fd) as it:
+        return sorted(it, key=lambda e: e.name)
+
+
+def usage(root_fd: int) -> Usage:
+    """Count the regular files and their bytes below the root, skipping agentctl's own."""
+    files = total = 0
+    for st in _walk_files(root_fd, top=True):
+        files += 1
+        total += st.st_size
+    return Usage(files, total)
+
+
+def _walk_files(dir_fd: int, *, top: bool = False) -> Iterator[os.stat_result]:
+    for entry in scan_sorted(dir_fd):
+        if top and entry.name.startswith(RESERVED_PREFIX):
+            continue
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):
+            yield st
+        elif stat.S_ISDIR(st.st_mode):
+            yield from _walk_subdir(dir_fd, entry.name)
+
+
+def _walk_subdir(dir_fd: int, name: str) -> Iterator[os.stat_result]:
+    try:
+        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError:
+        return  # vanished or swapped for a symlink: not ours to count
+    try:
+        yield from _walk_files(sub)
+    finally:
+        os.close(sub)

@@ -1,0 +1,25 @@
+"""A cross-process exclusive lock on a memory root (fcntl.flock on a hidden file in the root)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from agentctl.memory.fsops import FILE_MODE, RESERVED_PREFIX
+
+LOCK_NAME = RESERVED_PREFIX + ".lock"
+
+
+@contextmanager
+def root_lock(root_fd: int) -> Iterator[None]:
+    """Hold the root's lock for the block: read-modify-write commands of several processes
+    on one root run one after another, so no acknowledged update is lost."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(LOCK_NAME, flags, FILE_MODE, dir_fd=root_fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock

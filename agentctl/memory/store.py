@@ -1,0 +1,304 @@
+"""The /memories file store: the six memory_20250818 commands on one root directory.
+
+Results and errors match the SDK's BetaLocalFilesystemMemoryTool (2.14.0) byte for byte, except
+where docs/memory.md ("Differences from the SDK") says why not. Every path is walked by directory
+fds without following symlinks; writes are atomic; read-modify-write commands hold a
+cross-process lock; each successful change is journaled.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentctl.errors import ToolError
+from agentctl.memory import fsops
+from agentctl.memory.commands import (
+    Command,
+    Create,
+    Delete,
+    Insert,
+    MemoryPath,
+    Rename,
+    StrReplace,
+    View,
+    parse_command,
+    parse_memory_path,
+)
+from agentctl.memory.editing import insert_at, replace_once
+from agentctl.memory.guard import DIR_MODE, PathRefusedError, open_dir, open_root, symlink_refused
+from agentctl.memory.journal import JournalEntry, append_entry, now_iso
+from agentctl.memory.limits import Limits
+from agentctl.memory.lock import root_lock
+from agentctl.memory.viewing import view_dir, view_file
+from agentctl.profile.settings import MemorySettings
+
+
+class MemoryStore:
+    """One memory root (the directory the model sees as /memories) and its limits."""
+
+    def __init__(
+        self, root: Path, limits: MemorySettings | None = None, *, session: str | None = None
+    ) -> None:
+        self.root = Path(root)
+        self.settings = limits or MemorySettings()
+        self.limits = Limits(self.settings)
+        self.session = session
+        ensure_root(self.root)
+
+    def execute(self, command: Mapping[str, Any]) -> str:
+        """Run one memory tool input; the result text, or ToolError with the error text."""
+        cmd = parse_command(command)
+        with self.opened() as fd:
+            if isinstance(cmd, View):
+                return self._view(fd, cmd)
+            with root_lock(fd):
+                return self._mutate(fd, cmd)
+
+    @contextmanager
+    def opened(self) -> Iterator[int]:
+        """The root as an open directory fd, for the duration of the block."""
+        fd = open_root(self.root)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    @contextmanager
+    def locked(self) -> Iterator[int]:
+        """The root fd with the cross-process lock held (for imports, edits, clears)."""
+        with self.opened() as fd, root_lock(fd):
+            yield fd
+
+    def journal(self, fd: int, command: str, path: str, **extra: Any) -> None:
+        """Record one successful change in the root's journal."""
+        entry = JournalEntry(now_iso(), command, path, session=self.session, **extra)
+        append_entry(fd, entry)
+
+    def _mutate(self, fd: int, cmd: Command) -> str:
+        if isinstance(cmd, Create):
+            return self._create(fd, cmd)
+        if isinstance(cmd, StrReplace):
+            return self._str_replace(fd, cmd)
+        if isinstance(cmd, Insert):
+            return self._insert(fd, cmd)
+        if isinstance(cmd, Delete):
+            return self._delete(fd, cmd)
+        assert isinstance(cmd, Rename)
+        return self._rename(fd, cmd)
+
+    # -- view ------------------------------------------------------------------------------
+
+    def _view(self, fd: int, cmd: View) -> str:
+        path = cmd.path
+        if path.is_root:
+            return view_dir(fd, path.text, self.settings.max_view_chars)
+        parent, st = locate(fd, path, missing=_missing_view(path))
+        with _closing(parent):
+            if stat.S_ISDIR(st.st_mode):
+                with _closing(open_dir(parent, path.parts[-1:], display=path.text)) as sub:
+                    return view_dir(sub, path.text, self.settings.max_view_chars)
+            if stat.S_ISREG(st.st_mode):
+                text = fsops.read_text(parent, path.parts[-1], path.text)
+                return view_file(path.text, text, cmd.view_range, self.settings.max_view_chars)
+        raise ToolError(f"Unsupported file type for {path.text}")
+
+    # -- create ----------------------------------------------------------------------------
+
+    def _create(self, fd: int, cmd: Create) -> str:
+        path = cmd.path
+        exists = ToolError(f"File {path.text} already exists")
+        if path.is_root or _exists(fd, path):
+            raise exists
+        data = cmd.file_text.encode("utf-8")
+        self.limits.check_write(fd, path.text, len(data), old_size=None)
+        with _closing(_parent_dir(fd, path, create=True)) as parent:
+            try:
+                fsops.create_exclusive(parent, path.parts[-1], data)
+            except FileExistsError:
+                raise exists from None
+        self.journal(fd, "create", path.text, bytes=len(data))
+        return f"File created successfully at: {path.text}"
+
+    # -- str_replace / insert --------------------------------------------------------------
+
+    def _str_replace(self, fd: int, cmd: StrReplace) -> str:
+        with _closing(self._text_file_parent(fd, cmd.path)) as parent:
+            content = fsops.read_text(parent, cmd.path.parts[-1], cmd.path.text)
+            new_content, result = replace_once(content, cmd.old_str, cmd.new_str, cmd.path.text)
+            self._rewrite(fd, parent, cmd.path, content, new_content, "str_replace")
+        return result
+
+    def _insert(self, fd: int, cmd: Insert) -> str:
+        with _closing(self._text_file_parent(fd, cmd.path)) as parent:
+            content = fsops.read_text(parent, cmd.path.parts[-1], cmd.path.text)
+            new_content = insert_at(content, cmd.insert_line, cmd.insert_text)
+            self._rewrite(fd, parent, cmd.path, content, new_content, "insert")
+        return f"The file {cmd.path.text} has been edited."
+
+    def _text_file_parent(self, fd: int, path: MemoryPath) -> int:
+        """Parent dir fd of an existing regular file, with the SDK's messages otherwise."""
+        if path.is_root:
+            raise ToolError(f"The path {path.text} is not a file.")
+        parent, st = locate(fd, path, missing=_missing_view(path))
+        if not stat.S_ISREG(st.st_mode):
+            os.close(parent)
+            raise ToolError(f"The path {path.text} is not a file.")
+        return parent
+
+    def _rewrite(
+        self, fd: int, parent: int, path: MemoryPath, old: str, new: str, command: str
+    ) -> None:
+        data = new.encode("utf-8")
+        self.limits.check_write(fd, path.text, len(data), old_size=len(old.encode("utf-8")))
+        fsops.replace_atomic(parent, path.parts[-1], data)
+        self.journal(fd, command, path.text, bytes=len(data))
+
+    # -- delete / rename -------------------------------------------------------------------
+
+    def _delete(self, fd: int, cmd: Delete) -> str:
+        path = cmd.path
+        if path.is_root:
+            raise ToolError("Cannot delete the /memories directory itself")
+        missing = ToolError(f"The path {path.text} does not exist")
+        parent, _ = locate(fd, path, missing=missing)
+        with _closing(parent):
+            try:
+                fsops.remove_entry(parent, path.parts[-1])
+            except FileNotFoundError:
+                raise missing from None
+        self.journal(fd, "delete", path.text)
+        return f"Successfully deleted {path.text}"
+
+    def _rename(self, fd: int, cmd: Rename) -> str:
+        old, new = cmd.old_path, cmd.new_path
+        if old.is_root:
+            raise ToolError("Cannot rename the /memories directory itself")
+        if new.is_root or _exists(fd, new):
+            raise ToolError(f"The destination {new.text} already exists")
+        src_parent, _ = locate(fd, old, missing=ToolError(f"The path {old.text} does not exist"))
+        with _closing(src_parent):
+            if new.parts[: len(old.parts)] == old.parts:
+                raise ToolError(f"Cannot move {old.text} into itself ({new.text})")
+            with _closing(_parent_dir(fd, new, create=True)) as dst_parent:
+                os.rename(
+                    old.parts[-1], new.parts[-1], src_dir_fd=src_parent, dst_dir_fd=dst_parent
+                )
+                os.fsync(dst_parent)
+        self.journal(fd, "rename", old.text, new_path=new.text)
+        return f"Successfully renamed {old.text} to {new.text}"
+
+    # -- for the CLI -----------------------------------------------------------------------
+
+    def read_text(self, path: str) -> str:
+        """The text of one memory file (`/memories/...`), for `agentctl memory cat`."""
+        mp = parse_memory_path(path)
+        with self.opened() as fd:
+            parent = self._text_file_parent(fd, mp)
+            with _closing(parent):
+                return fsops.read_text(parent, mp.parts[-1], mp.text)
+
+    def write_text(self, path: str, text: str, *, command: str = "edit") -> None:
+        """Create or overwrite one memory file atomically, within the limits, journaled."""
+        mp = parse_memory_path(path)
+        if mp.is_root:
+            raise ToolError("Cannot write to the /memories directory itself")
+        data = text.encode("utf-8")
+        with self.locked() as fd:
+            old_size = _size_if_file(fd, mp)
+            self.limits.check_write(fd, mp.text, len(data), old_size=old_size)
+            with _closing(_parent_dir(fd, mp, create=True)) as parent:
+                fsops.replace_atomic(parent, mp.parts[-1], data)
+            self.journal(fd, command, mp.text, bytes=len(data))
+
+    def clear(self) -> int:
+        """Delete everything in the root except agentctl's own files; returns entries removed."""
+        with self.locked() as fd:
+            names = [e.name for e in fsops.scan_sorted(fd)]
+            names = [n for n in names if not n.startswith(fsops.RESERVED_PREFIX)]
+            for name in names:
+                fsops.remove_entry(fd, name)
+            self.journal(fd, "clear", "/memories")
+        return len(names)
+
+
+def ensure_root(root: Path) -> None:
+    """Create the root and any missing parents 0700 (an existing root is left as it is)."""
+    missing: list[Path] = []
+    current = root
+    while not current.exists() and current != current.parent:
+        missing.append(current)
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=DIR_MODE)
+        except FileExistsError:
+            continue
+        os.chmod(directory, DIR_MODE)
+
+
+def locate(fd: int, path: MemoryPath, *, missing: ToolError) -> tuple[int, os.stat_result]:
+    """The parent dir fd (caller closes) and lstat of a path's last part; `missing` if absent.
+
+    A symlink as the last part is refused here, so no command acts through one.
+    """
+    try:
+        parent = open_dir(fd, path.parts[:-1], display=path.text)
+    except (FileNotFoundError, NotADirectoryError):
+        raise missing from None
+    st = fsops.lstat_at(parent, path.parts[-1])
+    if st is None or stat.S_ISLNK(st.st_mode):
+        os.close(parent)
+        raise missing if st is None else symlink_refused(path.text)
+    return parent, st
+
+
+def _parent_dir(fd: int, path: MemoryPath, *, create: bool) -> int:
+    try:
+        return open_dir(fd, path.parts[:-1], create=create, display=path.text)
+    except NotADirectoryError:
+        raise _parent_is_file(path) from None
+
+
+def _exists(fd: int, path: MemoryPath) -> bool:
+    try:
+        parent = open_dir(fd, path.parts[:-1], display=path.text)
+    except FileNotFoundError:
+        return False
+    except NotADirectoryError:
+        raise _parent_is_file(path) from None
+    with _closing(parent):
+        return fsops.lstat_at(parent, path.parts[-1]) is not None
+
+
+def _size_if_file(fd: int, path: MemoryPath) -> int | None:
+    try:
+        parent, st = locate(fd, path, missing=ToolError(""))
+    except PathRefusedError:
+        raise
+    except ToolError:
+        return None
+    os.close(parent)
+    if stat.S_ISDIR(st.st_mode):
+        raise ToolError(f"The path {path.text} is a directory, not a file")
+    return st.st_size
+
+
+def _parent_is_file(path: MemoryPath) -> ToolError:
+    return ToolError(f"Cannot use {path.text}: one of its parent directories is a file")
+
+
+def _missing_view(path: MemoryPath) -> ToolError:
+    return ToolError(f"The path {path.text} does not exist. Please provide a valid path.")
+
+
+@contextmanager
+def _closing(fd: int) -> Iterator[int]:
+    try:
+        yield fd
+    finally:
+        os.close(fd)
