@@ -6,6 +6,7 @@ the schema is documented in the README. Add fields, never rename them (schema_ve
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -179,7 +180,8 @@ class Totals:
             "cleared_input_tokens": self.cleared_input_tokens,
             "cleared_tool_uses": self.cleared_tool_uses,
             "cleared_thinking_turns": self.cleared_thinking_turns,
-            "cost_usd": round(self.cost_usd, 6),
+            # null when the price is unknown (NaN): NaN is not JSON.
+            "cost_usd": round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None,
         }
 
 

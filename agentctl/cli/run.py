@@ -2,9 +2,86 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
 import typer
+
+from agentctl.errors import AgentctlError
+
+if TYPE_CHECKING:
+    from agentctl.agent.runner import RunOptions
+
+HELP = """\
+Run TASK (a Markdown file, or - for stdin) as a tool-use loop with the memory tool, the
+read-only workspace tools and server-side context editing, as the profile sets them.
+
+stdout carries the final answer (or NDJSON events with --json); the per-turn table, progress
+and warnings go to stderr. Every run writes a transcript; --resume continues one.
+
+Exit codes: 0 finished, 1 API or runtime error, 2 usage or configuration error,
+3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
+"""
 
 
 def register(root: typer.Typer) -> None:
-    """Attach the `run` command to the root app (filled in by the run-loop work)."""
-    del root
+    """Attach the `run` command to the root app."""
+    root.command(name="run", help=HELP, no_args_is_help=True)(run)
+
+
+def run(
+    task: Annotated[
+        str | None,
+        typer.Argument(help="Task file (Markdown, optional +++ TOML front matter), or -."),
+    ] = None,
+    profile: Annotated[str | None, typer.Option(help="Profile TOML file.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model id for this run.")] = None,
+    max_turns: Annotated[int | None, typer.Option(help="Stop after N turns (exit 3).")] = None,
+    max_usd: Annotated[
+        float | None, typer.Option(help="Stop once the estimated cost reaches X USD (exit 3).")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a profile key (repeatable)."),
+    ] = None,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Root of the read-only workspace tools.")
+    ] = None,
+    json_mode: Annotated[bool, typer.Option("--json", help="NDJSON events on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table; errors only.")] = False,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use the in-process emulator, no API key.")
+    ] = False,
+    resume: Annotated[
+        str | None, typer.Option(metavar="SESSION", help="Continue a session (id, prefix, last).")
+    ] = None,
+) -> None:
+    from agentctl.agent.runner import RunOptions
+
+    opts = RunOptions(
+        task, profile, model, max_turns, max_usd, tuple(set_ or ()), workspace, offline, resume
+    )
+    try:
+        _run(opts, json_mode=json_mode, quiet=quiet)
+    except AgentctlError as err:
+        print(f"agentctl: {err}", file=sys.stderr)
+        raise typer.Exit(err.exit_code) from None
+
+
+def _run(opts: RunOptions, *, json_mode: bool, quiet: bool) -> None:
+    from agentctl.agent.runner import execute, open_client, prepare
+    from agentctl.render.answer import render_answer
+    from agentctl.render.factory import make_renderer
+
+    prep = prepare(opts, sys.stdin)
+    for warning in [] if quiet else prep.warnings:
+        print(f"agentctl: warning: {warning}", file=sys.stderr)
+    renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
+    try:
+        with open_client(prep) as client:
+            result = execute(prep, renderer.handle, client)
+    finally:
+        renderer.close()
+    if not json_mode:
+        render_answer(result.text, sys.stdout)

@@ -1,0 +1,177 @@
+"""The one module that talks to the `anthropic` SDK: a streamed beta request -> our small types.
+
+`anthropic` is imported inside functions (it takes over a second to import) and SDK types
+appear in annotations only. The SDK's own retries are off (max_retries=0): one policy here
+covers HTTP errors, timeouts, connection drops and streams that break mid-way alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from agentctl.agent.model import Progress, ProgressKind, StreamItem, response_from_message
+from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
+from agentctl.errors import ApiError
+
+if TYPE_CHECKING:
+    import anthropic
+    from anthropic.lib.streaming import BetaMessageStream
+
+# A progress item every this many characters of a block (plus one when a block starts).
+PROGRESS_STEP = 400
+_BLOCK_KINDS: dict[str, ProgressKind] = {
+    "thinking": "thinking",
+    "redacted_thinking": "thinking",
+    "text": "text",
+    "tool_use": "tool_input",
+    "server_tool_use": "tool_input",
+}
+_DELTA_FIELDS = {
+    "thinking_delta": "thinking",
+    "text_delta": "text",
+    "input_json_delta": "partial_json",
+}
+
+
+class IncompleteStreamError(Exception):
+    """The event stream ended before `message_stop` (a cut connection that closed cleanly)."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed attempt, classified: can it be retried, and what to tell the user."""
+
+    retryable: bool
+    message: str
+    status: int | None = None
+    request_id: str | None = None
+    retry_after: float | None = None
+
+
+class AnthropicClient:
+    """A ModelClient over `client.beta.messages.stream(**request)`."""
+
+    def __init__(
+        self, *, api_key: str, base_url: str | None, timeout_s: float, retry: RetryPolicy
+    ) -> None:
+        import anthropic
+
+        self._sdk = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url or None, timeout=timeout_s, max_retries=0
+        )
+        self._retry = retry
+        self._timeout_s = timeout_s
+
+    def stream(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
+        """Progress items while streaming, then the response; ApiError once retries run out."""
+        retries = 0
+        while True:
+            try:
+                yield from self._attempt(request)
+                return
+            except Exception as exc:
+                failure = classify(exc, self._timeout_s)
+                if failure is None:
+                    raise
+                if not failure.retryable or retries >= self._retry.max_retries:
+                    raise _api_error(failure, retries + 1) from exc
+                self._retry.wait(retries, failure.retry_after)
+                retries += 1
+
+    def _attempt(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
+        tracker = _ProgressTracker()
+        complete = False
+        with self._sdk.beta.messages.stream(**request) as stream:
+            for event in stream:
+                item = tracker.update(event)
+                if item is not None:
+                    yield item
+                complete = complete or event.type == "message_stop"
+            if not complete:
+                raise IncompleteStreamError("the response stream ended before message_stop")
+            yield _response(stream)
+
+
+def _response(stream: BetaMessageStream[Any]) -> StreamItem:
+    message = stream.get_final_message()
+    raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True)
+    return response_from_message(raw, stream.request_id or "")
+
+
+class _ProgressTracker:
+    """Turns raw stream events into a few Progress items (not one per delta)."""
+
+    def __init__(self) -> None:
+        self.kind: ProgressKind | None = None
+        self.tool = ""
+        self.chars = 0
+        self.reported = 0
+
+    def update(self, event: Any) -> Progress | None:
+        if event.type == "content_block_start":
+            block = event.content_block
+            self.kind = _BLOCK_KINDS.get(block.type)
+            self.tool = str(getattr(block, "name", "") or "")
+            self.chars = self.reported = 0
+            return Progress(self.kind, 0, self.tool) if self.kind else None
+        if event.type != "content_block_delta" or self.kind is None:
+            return None
+        attr = _DELTA_FIELDS.get(event.delta.type)
+        self.chars += len(str(getattr(event.delta, attr, "") or "")) if attr else 0
+        if self.chars - self.reported < PROGRESS_STEP:
+            return None
+        self.reported = self.chars
+        return Progress(self.kind, self.chars, self.tool)
+
+
+def classify(exc: BaseException, timeout_s: float) -> Failure | None:
+    """A Failure for errors of the API or the network; None for anything else (a bug)."""
+    import anthropic
+    import httpx2
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return _status_failure(exc)
+    if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
+        return Failure(True, f"the request timed out after {timeout_s:g}s (api.timeout_s)")
+    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
+        return Failure(True, f"connection failed: {_first_line(exc)}")
+    if isinstance(exc, IncompleteStreamError | ValueError | httpx2.DecodingError):
+        return Failure(True, f"malformed response: {_first_line(exc)}")
+    if isinstance(exc, RuntimeError) and "event order" in str(exc):
+        return Failure(True, f"malformed response: {_first_line(exc)}")
+    return None
+
+
+def _status_failure(exc: anthropic.APIStatusError) -> Failure:
+    error_type = exc.type if isinstance(exc.type, str) else None
+    status = exc.status_code
+    message = exc.api_message or _first_line(exc)
+    headers = dict(exc.response.headers) if exc.response is not None else None
+    return Failure(
+        retryable=status_is_retryable(status, error_type),
+        message=f"{error_type or 'error'}: {message}",
+        status=status,
+        request_id=exc.request_id,
+        retry_after=parse_retry_after(headers),
+    )
+
+
+def _api_error(failure: Failure, attempts: int) -> ApiError:
+    parts = ["API error"]
+    if failure.status is not None:
+        parts.append(str(failure.status))
+    text = " ".join(parts) + f" ({failure.message})"
+    if failure.retryable:
+        text += f", gave up after {attempts} attempts (api.max_retries)"
+    if failure.request_id:
+        text += f"; request id {failure.request_id}"
+    if failure.status == 401:
+        text += "; check ANTHROPIC_API_KEY"
+    return ApiError(text, status=failure.status, request_id=failure.request_id)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]

@@ -1,0 +1,241 @@
+"""The tool-use loop: a generator of events that never prints and never knows its concrete client.
+
+Each turn sends the full, unedited history (context editing happens on the server), answers the
+model's tool calls, and yields a TurnEvent. The run ends on end_turn / stop_sequence / refusal,
+resends on pause_turn (and compaction), and raises LimitError on max_tokens, on the
+model's context window, on max_turns and on the profile's budgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from agentctl.agent.events import (
+    Event,
+    MemoryOp,
+    ProgressEvent,
+    ResultEvent,
+    StartEvent,
+    ToolCall,
+    Totals,
+    TurnEvent,
+    Usage,
+)
+from agentctl.agent.model import ModelClient, ModelResponse, Progress
+from agentctl.agent.request import build_request
+from agentctl.context.edits import build_context_management
+from agentctl.errors import ApiError, LimitError
+from agentctl.profile.settings import Profile
+from agentctl.tools.memory import MEMORY_TOOL_NAME, memory_op
+from agentctl.tools.registry import ToolBox
+
+FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "refusal"})
+RESEND_STOPS = frozenset({"pause_turn", "compaction"})
+
+Message = dict[str, Any]
+
+
+class Recorder(Protocol):
+    """Where the loop reports what a transcript needs besides events."""
+
+    def message(self, index: int, message: Mapping[str, Any]) -> None: ...
+
+    def request(self, turn: int, request: Mapping[str, Any]) -> None: ...
+
+    def response(self, turn: int, response: ModelResponse) -> None: ...
+
+    def tool_result(self, turn: int, call: ToolCall, content: str) -> None: ...
+
+
+class NullRecorder:
+    """Records nothing (tests of the loop logic)."""
+
+    def message(self, index: int, message: Mapping[str, Any]) -> None:
+        pass
+
+    def request(self, turn: int, request: Mapping[str, Any]) -> None:
+        pass
+
+    def response(self, turn: int, response: ModelResponse) -> None:
+        pass
+
+    def tool_result(self, turn: int, call: ToolCall, content: str) -> None:
+        pass
+
+
+def no_cost(usage: Usage) -> float:
+    """A cost function for runs without a price table."""
+    del usage
+    return 0.0
+
+
+@dataclass(frozen=True)
+class LoopSetup:
+    """Everything the loop needs; `first_turn` > 0 when a resumed session continues."""
+
+    profile: Profile
+    client: ModelClient
+    tools: ToolBox
+    session: str
+    recorder: Recorder = field(default_factory=NullRecorder)
+    cost: Callable[[Usage], float] = no_cost
+    first_turn: int = 0
+    task: str = ""
+
+
+@dataclass
+class _State:
+    messages: list[Message]
+    turn: int
+    turns_run: int = 0
+    totals: Totals = field(default_factory=Totals)
+
+
+def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
+    """Run until a final stop; yields StartEvent, ProgressEvents, TurnEvents, one ResultEvent.
+
+    `messages` is the history so far (already recorded); the loop appends to its own copy.
+    Raises LimitError / ApiError; the caller turns those into an ErrorEvent and an exit code.
+    """
+    state = _State(messages=list(messages), turn=setup.first_turn)
+    yield _start_event(setup)
+    while True:
+        state.turn += 1
+        state.turns_run += 1
+        response = yield from _send(setup, state)
+        event = _finish_turn(setup, state, response)
+        state.totals = state.totals.add_turn(event, setup.cost(event.usage))
+        yield event
+        if response.stop_reason in FINAL_STOPS:
+            yield ResultEvent(
+                setup.session, state.turns_run, response.stop_reason, response.text, state.totals
+            )
+            return
+        check_stop(setup.profile, response, state.turn)
+        check_limits(setup.profile, state.turns_run, state.totals)
+
+
+def _start_event(setup: LoopSetup) -> StartEvent:
+    cm = build_context_management(setup.profile.context_editing)
+    return StartEvent(setup.session, setup.profile.model, cm, setup.profile.source, setup.task)
+
+
+def _send(setup: LoopSetup, state: _State) -> Generator[Event, None, ModelResponse]:
+    request = build_request(setup.profile, state.messages, setup.tools.definitions())
+    setup.recorder.request(state.turn, {**request, "messages": len(state.messages)})
+    response: ModelResponse | None = None
+    for item in setup.client.stream(request):
+        if isinstance(item, Progress):
+            yield ProgressEvent(state.turn, item.kind, item.chars, item.tool_name)
+        else:
+            response = item
+    if response is None:
+        raise ApiError("the model client returned no response")
+    setup.recorder.response(state.turn, response)
+    return response
+
+
+def _append(setup: LoopSetup, state: _State, message: Message) -> None:
+    setup.recorder.message(len(state.messages), message)
+    state.messages.append(message)
+
+
+def _finish_turn(setup: LoopSetup, state: _State, response: ModelResponse) -> TurnEvent:
+    """Append the answer to the history, act on the stop reason, run tools: the TurnEvent."""
+    _append(setup, state, {"role": "assistant", "content": list(response.content)})
+    calls, ops = _answer_tools(setup, state, response)
+    return TurnEvent(
+        turn=state.turn,
+        stop_reason=response.stop_reason,
+        usage=response.usage,
+        applied_edits=response.applied_edits,
+        tool_calls=calls,
+        memory_ops=ops,
+        trigger_distance=trigger_distance(setup.profile, response.usage),
+        request_id=response.request_id,
+    )
+
+
+def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:
+    """LimitError / ApiError for a stop reason that ends the run without an answer."""
+    reason = response.stop_reason
+    if reason in FINAL_STOPS or reason in RESEND_STOPS or reason == "tool_use":
+        return
+    if reason == "max_tokens":
+        where = "in the middle of a tool call" if response.tool_uses else "before finishing"
+        raise LimitError(
+            f"turn {turn}: the model hit max_tokens={profile.max_tokens} {where}; "
+            "raise it with --set max_tokens=N"
+        )
+    if reason == "model_context_window_exceeded":
+        raise LimitError(
+            f"turn {turn}: the prompt exceeded the model's context window; lower "
+            "context_editing.tool_uses.trigger so clearing starts earlier"
+        )
+    raise ApiError(f"turn {turn}: unexpected stop_reason {reason!r} from the API")
+
+
+def _answer_tools(
+    setup: LoopSetup, state: _State, response: ModelResponse
+) -> tuple[tuple[ToolCall, ...], tuple[MemoryOp, ...]]:
+    if response.stop_reason != "tool_use" or not response.tool_uses:
+        return (), ()
+    calls: list[ToolCall] = []
+    results: list[dict[str, Any]] = []
+    for block in response.tool_uses:
+        call, result = _run_tool(setup, state.turn, block)
+        calls.append(call)
+        results.append(result)
+    _append(setup, state, {"role": "user", "content": results})
+    ops = tuple(memory_op(c.input, not c.is_error) for c in calls if c.name == MEMORY_TOOL_NAME)
+    return tuple(calls), ops
+
+
+def _run_tool(
+    setup: LoopSetup, turn: int, block: Mapping[str, Any]
+) -> tuple[ToolCall, dict[str, Any]]:
+    tool_input = block.get("input")
+    tool_input = dict(tool_input) if isinstance(tool_input, Mapping) else {}
+    outcome = setup.tools.dispatch(str(block.get("name", "")), tool_input)
+    call = ToolCall(
+        str(block.get("id", "")),
+        str(block.get("name", "")),
+        tool_input,
+        outcome.is_error,
+        len(outcome.content),
+    )
+    setup.recorder.tool_result(turn, call, outcome.content)
+    result: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": call.id,
+        "content": outcome.content,
+    }
+    if outcome.is_error:
+        result["is_error"] = True
+    return call, result
+
+
+def trigger_distance(profile: Profile, usage: Usage) -> int | None:
+    """Prompt tokens minus the clear_tool_uses input-token trigger (negative: below it)."""
+    edit = profile.context_editing.tool_uses
+    if not edit.enabled or edit.trigger_kind != "input_tokens":
+        return None
+    return usage.prompt_tokens - edit.trigger
+
+
+def check_limits(profile: Profile, turns_run: int, totals: Totals) -> None:
+    """LimitError when this run has used up its turns or one of the profile's budgets."""
+    if turns_run >= profile.max_turns:
+        raise LimitError(f"stopped after max_turns={profile.max_turns} turns")
+    budget = profile.limits
+    if budget.max_input_tokens and totals.usage.prompt_tokens >= budget.max_input_tokens:
+        raise LimitError(
+            f"input-token budget reached: {totals.usage.prompt_tokens} >= "
+            f"limits.max_input_tokens={budget.max_input_tokens}"
+        )
+    if budget.max_usd and totals.cost_usd >= budget.max_usd:
+        raise LimitError(
+            f"cost budget reached: ${totals.cost_usd:.4f} >= limits.max_usd={budget.max_usd}"
+        )

@@ -1,0 +1,83 @@
+"""One model round trip in our own small types, and the ModelClient seam the loop takes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from agentctl.agent.events import AppliedEdit, Usage
+
+ProgressKind = Literal["thinking", "text", "tool_input"]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Something arrived while a response streams: `chars` so far in the current block."""
+
+    kind: ProgressKind
+    chars: int
+    tool_name: str = ""
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """A complete response: content blocks as plain API dicts, ready to resend as history."""
+
+    content: tuple[dict[str, Any], ...]
+    stop_reason: str
+    usage: Usage
+    applied_edits: tuple[AppliedEdit, ...] = ()
+    request_id: str = ""
+    # The whole message as the API sent it (for the transcript).
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return text_of(self.content)
+
+    @property
+    def tool_uses(self) -> list[dict[str, Any]]:
+        return [b for b in self.content if b.get("type") == "tool_use"]
+
+
+StreamItem = Progress | ModelResponse
+
+
+class ModelClient(Protocol):
+    """Sends one request; yields Progress while it streams, then exactly one ModelResponse.
+
+    Raises agentctl.errors.ApiError when the request fails for good (after its retries).
+    """
+
+    def stream(self, request: Mapping[str, Any]) -> Iterator[StreamItem]: ...
+
+
+def text_of(content: Sequence[Mapping[str, Any]]) -> str:
+    """The text blocks of a response, joined: the answer a user sees."""
+    return "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
+
+
+def usage_from(raw: Mapping[str, Any] | None) -> Usage:
+    """Usage from the API's `usage` object; absent or null cache counts are 0."""
+    raw = raw or {}
+    return Usage(
+        input_tokens=int(raw.get("input_tokens") or 0),
+        output_tokens=int(raw.get("output_tokens") or 0),
+        cache_creation_input_tokens=int(raw.get("cache_creation_input_tokens") or 0),
+        cache_read_input_tokens=int(raw.get("cache_read_input_tokens") or 0),
+    )
+
+
+def response_from_message(message: Mapping[str, Any], request_id: str = "") -> ModelResponse:
+    """A ModelResponse from a Messages API message object (a plain dict)."""
+    cm = message.get("context_management") or {}
+    edits = tuple(AppliedEdit.from_json(dict(e)) for e in cm.get("applied_edits") or ())
+    return ModelResponse(
+        content=tuple(dict(b) for b in message.get("content") or ()),
+        stop_reason=str(message.get("stop_reason") or ""),
+        usage=usage_from(message.get("usage")),
+        applied_edits=edits,
+        request_id=request_id,
+        raw=dict(message),
+    )

@@ -1,0 +1,107 @@
+"""Profile + history + tools -> the keyword arguments of `client.beta.messages.stream(...)`.
+
+Prompt caching puts at most three breakpoints (the API allows four): the last tool definition
+(caches all tools), the system prompt, and the last cacheable block of the latest message, so
+each turn reads the previous turn's prefix and writes only what is new.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentctl.context.edits import BETA_CONTEXT_MANAGEMENT, build_context_management
+from agentctl.profile.settings import Profile
+
+BETA_WEB_FETCH = "web-fetch-2025-09-10"
+WEB_SEARCH_TOOL = {"type": "web_search_20250305", "name": "web_search"}
+WEB_FETCH_TOOL = {"type": "web_fetch_20250910", "name": "web_fetch"}
+# Blocks the API refuses a cache_control on.
+_UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
+
+
+def server_tools(profile: Profile) -> list[dict[str, Any]]:
+    """Server-side tools the profile turns on, passed through unchanged."""
+    tools: list[dict[str, Any]] = []
+    if profile.tools.web_search:
+        tools.append(dict(WEB_SEARCH_TOOL))
+    if profile.tools.web_fetch:
+        tools.append(dict(WEB_FETCH_TOOL))
+    return tools
+
+
+def betas(profile: Profile) -> list[str]:
+    """Beta flags: context management always (the memory tool and the edits ride on it)."""
+    flags = [BETA_CONTEXT_MANAGEMENT]
+    if profile.tools.web_fetch:
+        flags.append(BETA_WEB_FETCH)
+    return flags
+
+
+def cache_control(profile: Profile) -> dict[str, Any] | None:
+    """The breakpoint marker, or None when caching is off."""
+    if not profile.cache.enabled:
+        return None
+    return {"type": "ephemeral", "ttl": profile.cache.ttl}
+
+
+def build_request(
+    profile: Profile, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The full request; `messages` and `tools` are copied, never modified."""
+    marker = cache_control(profile)
+    request: dict[str, Any] = {"model": profile.model, "max_tokens": profile.max_tokens}
+    if profile.system:
+        request["system"] = [_with_marker({"type": "text", "text": profile.system}, marker)]
+    if profile.thinking.enabled:
+        request["thinking"] = {"type": "enabled", "budget_tokens": profile.thinking.budget_tokens}
+    if tools:
+        request["tools"] = _tools(tools, marker)
+    request["messages"] = _messages(messages, marker)
+    cm = build_context_management(profile.context_editing)
+    if cm is not None:
+        request["context_management"] = cm
+    request["betas"] = betas(profile)
+    return request
+
+
+def _with_marker(block: dict[str, Any], marker: dict[str, Any] | None) -> dict[str, Any]:
+    return {**block, "cache_control": dict(marker)} if marker else block
+
+
+def _tools(tools: Sequence[Mapping[str, Any]], marker: dict[str, Any] | None) -> list[Any]:
+    out = [copy.deepcopy(dict(t)) for t in tools]
+    out[-1] = _with_marker(out[-1], marker)
+    return out
+
+
+def _messages(
+    messages: Sequence[Mapping[str, Any]], marker: dict[str, Any] | None
+) -> list[dict[str, Any]]:
+    out = [copy.deepcopy(dict(m)) for m in messages]
+    if marker and out:
+        _mark_last_block(out[-1], marker)
+    return out
+
+
+def _mark_last_block(message: dict[str, Any], marker: dict[str, Any]) -> None:
+    content = message.get("content")
+    if isinstance(content, str):
+        message["content"] = [{"type": "text", "text": content, "cache_control": dict(marker)}]
+        return
+    if not isinstance(content, list):
+        return
+    for index in range(len(content) - 1, -1, -1):
+        if content[index].get("type") not in _UNCACHEABLE:
+            content[index] = _with_marker(content[index], marker)
+            return
+
+
+def count_breakpoints(request: Mapping[str, Any]) -> int:
+    """How many cache_control markers a request carries (for tests and `profile show`)."""
+    blocks: list[Any] = list(request.get("tools") or []) + list(request.get("system") or [])
+    for message in request.get("messages") or []:
+        content = message.get("content")
+        blocks += content if isinstance(content, list) else []
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)

@@ -1,0 +1,73 @@
+"""When and how long to wait before resending a failed request: a small pure policy.
+
+Retryable: 408, 409, 429, 5xx (529 overloaded included), timeouts, connection drops, streams
+cut or garbled mid-way, and in-stream `error` events of a transient type. Everything else
+(400, 401, 403, 404, 413, ...) fails at once with the API's message.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+RETRYABLE_ERROR_TYPES = frozenset(
+    {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+)
+# Never wait longer than this, whatever retry-after says (a minute is already a long stall).
+MAX_RETRY_AFTER = 60.0
+
+
+def status_is_retryable(status: int, error_type: str | None = None) -> bool:
+    """True for transient HTTP statuses; a 200 carrying an in-stream error goes by its type."""
+    if status < 400:
+        return (error_type or "") in RETRYABLE_ERROR_TYPES
+    return status in RETRYABLE_STATUS or status >= 500
+
+
+def _jitter() -> float:
+    return 1.0 - 0.25 * random.random()
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """`max_retries` resends after the first attempt, exponential backoff with jitter.
+
+    A server's retry-after (seconds) wins over the backoff. `sleep` and `jitter` are seams for
+    tests, which use a tiny base delay instead of patching time.
+    """
+
+    max_retries: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    sleep: Callable[[float], None] = field(default=time.sleep)
+    jitter: Callable[[], float] = field(default=_jitter)
+
+    @property
+    def attempts(self) -> int:
+        return self.max_retries + 1
+
+    def delay(self, retries_done: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before resend number `retries_done + 1`."""
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, MAX_RETRY_AFTER)
+        backoff = min(self.base_delay * 2.0**retries_done, self.max_delay)
+        return max(0.0, backoff * self.jitter())
+
+    def wait(self, retries_done: int, retry_after: float | None = None) -> None:
+        self.sleep(self.delay(retries_done, retry_after))
+
+
+def parse_retry_after(headers: dict[str, str] | None) -> float | None:
+    """`retry-after-ms` or `retry-after` (seconds) from response headers, if given."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return float(lowered[name]) * scale
+        except (KeyError, ValueError):
+            continue
+    return None

@@ -1,0 +1,118 @@
+"""A task: a Markdown file (or stdin) whose body is the prompt, with optional TOML front matter.
+
+Front matter sits between two `+++` lines at the very top and overrides profile keys for this
+task (`model`, `max_turns`, `[tools]`, `[memory]`, ...). Relative paths in it are taken from
+the task file's folder. Two keys are not profile keys: `workspace` (the workspace directory)
+and `emulator_script` (the scripted-model file `--offline` runs use instead of the default
+policy).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from agentctl.errors import ConfigError, UsageError
+from agentctl.profile.schema import FieldError, convert_table
+from agentctl.profile.settings import Profile
+
+FENCE = "+++"
+STDIN = "-"
+WORKSPACE_DIR = "workspace"
+SCRIPT_KEY = "emulator_script"
+# Profile keys holding paths: made absolute against the task's folder before merging.
+_PATH_KEYS = (("memory", "root"), ("tools", "workspace_root"))
+
+
+@dataclass(frozen=True)
+class Task:
+    """The prompt and what the task file says about how to run it."""
+
+    prompt: str
+    source: str
+    base_dir: Path
+    overrides: dict[str, Any] = field(default_factory=dict)
+    workspace: Path | None = None
+    script: Path | None = None
+
+
+def read_task(arg: str, stdin: TextIO) -> Task:
+    """Read TASK (a path, or `-` for stdin) and parse it; UsageError/ConfigError naming it."""
+    if arg == STDIN:
+        return parse_task(stdin.read(), "<stdin>", Path.cwd())
+    path = Path(arg).expanduser()
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "no such file"
+        raise UsageError(f"task {arg}: {what} (give a Markdown file, or - to read stdin)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise UsageError(f"task {arg}: cannot read it as UTF-8 text: {err}") from None
+    return parse_task(text, arg, path.resolve().parent)
+
+
+def parse_task(text: str, source: str, base_dir: Path) -> Task:
+    """Split front matter from the body, check the front matter keys against the profile."""
+    front, body = split_front_matter(text, source)
+    prompt = body.strip()
+    if not prompt:
+        raise UsageError(
+            f"task {source}: the prompt is empty (write the task below the front matter)"
+        )
+    data = _parse_toml(front, source) if front is not None else {}
+    workspace = _path_key(data.pop(WORKSPACE_DIR, None), WORKSPACE_DIR, source, base_dir)
+    script = _path_key(data.pop(SCRIPT_KEY, None), SCRIPT_KEY, source, base_dir)
+    overrides = _absolute_paths(data, base_dir)
+    check_overrides(overrides, source)
+    return Task(prompt, source, base_dir, overrides, workspace, script)
+
+
+def split_front_matter(text: str, source: str) -> tuple[str | None, str]:
+    """(front matter text or None, body)."""
+    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if not lines or lines[0].strip() != FENCE:
+        return None, text
+    for index in range(1, len(lines)):
+        if lines[index].strip() == FENCE:
+            return "".join(lines[1:index]), "".join(lines[index + 1 :])
+    raise ConfigError(f"task {source}: front matter opened with {FENCE} on line 1 is never closed")
+
+
+def _parse_toml(front: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(front)
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"task {source}: front matter: invalid TOML: {err}") from None
+
+
+def _path_key(value: Any, key: str, source: str, base_dir: Path) -> Path | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"task {source}: front matter: {key}: expected a path (a string)")
+    return (base_dir / Path(value).expanduser()).resolve()
+
+
+def _absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    for table, key in _PATH_KEYS:
+        section = data.get(table)
+        if isinstance(section, dict) and isinstance(section.get(key), str):
+            section[key] = str((base_dir / Path(section[key]).expanduser()).resolve())
+    return data
+
+
+def check_overrides(overrides: Mapping[str, Any], source: str) -> None:
+    """Unknown keys and wrong types in the front matter, reported against the task file."""
+    try:
+        convert_table(Profile, dict(overrides), "", Path.cwd())
+    except FieldError as err:
+        raise ConfigError(f"task {source}: front matter: {err.key}: {err.message}") from None
+
+
+def default_workspace(task: Task) -> Path | None:
+    """`workspace/` beside the task file, when there is one."""
+    candidate = task.base_dir / WORKSPACE_DIR
+    return candidate if task.source != "<stdin>" and candidate.is_dir() else None

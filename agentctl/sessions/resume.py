@@ -1,0 +1,97 @@
+"""Rebuild an interrupted or limit-stopped run from its transcript so `--resume` can continue it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentctl.errors import UsageError
+from agentctl.sessions.transcript import find_session, read_records
+
+# Stop reasons after which the last assistant message is resent as is.
+RESEND_STOPS = frozenset({"pause_turn", "compaction"})
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """What a transcript says about a run, enough to continue it."""
+
+    session: str
+    path: Path
+    header: dict[str, Any]
+    messages: list[dict[str, Any]]
+    last_turn: int
+    last_stop: str
+    outcome: str  # "result", an error kind ("limit", "interrupted", "api", ...), or "unknown"
+
+
+def load_run(ref: str) -> SavedRun:
+    """The session named by id, unique prefix or `last`; UsageError if it cannot continue."""
+    path = find_session(ref)
+    records = read_records(path)
+    header = next((r for r in records if r.get("type") == "session"), None)
+    if header is None:
+        raise UsageError(f"session {path.stem}: the transcript has no session header")
+    run = SavedRun(
+        session=str(header.get("session", path.stem)),
+        path=path,
+        header=header,
+        messages=replay_messages(records),
+        last_turn=max(
+            (int(r.get("turn", 0)) for r in records if r["type"] == "request"), default=0
+        ),
+        last_stop=_last_stop(records),
+        outcome=_outcome(records),
+    )
+    if run.outcome == "result":
+        raise UsageError(
+            f"session {run.session}: already finished ({run.last_stop}); start a new run instead"
+        )
+    return run
+
+
+def replay_messages(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history as last written: a message record at index i replaces everything from i on."""
+    messages: list[dict[str, Any]] = []
+    for record in records:
+        if record.get("type") == "message":
+            index = int(record["index"])
+            del messages[index:]
+            messages.append(record["message"])
+    return messages
+
+
+def resumable_history(run: SavedRun) -> list[dict[str, Any]]:
+    """The history to continue from: a trailing assistant message is dropped unless it is resent.
+
+    An assistant message whose tool calls were not all answered (interrupted mid-tool), or one
+    cut by max_tokens, cannot be sent back as it is; the model redoes that turn instead.
+    """
+    messages = list(run.messages)
+    last_is_answer = bool(messages) and messages[-1].get("role") == "assistant"
+    if last_is_answer and run.last_stop not in RESEND_STOPS:
+        messages.pop()
+    if not messages:
+        raise UsageError(f"session {run.session}: the transcript holds no messages to resume from")
+    return messages
+
+
+def _last_stop(records: Sequence[dict[str, Any]]) -> str:
+    for record in reversed(records):
+        if record.get("type") == "response":
+            return str((record.get("message") or {}).get("stop_reason") or "")
+    return ""
+
+
+def _outcome(records: Sequence[dict[str, Any]]) -> str:
+    for record in reversed(records):
+        if record.get("type") == "resume":
+            return "unknown"
+        event = record.get("event") if record.get("type") == "event" else None
+        if isinstance(event, dict) and event.get("event") == "result":
+            return "result"
+        if isinstance(event, dict) and event.get("event") == "error":
+            return str(event.get("kind", "error"))
+    return "unknown"

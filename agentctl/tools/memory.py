@@ -1,0 +1,48 @@
+"""The `memory_20250818` tool as the run loop offers it: a thin adapter over the memory store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from agentctl.agent.events import MemoryOp
+from agentctl.profile.settings import MemorySettings
+
+MEMORY_TOOL_NAME = "memory"
+MEMORY_TOOL_TYPE = "memory_20250818"
+
+
+class MemoryBackend(Protocol):
+    """What answers memory commands: `agentctl.memory.store.MemoryStore` in a real run."""
+
+    def execute(self, command: Mapping[str, Any]) -> str: ...
+
+
+class MemoryTool:
+    """Forwards each call to the store; the store raises ToolError for model-visible errors."""
+
+    def __init__(self, backend: MemoryBackend) -> None:
+        self._backend = backend
+
+    @property
+    def name(self) -> str:
+        return MEMORY_TOOL_NAME
+
+    def definition(self) -> dict[str, Any]:
+        return {"type": MEMORY_TOOL_TYPE, "name": MEMORY_TOOL_NAME}
+
+    def call(self, tool_input: Mapping[str, Any]) -> str:
+        return self._backend.execute(tool_input)
+
+
+def open_memory_tool(settings: MemorySettings, session: str) -> MemoryTool:
+    """A MemoryTool over the store at `settings.root`, journaling under this session id."""
+    from agentctl.memory.store import MemoryStore
+
+    return MemoryTool(MemoryStore(settings.root, settings, session=session))
+
+
+def memory_op(tool_input: Mapping[str, Any], ok: bool) -> MemoryOp:
+    """The event summary of one memory call: its command and the path it named."""
+    path = tool_input.get("path", tool_input.get("old_path", ""))
+    return MemoryOp(command=str(tool_input.get("command", "?")), path=str(path), ok=ok)

@@ -1,0 +1,84 @@
+"""The tools a run offers the model, and the one place a tool call is dispatched and capped."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agentctl.errors import ToolError
+
+# What a cut result ends with, so the model knows it did not see everything.
+TRUNCATION_MARKER = "\n[truncated: result cut at {cap} of {total} characters]"
+MAX_ERROR_CHARS = 2_000
+
+
+class Tool(Protocol):
+    """A client-side tool: its request definition and how to answer one call."""
+
+    @property
+    def name(self) -> str: ...
+
+    def definition(self) -> dict[str, Any]:
+        """The entry of the request's `tools` list."""
+        ...
+
+    def call(self, tool_input: Mapping[str, Any]) -> str:
+        """The result text; raises ToolError for a failure the model should see."""
+        ...
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one call produced: the tool_result content and whether it is an error."""
+
+    content: str
+    is_error: bool
+
+
+def cap_text(text: str, cap: int) -> str:
+    """`text` cut to `cap` characters with a marker saying how much was cut (cap <= 0: no cap)."""
+    if cap <= 0 or len(text) <= cap:
+        return text
+    return text[:cap] + TRUNCATION_MARKER.format(cap=cap, total=len(text))
+
+
+class ToolBox:
+    """The client-side tools of a run plus pass-through server tools (web search, web fetch)."""
+
+    def __init__(
+        self,
+        tools: Sequence[Tool],
+        *,
+        max_result_chars: int,
+        server_tools: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        self._tools = {t.name: t for t in tools}
+        self._server_tools = [dict(t) for t in server_tools]
+        self.max_result_chars = max_result_chars
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """The request's `tools` list: client tools in registration order, then server tools."""
+        return [t.definition() for t in self._tools.values()] + [
+            dict(t) for t in self._server_tools
+        ]
+
+    def dispatch(self, name: str, tool_input: Mapping[str, Any]) -> ToolOutcome:
+        """Run one call; every failure becomes an is_error outcome, never an exception."""
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return ToolOutcome(f"Error: unknown tool '{name}'; available tools: {known}", True)
+        try:
+            return ToolOutcome(cap_text(tool.call(tool_input), self.max_result_chars), False)
+        except ToolError as err:
+            return ToolOutcome(cap_text(str(err), MAX_ERROR_CHARS), True)
+        except OSError as err:
+            # strerror only: the full message would leak host paths to the model.
+            return ToolOutcome(f"Error: {err.strerror or type(err).__name__}", True)
+        except Exception as err:  # a tool bug must not end the run; the model sees what broke
+            return ToolOutcome(cap_text(f"Error: {err!r}", MAX_ERROR_CHARS), True)

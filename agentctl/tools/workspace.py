@@ -1,0 +1,233 @@
+"""Read-only workspace tools (list_files, read_file, search_text), confined to one root.
+
+Every path the model sends goes through `agentctl.memory.guard` (no `..`, no symlinks, no
+escapes); errors are ToolError one-liners that echo the path as given, never a host path.
+Result formats are a contract shared with the emulator's default policy (see docs/run.md).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from agentctl.errors import ToolError
+from agentctl.memory.guard import PathRefusedError, open_inside, resolve_inside, shown
+
+MAX_MATCHES = 200
+MAX_LINE_CHARS = 500
+DEFAULT_LIMIT = 2000
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+_PATH_PROP = {"type": "string", "description": "Path relative to the workspace root."}
+
+
+def _str_arg(tool_input: Mapping[str, Any], key: str, default: str | None = None) -> str:
+    value = tool_input.get(key, default)
+    if not isinstance(value, str):
+        raise ToolError(f"Error: '{key}' must be a string")
+    return value
+
+
+def _int_arg(tool_input: Mapping[str, Any], key: str, default: int) -> int:
+    value = tool_input.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ToolError(f"Error: '{key}' must be a positive integer")
+    return value
+
+
+def _target(root: Path, rel: str) -> Path:
+    try:
+        path = resolve_inside(root, rel)
+    except PathRefusedError as err:
+        raise ToolError(f"Error: {err}") from None
+    if not path.exists():
+        raise ToolError(f"Error: The path {shown(rel)} does not exist")
+    return path
+
+
+def walk_files(root: Path, start: Path) -> Iterator[Path]:
+    """Regular files under `start`, sorted, hidden names and symlinks skipped."""
+    if start.is_file():
+        yield start
+        return
+    for dirpath, dirnames, filenames in os.walk(start, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if not name.startswith(".") and not path.is_symlink() and path.is_file():
+                yield path
+
+
+def _relative(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _read_text(root: Path, rel: str) -> str:
+    try:
+        fd = open_inside(root, rel)
+    except PathRefusedError as err:
+        raise ToolError(f"Error: {err}") from None
+    except FileNotFoundError:
+        raise ToolError(f"Error: The path {shown(rel)} does not exist") from None
+    except (IsADirectoryError, NotADirectoryError):
+        raise ToolError(f"Error: The path {shown(rel)} is not a file") from None
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
+
+
+class _Capped:
+    """Collects result lines until adding one would pass the character cap."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap if cap > 0 else 1 << 62
+        self.lines: list[str] = []
+        self.size = 0
+
+    def add(self, line: str) -> bool:
+        """Append `line` if it fits (room is kept for a marker line); False when full."""
+        if self.size + len(line) + 1 > self.cap - 120 and self.lines:
+            return False
+        self.lines.append(line)
+        self.size += len(line) + 1
+        return True
+
+    def text(self, marker: str = "") -> str:
+        return "\n".join([*self.lines, marker] if marker else self.lines)
+
+
+class WorkspaceTools:
+    """The three read-only tools over one workspace root; `tools()` gives them to a ToolBox."""
+
+    def __init__(self, root: Path, max_result_chars: int) -> None:
+        self.root = root.resolve()
+        self.cap = max_result_chars
+
+    def tools(self) -> list[_WorkspaceTool]:
+        return [
+            _WorkspaceTool("list_files", LIST_FILES, self.list_files),
+            _WorkspaceTool("read_file", READ_FILE, self.read_file),
+            _WorkspaceTool("search_text", SEARCH_TEXT, self.search_text),
+        ]
+
+    def list_files(self, tool_input: Mapping[str, Any]) -> str:
+        """`{relative/path}\\t{size}` per regular file under `path`, recursive and sorted."""
+        start = _target(self.root, _str_arg(tool_input, "path", "."))
+        files = list(walk_files(self.root, start))
+        out = _Capped(self.cap)
+        for index, path in enumerate(files):
+            if not out.add(f"{_relative(self.root, path)}\t{path.stat().st_size}"):
+                left = len(files) - index
+                return out.text(f"[truncated: {left} more files; list a subdirectory]")
+        return out.text() if files else "[no files]"
+
+    def read_file(self, tool_input: Mapping[str, Any]) -> str:
+        """Numbered lines `offset..offset+limit-1`, then a `[truncated ...]` line if more remain."""
+        rel = _str_arg(tool_input, "path")
+        offset = _int_arg(tool_input, "offset", 1)
+        limit = _int_arg(tool_input, "limit", DEFAULT_LIMIT)
+        lines = _read_text(self.root, rel).splitlines()
+        if not lines:
+            return "[empty file]"
+        if offset > len(lines):
+            raise ToolError(f"Error: offset {offset} is past the end ({len(lines)} lines)")
+        return self._numbered(lines, offset, limit)
+
+    def _numbered(self, lines: list[str], offset: int, limit: int) -> str:
+        out = _Capped(self.cap)
+        end = min(len(lines), offset - 1 + limit)
+        n = offset
+        while n <= end and out.add(f"{n:>6}\t{lines[n - 1]}"):
+            n += 1
+        if n <= len(lines):
+            more = len(lines) - n + 1
+            return out.text(
+                f"[truncated: {more} more lines; call read_file with offset={n} to continue]"
+            )
+        return out.text()
+
+    def search_text(self, tool_input: Mapping[str, Any]) -> str:
+        """`{relative/path}:{line_no}:{line}` per match, at most MAX_MATCHES."""
+        try:
+            pattern = re.compile(_str_arg(tool_input, "pattern"))
+        except re.error as err:
+            raise ToolError(f"Error: bad regular expression: {err}") from None
+        start = _target(self.root, _str_arg(tool_input, "path", "."))
+        out, count = _Capped(self.cap), 0
+        for path in walk_files(self.root, start):
+            rel = _relative(self.root, path)
+            for n, line in enumerate(_read_text(self.root, rel).splitlines(), 1):
+                if not pattern.search(line):
+                    continue
+                count += 1
+                if count > MAX_MATCHES or not out.add(f"{rel}:{n}:{line[:MAX_LINE_CHARS]}"):
+                    return out.text(
+                        f"[truncated: more than {count - 1} matches; narrow the pattern or path]"
+                    )
+        return out.text() if count else "[no matches]"
+
+
+class _WorkspaceTool:
+    """One workspace tool as the ToolBox sees it."""
+
+    def __init__(self, name: str, definition: dict[str, Any], fn: Any) -> None:
+        self._name = name
+        self._definition = definition
+        self._fn = fn
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def definition(self) -> dict[str, Any]:
+        return dict(self._definition)
+
+    def call(self, tool_input: Mapping[str, Any]) -> str:
+        result: str = self._fn(tool_input)
+        return result
+
+
+LIST_FILES: dict[str, Any] = {
+    "name": "list_files",
+    "description": (
+        "List the regular files under a directory of the workspace, recursively, one per line "
+        "as 'relative/path<TAB>size_bytes'. Hidden files are skipped. Read-only."
+    ),
+    "input_schema": _schema({"path": {**_PATH_PROP, "default": "."}}, []),
+}
+READ_FILE: dict[str, Any] = {
+    "name": "read_file",
+    "description": (
+        "Read a text file of the workspace. Lines come numbered like 'cat -n'. Use offset "
+        "(1-based first line) and limit (number of lines) to page through long files; a last "
+        "line '[truncated: ...]' says where to continue. Read-only."
+    ),
+    "input_schema": _schema(
+        {
+            "path": _PATH_PROP,
+            "offset": {"type": "integer", "minimum": 1, "default": 1},
+            "limit": {"type": "integer", "minimum": 1, "default": DEFAULT_LIMIT},
+        },
+        ["path"],
+    ),
+}
+SEARCH_TEXT: dict[str, Any] = {
+    "name": "search_text",
+    "description": (
+        "Search the workspace files for a Python regular expression; one line per match as "
+        f"'relative/path:line_no:line', at most {MAX_MATCHES} matches. Read-only."
+    ),
+    "input_schema": _schema(
+        {
+            "pattern": {"type": "string", "description": "Python regular expression."},
+            "path": {**_PATH_PROP, "default": "."},
+        },
+        ["pattern"],
+    ),
+}
