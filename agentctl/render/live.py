@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
+from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -21,17 +22,46 @@ from agentctl.render.format import fmt_progress, fmt_waiting, trigger_from
 from agentctl.render.plain import format_error_line
 from agentctl.render.table import summary_table, turn_table, wide_enough
 
+HEADER_LINES = 3  # two header lines and the rule under them
+STATUS_LINES = 2  # the status line, and one spare so the live region never touches the top
+
 
 class TurnTableView:
-    """The turn table, laid out wide or compact for the width it is drawn at (resizes too)."""
+    """The turn table, laid out wide or compact for the width it is drawn at (resizes too).
 
-    def __init__(self, turns: Sequence[TurnEvent], trigger: int | None) -> None:
+    With `fit_screen`, a table taller than the terminal keeps its header and its newest rows
+    (Rich's Live cannot redraw what has scrolled off); the full table is printed at the end.
+    """
+
+    def __init__(
+        self, turns: Sequence[TurnEvent], trigger: int | None, *, fit_screen: bool = False
+    ) -> None:
         self.turns = turns
         self.trigger = trigger
+        self.fit_screen = fit_screen
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         compact = not wide_enough(options.max_width, trigger=self.trigger)
-        yield turn_table(self.turns, trigger=self.trigger, compact=compact)
+        table = turn_table(self.turns, trigger=self.trigger, compact=compact)
+        if not self.fit_screen:
+            yield table
+            return
+        lines = console.render_lines(table, options, pad=False)
+        room = options.size.height - STATUS_LINES
+        if len(lines) > room:
+            note = Text("… earlier turns (the full table follows at the end)", style="dim")
+            kept = lines[-max(room - HEADER_LINES - 1, 1) :]
+            while len(kept) > 1 and _continues_row(kept[0]):
+                kept = kept[1:]
+            lines = [*lines[:HEADER_LINES], *console.render_lines(note, options), *kept]
+        for line in lines:
+            yield from line
+            yield Segment.line()
+
+
+def _continues_row(line: list[Segment]) -> bool:
+    """A wrapped row's second line: its turn cell (the first 4 columns) is blank."""
+    return not "".join(segment.text for segment in line)[:4].strip()
 
 
 class LiveRenderer:
@@ -40,11 +70,13 @@ class LiveRenderer:
     def __init__(self, console: Console, *, refresh_per_second: float = 8) -> None:
         self._console = console
         self._turns: list[TurnEvent] = []
-        self._view = TurnTableView(self._turns, None)
+        self._view = TurnTableView(self._turns, None, fit_screen=True)
         self._status: str | None = None
         self._live = Live(
             console=console,
-            transient=False,
+            # Transient, because close() prints the whole table once the live region is gone:
+            # the live view may show only the newest rows of a long run.
+            transient=True,
             auto_refresh=refresh_per_second > 0,
             refresh_per_second=refresh_per_second or 4,
             # stdout carries the answer or NDJSON: Live must not capture it.
@@ -75,10 +107,10 @@ class LiveRenderer:
         if self._closed:
             return
         self._closed = True
+        self._status = None
         if self._started:
-            self._status = None
-            self._live.update(self._renderable(), refresh=True)
             self._live.stop()
+            self._console.print(TurnTableView(self._turns, self._view.trigger))
 
     def renderable(self) -> RenderableType:
         """What the live display shows now (the table and, while a turn runs, the status line)."""

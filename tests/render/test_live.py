@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
 
 import pytest
 from render_samples import RESULT, START, TURN1, TURNS
 from rich.console import Console
 
-from agentctl.agent.events import ErrorEvent, ProgressEvent
+from agentctl.agent.events import ErrorEvent, ProgressEvent, TurnEvent
 from agentctl.render import make_renderer
 from agentctl.render.live import LiveRenderer
 from agentctl.render.plain import PlainRenderer
@@ -154,3 +155,28 @@ def test_not_a_tty_has_no_escape_codes_at_all() -> None:
     renderer.close()
     assert "\x1b" not in err.getvalue()
     assert "chars" not in err.getvalue()  # no progress lines off a terminal
+
+
+def many_turns(count: int) -> list[TurnEvent]:
+    return [replace(TURNS[i % 3], turn=i + 1) for i in range(count)]
+
+
+def test_long_run_shows_newest_rows_on_screen_and_full_table_at_close() -> None:
+    console = Console(
+        file=io.StringIO(), width=80, height=14, record=True, color_system=None,
+        force_terminal=True,
+    )  # fmt: skip
+    live = LiveRenderer(console, refresh_per_second=0)
+    live.handle(START)
+    for turn in many_turns(30):
+        live.handle(turn)
+    screen = console.render_lines(live.renderable(), console.options, pad=False)
+    lines = ["".join(segment.text for segment in line).rstrip() for line in screen]
+    assert len(lines) <= 14 - 1  # the view keeps a spare line, so Live never crops it
+    assert lines[1].startswith("turn stop")
+    assert lines[3] == "… earlier turns (the full table follows at the end)"
+    assert lines[4][:4].strip()  # a row's first line, not the tail of a wrapped row
+    assert lines[-1].startswith("  30 end_turn")  # no status line: the run is over
+    live.close()
+    after = console.export_text()
+    assert after.count("   1 tool_use") == 1 and "  30 " in after
