@@ -1,12 +1,143 @@
-"""`agentctl profile ...` commands."""
+"""`agentctl profile init|show|check`: write, inspect and validate TOML profiles. Thin."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
 
-app = typer.Typer(help="profile commands.", no_args_is_help=True)
+from agentctl.errors import UsageError
+from agentctl.profile.loader import resolve_profile
+from agentctl.profile.view import api_field, flatten, show_data
+from agentctl.profile.writer import commented_template
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+app = typer.Typer(
+    help="Write, inspect and validate TOML profiles.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+SetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override one setting, e.g. --set context_editing.tool_uses.keep=5 (repeatable).",
+    ),
+]
 
 
 def register(root: typer.Typer) -> None:
     """Attach this command group to the root app."""
     root.add_typer(app, name="profile")
+
+
+@app.command()
+def init(
+    path: Annotated[str, typer.Argument(help="File to write; - for stdout.")] = "agentctl.toml",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a complete, commented profile with the built-in defaults."""
+    text = commented_template()
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    write_new_file(Path(path), text, force=force)
+    print(f"wrote {path}")
+
+
+def write_new_file(path: Path, text: str, *, force: bool) -> None:
+    """Create `path` (exclusively unless `force`), so an existing profile is never clobbered."""
+    if path.is_dir():
+        raise UsageError(
+            f"{path}: is a directory (give a file name, e.g. {path / 'agentctl.toml'})"
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w" if force else "x", encoding="utf-8") as f:
+            f.write(text)
+    except FileExistsError:
+        raise UsageError(f"{path}: already exists (use --force to overwrite it)") from None
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+@app.command()
+def show(
+    profile: Annotated[
+        str | None, typer.Argument(help="Profile file (default: the lookup order).")
+    ] = None,
+    sets: SetOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Show the resolved settings and the exact context_management JSON the API receives.
+
+    Lookup when PROFILE is not given: $AGENTCTL_PROFILE, ./agentctl.toml, the user profile,
+    else the built-in defaults.
+    """
+    resolved, warnings = resolve_profile(profile, sets or ())
+    print_warnings(warnings)
+    data = show_data(resolved)
+    if as_json:
+        print(json.dumps(data, indent=2))
+    elif sys.stdout.isatty():
+        render_rich(data)
+    else:
+        sys.stdout.write(render_plain(data))
+
+
+@app.command()
+def check(
+    profile: Annotated[str, typer.Argument(help="Profile file to validate.")],
+    sets: SetOption = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Treat warnings as errors (exit 2).")
+    ] = False,
+) -> None:
+    """Validate a profile: errors exit 2, warnings go to stderr, then an "ok" line."""
+    resolved, warnings = resolve_profile(profile, sets or ())
+    print_warnings(warnings)
+    if strict and warnings:
+        raise UsageError(f"profile {resolved.source}: {len(warnings)} warning(s) with --strict")
+    noun = "warning" if len(warnings) == 1 else "warnings"
+    print(f"ok: {resolved.source} ({len(warnings)} {noun})")
+
+
+def print_warnings(warnings: list[str]) -> None:
+    """Warnings go to stderr, one line each, so stdout stays parseable."""
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def render_plain(data: dict[str, Any]) -> str:
+    """Piped output: `key = value` lines (JSON values), then the API view."""
+    lines = [f"source = {json.dumps(data['source'])}"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in flatten(data["profile"])]
+    cm = data["context_management"]
+    lines.append("context_management = " + (json.dumps(cm, indent=2) if cm else "null"))
+    lines.append(f"betas = {json.dumps(data['betas'])}")
+    return "\n".join(lines) + "\n"
+
+
+def render_rich(data: dict[str, Any], console: Console | None = None) -> None:
+    """Terminal output: a settings table and the request JSON, highlighted."""
+    from rich.console import Console
+    from rich.json import JSON
+    from rich.table import Table
+
+    table = Table(title=f"profile {data['source']}", title_justify="left")
+    for column in ("key", "value", "API field"):
+        table.add_column(column)
+    for key, value in flatten(data["profile"]):
+        table.add_row(key, json.dumps(value), api_field(key))
+    console = console or Console()
+    console.print(table)
+    cm = data["context_management"]
+    console.print("context_management:", JSON.from_data(cm) if cm else "null (no edits)")
+    console.print("betas:", ", ".join(data["betas"]) or "(none)")

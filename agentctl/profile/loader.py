@@ -15,6 +15,7 @@ from typing import Any
 
 from agentctl.errors import ConfigError, UsageError
 from agentctl.home import user_profile_path
+from agentctl.profile.keys import key_locations, path_keys
 from agentctl.profile.schema import FieldError, convert_table
 from agentctl.profile.settings import Profile
 from agentctl.profile.validate import check_profile
@@ -23,6 +24,7 @@ from agentctl.profile.writer import profile_to_dict
 BUILTIN_SOURCE = "<built-in>"
 LOCAL_PROFILE = "agentctl.toml"
 ENV_PROFILE = "AGENTCTL_PROFILE"
+PATH_KEYS = frozenset(path_keys(Profile))
 
 __all__ = [
     "BUILTIN_SOURCE",
@@ -71,7 +73,11 @@ def apply_set_overrides(data: dict[str, Any], sets: Sequence[str]) -> dict[str, 
         if not sep or not key.strip():
             raise UsageError(f"--set {item!r}: expected KEY=VALUE (e.g. --set max_turns=20)")
         path = parse_dotted_key(key.strip(), item)
-        data = deep_merge(data, nest(path, parse_set_value(text.strip())))
+        value = parse_set_value(text.strip())
+        if ".".join(path) in PATH_KEYS and isinstance(value, str) and value:
+            # A path typed on the command line means what the shell means: relative to cwd.
+            value = str(Path.cwd() / Path(value).expanduser())
+        data = deep_merge(data, nest(path, value))
     return data
 
 
@@ -116,8 +122,17 @@ def build_profile(
         profile = convert_table(Profile, data, "", base_dir)
         warnings = check_profile(profile)
     except FieldError as err:
-        raise ConfigError(f"profile {source}: {err.key}: {err.message}") from None
+        raise ConfigError(f"profile {source}: {err.key}: {explain(err)}") from None
     return Profile(**{**vars(profile), "source": source}), warnings
+
+
+def explain(err: FieldError) -> str:
+    """The error's message; for a misplaced key, the table(s) where that key does exist."""
+    places = key_locations(Profile, err.unknown) if err.unknown else []
+    if not places:
+        return err.message
+    tables = " or ".join(f"[{p}]" if p else "the top level" for p in places)
+    return f"unknown key here (it belongs in {tables})"
 
 
 def find_profile_path(explicit: str | Path | None) -> Path | None:
@@ -144,14 +159,31 @@ def existing(path: Path, what: str) -> Path:
     return path
 
 
+def default_paths(cwd: Path) -> dict[str, Any]:
+    """The built-in path defaults, made absolute against `cwd`, as a profile dict."""
+    defaults = profile_to_dict(Profile())
+    data: dict[str, Any] = {}
+    for key in PATH_KEYS:
+        parts = key.split(".")
+        value: Any = defaults
+        for name in parts:
+            value = value[name]
+        data = deep_merge(data, nest(parts, str(cwd / value)))
+    return data
+
+
 def resolve_profile(
     explicit: str | Path | None = None,
     sets: Sequence[str] = (),
     extra: dict[str, Any] | None = None,
 ) -> tuple[Profile, list[str]]:
-    """Find + read + merge `extra` (task front matter) + apply --set + validate."""
+    """Find + read + merge `extra` (task front matter) + apply --set + validate.
+
+    Paths written in the file are relative to the file; paths it leaves out default to the
+    current directory (as with no file at all), so a shared profile works from any project.
+    """
     path = find_profile_path(explicit)
-    data = read_profile_file(path) if path else {}
+    data = deep_merge(default_paths(Path.cwd()), read_profile_file(path) if path else {})
     data = deep_merge(data, extra or {})
     data = apply_set_overrides(data, sets)
     source = str(path) if path else BUILTIN_SOURCE

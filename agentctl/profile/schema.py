@@ -20,10 +20,12 @@ NOT_KEYS = frozenset({"source"})
 class FieldError(Exception):
     """One bad key: the dotted key and what is wrong with it (the loader adds the file)."""
 
-    def __init__(self, key: str, message: str) -> None:
+    def __init__(self, key: str, message: str, *, unknown: str | None = None) -> None:
         super().__init__(f"{key}: {message}")
         self.key = key
         self.message = message
+        # Set for an unknown key with no close sibling: the caller may know where it belongs.
+        self.unknown = unknown
 
 
 def join_key(prefix: str, name: str) -> str:
@@ -45,7 +47,7 @@ def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path) -> Any:
     names = key_names(cls)
     for name in data:
         if name not in names:
-            raise FieldError(join_key(key, name), "unknown key" + suggest(name, names))
+            raise unknown_key_error(join_key(key, name), name, names)
     hints = get_type_hints(cls)
     kwargs = {
         name: convert_value(hints[name], data[name], join_key(key, name), base_dir)
@@ -53,7 +55,21 @@ def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path) -> Any:
         if name in data
     }
     kwargs.update(resolved_defaults(cls, hints, set(kwargs), key, base_dir))
+    check_required(cls, kwargs, key)
     return cls(**kwargs)
+
+
+def check_required(cls: type[Any], given: dict[str, Any], key: str) -> None:
+    """Fields without a default (the five prices of an override) must all be present."""
+    required = [
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    for name in required:
+        if name not in given:
+            needs = ", ".join(required)
+            raise FieldError(join_key(key, name), f"missing (this table needs all of: {needs})")
 
 
 def resolved_defaults(
@@ -72,12 +88,12 @@ def resolved_defaults(
     return result
 
 
-def suggest(name: str, known: list[str]) -> str:
-    """A '(did you mean ...?)' hint from the closest known key, else the list of keys."""
+def unknown_key_error(key: str, name: str, known: list[str]) -> FieldError:
+    """'did you mean' the closest sibling key (difflib), else the list of keys of the table."""
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     if close:
-        return f" (did you mean {close[0]!r}?)"
-    return f" (known keys: {', '.join(known)})"
+        return FieldError(key, f"unknown key (did you mean {close[0]!r}?)")
+    return FieldError(key, f"unknown key (known keys: {', '.join(known)})", unknown=name)
 
 
 def convert_value(tp: Any, value: Any, key: str, base_dir: Path) -> Any:
@@ -155,7 +171,8 @@ def describe_type(tp: Any) -> str:
     if origin in (Union, types.UnionType):
         return " or ".join(describe_type(a) for a in get_args(tp))
     if origin is Literal:
-        return "one of " + ", ".join(f'"{a}"' for a in get_args(tp))
+        choices = [f'"{a}"' for a in get_args(tp)]
+        return choices[0] if len(choices) == 1 else "one of " + ", ".join(choices)
     if origin is tuple:
         return f"a list of {describe_type(get_args(tp)[0]).removeprefix('a ')}s"
     words = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}

@@ -40,3 +40,52 @@ def profile_to_toml(profile: Profile) -> str:
 
     text: str = tomli_w.dumps(profile_to_dict(profile))
     return text
+
+
+TEMPLATE_HEADER = """\
+# agentctl profile. Every key is shown with its built-in default: edit what you need,
+# delete the rest. Relative paths are relative to this file.
+# Check it with `agentctl profile check FILE`; see what the API will get with
+# `agentctl profile show FILE`. Key reference: docs/profile.md.
+
+"""
+
+PRICES_EXAMPLE = """\
+# [prices."claude-sonnet-5"]  # override the built-in price table (USD per million tokens)
+# input = 2.0
+# output = 10.0
+# cache_write_5m = 2.5
+# cache_write_1h = 4.0
+# cache_read = 0.2
+"""
+
+
+def commented_template(profile: Profile | None = None) -> str:
+    """A complete profile as TOML text, each key preceded by a comment saying what it does."""
+    import tomli_w
+
+    from agentctl.profile.keys import KEY_DOCS
+
+    data = profile_to_dict(profile or Profile())
+    prices = data.pop("prices")
+    parts = [TEMPLATE_HEADER]
+    for table, values in _tables("", data):
+        if table:
+            doc = KEY_DOCS.get(table)
+            parts.append(f"\n[{table}]" + (f"  # {doc.meaning}" if doc else "") + "\n")
+        for name, value in values.items():
+            doc = KEY_DOCS[f"{table}.{name}" if table else name]
+            api = "" if doc.api == "client" else f" (API: {doc.api})"
+            parts.append(f"# {doc.meaning}{api}\n{tomli_w.dumps({name: value})}")
+    parts.append("\n" + (tomli_w.dumps({"prices": prices}) if prices else PRICES_EXAMPLE))
+    return "".join(parts)
+
+
+def _tables(prefix: str, data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(dotted table name, its scalar keys) in file order; tables with only sub-tables vanish."""
+    scalars = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    result = [(prefix, scalars)] if scalars or not prefix else []
+    for name, value in data.items():
+        if isinstance(value, dict):
+            result.extend(_tables(f"{prefix}.{name}" if prefix else name, value))
+    return result

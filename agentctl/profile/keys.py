@@ -1,0 +1,129 @@
+"""One sentence per profile key and the API field it maps to: for init comments and the docs.
+
+A test checks that every key of `Profile` is described here, so a new setting cannot ship
+without its explanation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, NamedTuple, get_type_hints
+
+from agentctl.profile.schema import NOT_KEYS
+
+
+class KeyDoc(NamedTuple):
+    """What a key means, and where it ends up ("client" when it never reaches the API)."""
+
+    meaning: str
+    api: str = "client"
+
+
+_TU = "context_editing.tool_uses"
+_CLEAR = "edits[] clear_tool_uses_20250919"
+
+KEY_DOCS: dict[str, KeyDoc] = {
+    "model": KeyDoc("Model id sent with every request.", "model"),
+    "max_tokens": KeyDoc(
+        "Output cap per response; must exceed thinking.budget_tokens.", "max_tokens"
+    ),
+    "max_turns": KeyDoc("Stop the run (exit 3) after this many model turns."),
+    "system": KeyDoc("System prompt text; empty means agentctl's own only.", "system"),
+    "thinking": KeyDoc("Extended thinking."),
+    "thinking.enabled": KeyDoc("Turn extended thinking on.", 'thinking.type = "enabled"'),
+    "thinking.budget_tokens": KeyDoc(
+        "Thinking budget; the API wants >= 1024 and < max_tokens.", "thinking.budget_tokens"
+    ),
+    "context_editing": KeyDoc("Server-side context editing (beta context-management-2025-06-27)."),
+    _TU: KeyDoc("Clear old tool results once the prompt grows past a trigger.", _CLEAR),
+    f"{_TU}.enabled": KeyDoc("Send the clear_tool_uses_20250919 edit.", _CLEAR),
+    f"{_TU}.trigger_kind": KeyDoc(
+        'What the trigger counts: "input_tokens" or "tool_uses".', "trigger.type"
+    ),
+    f"{_TU}.trigger": KeyDoc("Clearing starts once the prompt exceeds this.", "trigger.value"),
+    f"{_TU}.keep": KeyDoc("Most recent tool uses left intact when clearing.", "keep.value"),
+    f"{_TU}.clear_at_least": KeyDoc(
+        "Skip a clearing that would free fewer input tokens (0 = not sent).",
+        "clear_at_least.value",
+    ),
+    f"{_TU}.exclude_tools": KeyDoc(
+        "Tools whose uses and results are never cleared.", "exclude_tools"
+    ),
+    f"{_TU}.clear_tool_inputs": KeyDoc(
+        "Also clear tool_use inputs: true, or a list of tool names.", "clear_tool_inputs"
+    ),
+    "context_editing.thinking": KeyDoc(
+        "Clear old thinking blocks (needs thinking.enabled).", "edits[] clear_thinking_20251015"
+    ),
+    "context_editing.thinking.enabled": KeyDoc(
+        "Send the clear_thinking_20251015 edit (listed first).", "edits[] clear_thinking_20251015"
+    ),
+    "context_editing.thinking.keep": KeyDoc(
+        'Thinking turns kept: a count, or "all".', "keep (thinking_turns / all)"
+    ),
+    "cache": KeyDoc("Prompt caching."),
+    "cache.enabled": KeyDoc("Mark the stable prefix with cache breakpoints.", "cache_control"),
+    "cache.ttl": KeyDoc('"5m" (writes cost 1.25x input) or "1h" (2x).', "cache_control.ttl"),
+    "memory": KeyDoc("The memory store behind the memory tool."),
+    "memory.root": KeyDoc("Directory the model sees as /memories (relative: to this file)."),
+    "memory.max_file_bytes": KeyDoc("Largest single memory file."),
+    "memory.max_total_bytes": KeyDoc("Largest total size of the memory directory."),
+    "memory.max_files": KeyDoc("Most files the memory directory may hold."),
+    "memory.max_view_chars": KeyDoc("Longest `view` result returned to the model."),
+    "tools": KeyDoc("Which tools the model is offered."),
+    "tools.memory": KeyDoc("Offer the memory tool.", 'tools[] memory_20250818 "memory"'),
+    "tools.workspace": KeyDoc("Offer the read-only workspace tools.", "tools[] (custom)"),
+    "tools.workspace_root": KeyDoc(
+        "Directory the workspace tools may read (relative: to this file)."
+    ),
+    "tools.web_search": KeyDoc("Offer the server-side web search tool.", "tools[] web_search"),
+    "tools.web_fetch": KeyDoc("Offer the server-side web fetch tool.", "tools[] web_fetch"),
+    "tools.max_result_chars": KeyDoc("Longest client tool result sent back to the model."),
+    "limits": KeyDoc("Budgets that stop a run with exit code 3."),
+    "limits.max_input_tokens": KeyDoc("Input-token budget of a run (0 = no limit)."),
+    "limits.max_usd": KeyDoc("Estimated-cost budget of a run in USD (0 = no limit)."),
+    "api": KeyDoc("How to reach the Messages API."),
+    "api.base_url": KeyDoc("API URL; empty means $ANTHROPIC_BASE_URL or the SDK default."),
+    "api.timeout_s": KeyDoc("Request timeout in seconds."),
+    "api.max_retries": KeyDoc("Retries on 429, 5xx and connection errors."),
+    "prices": KeyDoc('Price overrides: one [prices."MODEL"] table per model, USD per Mtok.'),
+    "prices.MODEL.input": KeyDoc("Uncached input tokens."),
+    "prices.MODEL.output": KeyDoc("Output tokens (thinking included)."),
+    "prices.MODEL.cache_write_5m": KeyDoc("Cache writes with the 5-minute TTL."),
+    "prices.MODEL.cache_write_1h": KeyDoc("Cache writes with the 1-hour TTL."),
+    "prices.MODEL.cache_read": KeyDoc("Cache reads."),
+}
+
+
+def all_keys(cls: type[Any], prefix: str = "") -> list[str]:
+    """Every dotted key (tables too) of a settings class; dict tables appear as `NAME.MODEL.*`."""
+    keys: list[str] = []
+    hints = get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.name in NOT_KEYS:
+            continue
+        key = f"{prefix}{f.name}"
+        keys.append(key)
+        tp = hints[f.name]
+        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            keys.extend(all_keys(tp, key + "."))
+        elif getattr(tp, "__origin__", None) is dict:
+            keys.extend(all_keys(tp.__args__[1], key + ".MODEL."))
+    return keys
+
+
+def path_keys(cls: type[Any], prefix: str = "") -> list[str]:
+    """Dotted keys whose values are paths (memory.root, tools.workspace_root)."""
+    keys: list[str] = []
+    for name, tp in get_type_hints(cls).items():
+        if tp is Path:
+            keys.append(prefix + name)
+        elif dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            keys.extend(path_keys(tp, f"{prefix}{name}."))
+    return keys
+
+
+def key_locations(cls: type[Any], name: str) -> list[str]:
+    """The tables in which a key called `name` exists, e.g. 'keep' -> two context tables."""
+    return [k.rpartition(".")[0] for k in all_keys(cls) if k.rpartition(".")[2] == name]

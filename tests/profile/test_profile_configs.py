@@ -1,0 +1,74 @@
+"""The shipped profiles in configs/: valid, warning-free, and related as their comments say."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from agentctl.context.edits import build_context_management
+from agentctl.profile.loader import resolve_profile
+from agentctl.profile.settings import Profile
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+NAMES = ["default", "aggressive", "no-editing"]
+
+
+def load(name: str) -> Profile:
+    profile, warnings = resolve_profile(CONFIGS / f"{name}.toml")
+    assert warnings == []
+    return profile
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_config_loads_without_warnings(name: str) -> None:
+    profile = load(name)
+    assert profile.model == "claude-sonnet-5"
+    assert profile.cache.enabled
+    assert profile.source.endswith(f"{name}.toml")
+
+
+def test_default_sends_the_documented_edit() -> None:
+    assert build_context_management(load("default").context_editing) == {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": 60000},
+                "keep": {"type": "tool_uses", "value": 4},
+                "clear_at_least": {"type": "input_tokens", "value": 10000},
+                "exclude_tools": ["memory"],
+            }
+        ]
+    }
+
+
+def test_no_editing_is_default_with_editing_off() -> None:
+    default, baseline = load("default"), load("no-editing")
+    assert build_context_management(baseline.context_editing) is None
+    tool_uses = dataclasses.replace(baseline.context_editing.tool_uses, enabled=True)
+    flipped = dataclasses.replace(
+        baseline,
+        context_editing=dataclasses.replace(baseline.context_editing, tool_uses=tool_uses),
+        source=default.source,
+    )
+    assert flipped == default
+
+
+def test_aggressive_clears_earlier_and_keeps_less() -> None:
+    default, aggressive = (
+        load("default").context_editing.tool_uses,
+        load("aggressive").context_editing.tool_uses,
+    )
+    assert aggressive.trigger < default.trigger
+    assert aggressive.keep < default.keep
+    assert aggressive.clear_at_least < default.clear_at_least
+
+
+def test_left_out_paths_follow_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    profile = load("default")
+    assert profile.memory.root == tmp_path / "memory"
+    assert profile.tools.workspace_root == tmp_path

@@ -1,0 +1,245 @@
+"""Validation: unknown keys, wrong types, impossible values (errors) and risky ones (warnings)."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentctl.errors import ConfigError
+from agentctl.profile.loader import apply_set_overrides, build_profile
+from agentctl.profile.models import (
+    FALLBACK_DEPRECATED,
+    deprecated_models,
+    model_warning,
+    parse_eol_date,
+    sdk_data_file,
+)
+
+
+def build(*sets: str) -> tuple[Any, list[str]]:
+    return build_profile(apply_set_overrides({}, sets), source="t.toml", base_dir=Path("/p"))
+
+
+def error_of(*sets: str) -> str:
+    with pytest.raises(ConfigError) as err:
+        build(*sets)
+    assert err.value.exit_code == 2
+    message = str(err.value)
+    assert message.startswith("profile t.toml: ")
+    return message.removeprefix("profile t.toml: ")
+
+
+def test_unknown_key_suggests_closest_sibling() -> None:
+    assert error_of("context_editing.tool_uses.kep=3") == (
+        "context_editing.tool_uses.kep: unknown key (did you mean 'keep'?)"
+    )
+
+
+def test_misplaced_key_names_the_tables_where_it_belongs() -> None:
+    message = error_of("context_editing.keep=3")
+    assert "[context_editing.tool_uses] or [context_editing.thinking]" in message
+    assert "the top level" in error_of("cache.model=x")
+
+
+def test_unknown_key_lists_known_keys_when_nothing_is_close() -> None:
+    message = error_of("zzz=1")
+    assert message.startswith("zzz: unknown key (known keys: model, max_tokens")
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("context_editing.tool_uses.keep=true", "keep: expected an integer, got boolean true"),
+        ("max_turns=2.5", "max_turns: expected an integer, got float 2.5"),
+        ('max_tokens="8192"', "max_tokens: expected an integer, got string '8192'"),
+        ("thinking=1", "thinking: expected a table, got integer 1"),
+        ("cache.enabled=1", "cache.enabled: expected a boolean, got integer 1"),
+        ("limits.max_usd=true", "limits.max_usd: expected a number, got boolean true"),
+        ("context_editing.tool_uses.exclude_tools=[1]", "exclude_tools[0]: expected a string"),
+        ("context_editing.tool_uses.clear_tool_inputs=3", "a boolean or a list of strings"),
+        ('memory.root=""', "memory.root: expected a non-empty path string"),
+    ],
+)
+def test_wrong_types_are_errors(item: str, expected: str) -> None:
+    assert expected in error_of(item)
+
+
+def test_unknown_trigger_kind_and_ttl() -> None:
+    assert 'expected one of "input_tokens", "tool_uses"' in error_of(
+        "context_editing.tool_uses.trigger_kind=tokens"
+    )
+    assert 'cache.ttl: expected one of "5m", "1h", got string \'1d\'' in error_of("cache.ttl=1d")
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "max_tokens",
+        "max_turns",
+        "context_editing.tool_uses.trigger",
+        "context_editing.tool_uses.keep",
+        "memory.max_files",
+        "tools.max_result_chars",
+    ],
+)
+@pytest.mark.parametrize("value", [0, -1])
+def test_counts_must_be_positive(key: str, value: int) -> None:
+    assert error_of(f"{key}={value}") == f"{key}: must be an integer >= 1, got {value}"
+
+
+def test_zero_means_unset_where_documented() -> None:
+    profile, _ = build(
+        "context_editing.tool_uses.clear_at_least=0",
+        "limits.max_input_tokens=0",
+        "api.max_retries=0",
+    )
+    assert profile.api.max_retries == 0
+    assert "must be an integer >= 0" in error_of("context_editing.tool_uses.clear_at_least=-5")
+
+
+def test_negative_and_nan_amounts() -> None:
+    assert error_of("limits.max_usd=-1") == "limits.max_usd: must be a number >= 0, got -1.0"
+    assert "must be a number >= 0, got nan" in error_of("limits.max_usd=nan")
+    assert "api.timeout_s: must be a number > 0" in error_of("api.timeout_s=0")
+
+
+def test_thinking_budget_rules() -> None:
+    assert "below the API minimum of 1024" in error_of(
+        "thinking.enabled=true", "thinking.budget_tokens=1023"
+    )
+    message = error_of("thinking.enabled=true", "thinking.budget_tokens=8192", "max_tokens=8192")
+    assert message.startswith("thinking.budget_tokens: 8192 must be less than max_tokens (8192)")
+    # When thinking is off the budget is never sent, so it is not held to the API's rules.
+    profile, _ = build("thinking.budget_tokens=100")
+    assert profile.thinking.budget_tokens == 100
+
+
+def test_clear_thinking_needs_thinking() -> None:
+    message = error_of("context_editing.thinking.enabled=true")
+    assert message.startswith(
+        "context_editing.thinking.enabled: clear_thinking needs extended thinking"
+    )
+    profile, _ = build("context_editing.thinking.enabled=true", "thinking.enabled=true")
+    assert profile.context_editing.thinking.enabled
+
+
+def test_clear_thinking_keep_int_or_all() -> None:
+    on = ("thinking.enabled=true", "context_editing.thinking.enabled=true")
+    assert (
+        build(*on, 'context_editing.thinking.keep="all"')[0].context_editing.thinking.keep == "all"
+    )
+    assert build(*on, "context_editing.thinking.keep=2")[0].context_editing.thinking.keep == 2
+    assert 'expected an integer or "all"' in error_of(*on, "context_editing.thinking.keep=some")
+    assert "must be an integer >= 1, got 0" in error_of(*on, "context_editing.thinking.keep=0")
+    assert 'expected an integer or "all", got boolean true' in error_of(
+        *on, "context_editing.thinking.keep=true"
+    )
+
+
+def test_price_override_tables() -> None:
+    prices = [
+        f'prices."claude-5.5".{k}={v}'
+        for k, v in (
+            ("input", 3),
+            ("output", 15),
+            ("cache_write_5m", 3.75),
+            ("cache_write_1h", 6),
+            ("cache_read", 0.3),
+        )
+    ]
+    profile, _ = build(*prices)
+    assert profile.prices["claude-5.5"].cache_write_1h == 6.0
+    assert 'prices."claude-5.5".output: missing' in error_of(prices[0])
+    assert 'prices."claude-5.5".cache_read: must be a number >= 0, got -0.3' in error_of(
+        *prices, 'prices."claude-5.5".cache_read=-0.3'
+    )
+    assert 'prices."claude-5.5".inptu: unknown key' in error_of(
+        *prices, 'prices."claude-5.5".inptu=1'
+    )
+
+
+def test_defaults_have_no_warnings() -> None:
+    assert build()[1] == []
+
+
+@pytest.mark.parametrize(
+    ("sets", "fragment"),
+    [
+        (["context_editing.tool_uses.trigger=4000"], "trigger: 4000 input tokens is so low"),
+        (
+            [
+                'context_editing.tool_uses.trigger_kind="tool_uses"',
+                "context_editing.tool_uses.trigger=3",
+            ],
+            "keep (3) is not below the tool_uses trigger (3)",
+        ),
+        (
+            [
+                "context_editing.tool_uses.trigger=20000",
+                "context_editing.tool_uses.clear_at_least=30000",
+            ],
+            "clear_at_least: 30000 is larger than the trigger (20000)",
+        ),
+        (["context_editing.tool_uses.clear_tool_inputs=true"], "memory tool calls will be cleared"),
+        (["model=claude-sonnet-4-5"], "'claude-sonnet-4-5' reaches end of life"),
+    ],
+)
+def test_warnings(sets: list[str], fragment: str) -> None:
+    _, warnings = build(*sets)
+    assert len(warnings) == 1
+    assert fragment in warnings[0]
+
+
+def test_no_tool_use_warnings_when_clearing_is_off() -> None:
+    _, warnings = build(
+        "context_editing.tool_uses.enabled=false", "context_editing.tool_uses.trigger=10"
+    )
+    assert warnings == []
+
+
+def test_excluding_memory_silences_the_inputs_warning() -> None:
+    _, warnings = build(
+        "context_editing.tool_uses.clear_tool_inputs=true",
+        'context_editing.tool_uses.exclude_tools=["memory"]',
+    )
+    assert warnings == []
+
+
+def test_deprecated_table_is_read_from_the_installed_sdk_file() -> None:
+    path = sdk_data_file("deprecated_models.py")
+    assert path is not None and path.name == "deprecated_models.py"
+    table = deprecated_models()
+    assert table["claude-sonnet-4-5"] == "November 30th, 2026"
+    # Our fallback copy must not drift from the SDK we ship with.
+    assert {k: v for k, v in table.items() if k in FALLBACK_DEPRECATED} == FALLBACK_DEPRECATED
+
+
+def test_model_warning_wording_by_date() -> None:
+    assert parse_eol_date("November 30th, 2026") == datetime.date(2026, 11, 30)
+    assert parse_eol_date("sometime") is None
+    before = model_warning("claude-sonnet-4-5", datetime.date(2026, 11, 1))
+    today = model_warning("claude-sonnet-4-5", datetime.date(2026, 11, 30))
+    after = model_warning("claude-sonnet-4-5", datetime.date(2026, 12, 1))
+    assert before is not None and "is deprecated and reaches end of life on November 30th" in before
+    assert today is not None and "reaches end of life today" in today
+    assert (
+        after is not None and "reached end of life on November 30th, 2026 and is retired" in after
+    )
+    assert model_warning("claude-sonnet-5") is None
+
+
+def test_checking_a_profile_does_not_import_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from agentctl.profile.loader import resolve_profile\n"
+        "resolve_profile(sets=['model=claude-sonnet-4-5'])\n"
+        "print('anthropic' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
