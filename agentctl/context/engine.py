@@ -163,23 +163,23 @@ def _clears_input(edit: Mapping[str, Any], name: str) -> bool:
     return bool(flag)
 
 
-def _cleared_pair_tokens(pair: _Pair, edit: Mapping[str, Any], placeholder: str) -> tuple[int, int]:
-    """Tokens freed by clearing this pair: (result part, input part); mutates nothing."""
-    freed_result = freed_input = 0
-    if pair.result is not None:
-        after = {**pair.result, "content": placeholder}
-        freed_result = estimate_block_tokens(pair.result) - estimate_block_tokens(after)
-    if _clears_input(edit, str(pair.use.get("name", ""))):
-        after = {**pair.use, "input": dict(DEFAULT_CLEARED_INPUT_PLACEHOLDER)}
-        freed_input = estimate_block_tokens(pair.use) - estimate_block_tokens(after)
-    return freed_result, freed_input
+_Change = tuple[dict[str, Any], str, Any, int]  # (block, key, new value, tokens freed)
 
 
-def _clear_pair(pair: _Pair, edit: Mapping[str, Any], placeholder: str) -> None:
-    if pair.result is not None:
-        pair.result["content"] = placeholder  # tool_use_id and is_error stay (ours)
+def _pair_changes(pair: _Pair, edit: Mapping[str, Any], placeholder: str) -> list[_Change]:
+    """What clearing this pair would change; a part is left alone unless it shrinks (ours:
+    a result already shorter than the placeholder, or already cleared, stays as it is)."""
+    wanted: list[tuple[dict[str, Any], str, Any]] = []
+    if pair.result is not None:  # tool_use_id and is_error stay (ours)
+        wanted.append((pair.result, "content", placeholder))
     if _clears_input(edit, str(pair.use.get("name", ""))):
-        pair.use["input"] = dict(DEFAULT_CLEARED_INPUT_PLACEHOLDER)
+        wanted.append((pair.use, "input", dict(DEFAULT_CLEARED_INPUT_PLACEHOLDER)))
+    changes: list[_Change] = []
+    for block, key, value in wanted:
+        freed = estimate_block_tokens(block) - estimate_block_tokens({**block, key: value})
+        if freed > 0:
+            changes.append((block, key, value, freed))
+    return changes
 
 
 def _clear_tool_uses(
@@ -187,7 +187,8 @@ def _clear_tool_uses(
 ) -> dict[str, Any] | None:
     """Clear the oldest tool results beyond `keep`, unless untriggered or below clear_at_least.
 
-    `exclude_tools` pairs are never cleared and do not count toward `keep` (ours).
+    `exclude_tools` pairs are never cleared and do not count toward `keep`; the `tool_uses`
+    trigger counts every tool use, excluded ones included (both ours).
     """
     pairs = _tool_pairs(messages)
     if not _triggered(edit, input_tokens, len(pairs)):
@@ -196,15 +197,17 @@ def _clear_tool_uses(
     candidates = [p for p in pairs if str(p.use.get("name", "")) not in excluded]
     keep = int((edit.get("keep") or {}).get("value", DEFAULT_KEEP_TOOL_USES))
     victims = candidates[: max(len(candidates) - keep, 0)]
-    freed = sum(sum(_cleared_pair_tokens(p, edit, placeholder)) for p in victims)
+    per_pair = [c for c in (_pair_changes(p, edit, placeholder) for p in victims) if c]
+    freed = sum(change[3] for changes in per_pair for change in changes)
     at_least = edit.get("clear_at_least") or {}
-    if not victims or freed < int(at_least.get("value", 0)):
+    if not per_pair or freed < int(at_least.get("value", 0)):
         return None
-    for pair in victims:
-        _clear_pair(pair, edit, placeholder)
+    for changes in per_pair:
+        for block, key, value, _ in changes:
+            block[key] = value
     return {
         "type": "clear_tool_uses_20250919",
-        "cleared_tool_uses": len(victims),
+        "cleared_tool_uses": len(per_pair),
         "cleared_input_tokens": freed,
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agentctl.agent.events import Usage
@@ -39,7 +39,7 @@ class ModelInfo:
 
 def _derived(inp: float, out: float, read_ratio: float = 0.1) -> Price:
     """A price whose cache columns follow the standard multipliers (C.2)."""
-    return Price(inp, out, inp * 1.25, inp * 2.0, inp * read_ratio)
+    return Price(inp, out, round(inp * 1.25, 6), round(inp * 2.0, 6), round(inp * read_ratio, 6))
 
 
 # Keys are model ids or family prefixes: "claude-opus-4-5" matches "claude-opus-4-5-20251101".
@@ -80,35 +80,33 @@ MODELS: dict[str, ModelInfo] = {
     "claude-3-haiku": ModelInfo(Price(0.25, 1.25, 0.30, 0.50, 0.03), 2048, "DOC (2026-03 page)"),
 }
 DEFAULT_MIN_CACHEABLE = 1024  # ours, for ids the table does not know
-_T = TypeVar("_T")
-
-
-def _lookup(model: str, table: Mapping[str, _T]) -> _T | None:
-    """Exact id first, then the longest family key that prefixes `model` at a '-' boundary."""
-    if model in table:
-        return table[model]
-    matches = [k for k in table if model.startswith(k + "-")]
-    return table[max(matches, key=len)] if matches else None
 
 
 def model_info(model: str) -> ModelInfo | None:
     """The table row for a model id, or None if no family matches."""
-    return _lookup(model, MODELS)
+    key = _best_key(model, list(MODELS))
+    return MODELS[key] if key else None
+
+
+def _best_key(model: str, keys: list[str]) -> str | None:
+    if model in keys:
+        return model
+    matches = [k for k in keys if model.startswith(k + "-")]
+    return max(matches, key=len) if matches else None
 
 
 def price_for(model: str, overrides: Mapping[str, PriceOverride] | None = None) -> Price | None:
-    """The price of `model`: profile overrides first (same matching), then the table."""
-    override = _lookup(model, overrides or {})
-    if override is not None:
-        return Price(
-            override.input,
-            override.output,
-            override.cache_write_5m,
-            override.cache_write_1h,
-            override.cache_read,
-        )
-    info = model_info(model)
-    return info.price if info else None
+    """The price of `model`: the most specific key among profile overrides and the table
+    wins (an override for "claude-sonnet-5" does not reach "claude-sonnet-5-5"); on equal
+    keys the override wins."""
+    overrides = overrides or {}
+    key = _best_key(model, [*overrides, *MODELS])
+    if key is None:
+        return None
+    if key in overrides:
+        o = overrides[key]
+        return Price(o.input, o.output, o.cache_write_5m, o.cache_write_1h, o.cache_read)
+    return MODELS[key].price
 
 
 def min_cacheable_tokens(model: str) -> int:
