@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from agentctl.agent.events import Event, ProgressEvent
 
@@ -21,7 +22,18 @@ def event_line(event: Event) -> str | None:
     """The NDJSON line of an event (no newline), or None for events that are not written."""
     if isinstance(event, ProgressEvent):
         return None
-    return json.dumps(event.to_json())
+    return json.dumps(finite(event.to_json()), allow_nan=False)
+
+
+def finite(value: Any) -> Any:
+    """NaN / infinity (the loop's "unknown price" cost) become null: JSON has no NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [finite(item) for item in value]
+    return value
 
 
 class NdjsonWriter:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import io
 import json
 import os
+from dataclasses import replace
 
-from render_samples import RESULT, START, TURN2, TURNS
+from render_samples import RESULT, START, TURN2, TURNS, totals
 
 from agentctl.agent.events import ErrorEvent, Event, ProgressEvent
 from agentctl.render import make_renderer
@@ -120,3 +121,10 @@ def test_multi_closes_all_and_reraises_first_error() -> None:
     else:
         raise AssertionError("close error was swallowed")
     assert (first.closed, second.closed) == (1, 1)
+
+
+def test_unknown_cost_is_null_not_nan() -> None:
+    out = io.StringIO()
+    NdjsonWriter(out).handle(replace(RESULT, totals=totals(float("nan"))))
+    assert "NaN" not in out.getvalue()
+    assert json.loads(out.getvalue())["totals"]["cost_usd"] is None
