@@ -19,6 +19,7 @@ from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.emulator.editing import ContextEngine, default_engine
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
 from agentctl.emulator.model import Model, Script, ScriptedModel
+from agentctl.emulator.policy import DefaultPolicy
 from agentctl.emulator.protocol import (
     ApiFailure,
     check_auth,
@@ -260,11 +261,13 @@ def _drop_before_any_byte(handler: _Handler) -> None:
     _shut(handler.connection)
 
 
-def build_model(script: Path | Script | None) -> Model:
+def build_model(script: Path | Script | None, placeholder: str) -> Model:
     """The scripted model for a script (file or object); the default policy otherwise."""
     if isinstance(script, Path):
         script = load_script(script)
-    return ScriptedModel(script if script is not None else Script())
+    if script is None:
+        return DefaultPolicy(placeholder)
+    return ScriptedModel(script)
 
 
 @contextmanager
@@ -281,7 +284,9 @@ def running(
     """Start an emulator on a background thread for the duration of the block."""
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
     service = MessagesService(
-        engine or default_engine(clock), model or build_model(script), result_placeholder
+        engine or default_engine(clock),
+        model or build_model(script, result_placeholder),
+        result_placeholder,
     )
     emulator = Emulator(service, plan, port)
     emulator.start()

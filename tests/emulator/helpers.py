@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anthropic
+from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
+from anthropic.lib.tools._beta_functions import ToolError
 
 BETA = "context-management-2025-06-27"
 MODEL = "claude-sonnet-5"
@@ -25,3 +28,94 @@ def request(**overrides: Any) -> dict[str, Any]:
     body: dict[str, Any] = {"model": MODEL, "max_tokens": 1000, "messages": [user("hello")]}
     body.update(overrides)
     return body
+
+
+# --- a minimal client-side agent loop for tests (the real one lives in agentctl.agent) --------
+
+LIST_FILES = {
+    "name": "list_files",
+    "description": "List workspace files.",
+    "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+}
+READ_FILE = {
+    "name": "read_file",
+    "description": "Read a workspace file.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    },
+}
+MEMORY = {"type": "memory_20250818", "name": "memory"}
+
+
+def list_files(root: Path) -> str:
+    """The workspace contract's list_files result for the whole workspace."""
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+    return "\n".join(f"{p.relative_to(root).as_posix()}\t{p.stat().st_size}" for p in files)
+
+
+def read_file(root: Path, path: str) -> str:
+    """The workspace contract's read_file result (no size cap in this test double)."""
+    lines = (root / path).read_text().split("\n")
+    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, 1))
+
+
+def run_tool(block: Any, workspace: Path, memory: Any) -> dict[str, Any]:
+    """Execute one tool_use block; errors become is_error results."""
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.id}
+    try:
+        if block.name == "memory":
+            result["content"] = memory.call(block.input)
+        elif block.name == "list_files":
+            result["content"] = list_files(workspace)
+        else:
+            result["content"] = read_file(workspace, block.input["path"])
+    except (ToolError, OSError) as err:
+        result.update(content=str(err), is_error=True)
+    return result
+
+
+def run_session(
+    client: anthropic.Anthropic,
+    task: str,
+    workspace: Path,
+    memory_base: Path,
+    *,
+    tools: tuple[dict[str, Any], ...] = (MEMORY, LIST_FILES, READ_FILE),
+    max_turns: int = 60,
+    **extra: Any,
+) -> list[Any]:
+    """Drive the emulator like an agent loop; returns every response (BetaMessage)."""
+    memory = BetaLocalFilesystemMemoryTool(base_path=str(memory_base))
+    messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
+    extra.setdefault("max_tokens", 4000)
+    responses = []
+    for _ in range(max_turns):
+        reply = client.beta.messages.create(
+            model=MODEL, messages=messages, tools=list(tools), **extra
+        )
+        responses.append(reply)
+        messages.append({"role": "assistant", "content": [b.to_dict() for b in reply.content]})
+        if reply.stop_reason != "tool_use":
+            return responses
+        calls = [b for b in reply.content if b.type == "tool_use"]
+        messages.append(
+            {"role": "user", "content": [run_tool(b, workspace, memory) for b in calls]}
+        )
+    raise AssertionError("the session did not end")
+
+
+def tool_calls(responses: list[Any]) -> list[str]:
+    """`name:command-or-path` for every tool call, in order (compact sequence checks)."""
+    out = []
+    for reply in responses:
+        for b in reply.content:
+            if b.type == "tool_use":
+                detail = b.input.get("command") or b.input.get("path", "")
+                out.append(f"{b.name}:{detail}")
+    return out

@@ -1,0 +1,168 @@
+"""The default model: works through any task with memory and workspace tools, deterministically.
+
+Each turn it rebuilds what it knows from the edited conversation (`recall`), then takes the
+first step that applies:
+  1. `memory view /memories`; 2. view its notes file if the listing shows it (or the listing
+  was cleared, or its own writes can no longer be seen); 3. `list_files` if offered and the
+  listing is unknown (neither visible nor saved as the notes' `Plan:` line); 4. one response
+  with up to two tool calls: a memory write (`create` the notes file with the plan, else
+  `str_replace` of the end marker with a `- path: facts` line for the file it just read) and
+  `read_file` of the next file not yet noted; 5. re-view the notes if it wrote since it last
+  viewed them; 6. answer with the facts from its notes (without memory: from the reads it can
+  still see).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentctl.emulator.model import Block, Reply, TextOut, ThinkingOut, ToolCall, assistant_turns
+from agentctl.emulator.recall import (
+    NOTES_END,
+    Recall,
+    keywords,
+    notes_path,
+    recall,
+    recorded_files,
+    task_text,
+    unnumber,
+)
+from agentctl.emulator.validation import thinking_enabled
+
+Json = dict[str, Any]
+
+MAX_FILES = 200  # any workspace terminates
+MAX_TURNS = 2 * MAX_FILES + 12  # a hard stop even if every result keeps being cleared
+FACTS_PER_FILE = 3
+FACT_CHARS = 160
+PLAN_PREFIX = "Plan: "
+
+
+def file_facts(text: str, words: list[str]) -> list[str]:
+    """Up to 3 lines naming a task keyword, else the first non-empty line."""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    hits = [line for line in lines if any(w in line.lower() for w in words)]
+    chosen = hits[:FACTS_PER_FILE] or lines[:1]
+    return [line[:FACT_CHARS] for line in chosen]
+
+
+class DefaultPolicy:
+    """The model used when no script is given."""
+
+    def __init__(self, placeholder: str) -> None:
+        self.placeholder = placeholder
+
+    def reply(self, request: Json) -> Reply:
+        task = task_text(request)
+        offered = {str(t.get("name")) for t in request.get("tools") or []}
+        notes = notes_path(task)
+        state = recall(request, notes, self.placeholder)
+        calls, why = self._next_calls(state, offered, notes, task)
+        if assistant_turns(request) >= MAX_TURNS:
+            calls, why = [], "I have used my turn budget; answering now."
+        blocks: list[Block] = [ThinkingOut(why)] if thinking_enabled(request) else []
+        if calls:
+            return Reply((*blocks, *calls))
+        return Reply((*blocks, TextOut(answer(state, offered, notes, task))))
+
+    def _next_calls(
+        self, state: Recall, offered: set[str], notes: str, task: str
+    ) -> tuple[list[ToolCall], str]:
+        memory = "memory" in offered
+        if memory and not state.root_viewed:
+            return [_memory("view", path="/memories")], "First, check my memory directory."
+        if memory and state.notes_state == "unknown" and state.notes_views < 3:
+            return [_memory("view", path=notes)], f"Read my notes in {notes}."
+        # List once per conversation (the workspace may have changed since the notes).
+        if "list_files" in offered and (not state.listed or _known_files(state) is None):
+            return [ToolCall("list_files", {"path": "."})], "List the workspace files."
+        calls = _work(state, offered, notes, task)
+        if calls:
+            return calls, "Record what I found, then read the next file."
+        if memory and state.wrote_since_view and state.notes_state != "absent":
+            return [_memory("view", path=notes)], "Re-read my notes before answering."
+        return [], "I have everything I need; write the answer."
+
+
+def _memory(command: str, **arguments: Any) -> ToolCall:
+    return ToolCall("memory", {"command": command, **arguments})
+
+
+def _pending_note(state: Recall, task: str) -> str | None:
+    """The `- path: facts` line for the file just read, if it is not recorded yet."""
+    if state.last_read is None:
+        return None
+    path, text = state.last_read
+    if path in recorded_files(state.notes or ""):
+        return None
+    if state.last_read_error is not None:
+        return f"- {path}: (could not read it: {state.last_read_error.strip()[:FACT_CHARS]})"
+    if text is None:
+        return f"- {path}: (its content was cleared before I noted it)"
+    facts = file_facts("\n".join(unnumber(text)), keywords(task))
+    return f"- {path}: {' | '.join(facts) if facts else '(empty)'}"
+
+
+def plan_files(notes: str | None) -> list[str] | None:
+    """The workspace listing as recorded in the notes' `Plan:` line."""
+    for line in (notes or "").split("\n"):
+        if line.startswith(PLAN_PREFIX):
+            rest = line[len(PLAN_PREFIX) :].strip()
+            return [p for p in rest.split(" | ") if p] if rest != "(no files)" else []
+    return None
+
+
+def _known_files(state: Recall) -> list[str] | None:
+    """The listing if still visible, else the plan saved in memory (listings get cleared too)."""
+    return state.files if state.files is not None else plan_files(state.notes)
+
+
+def _create_notes(files: list[str] | None, line: str | None, notes: str, task: str) -> ToolCall:
+    first = task.strip().split("\n")[0][:100]
+    plan = " | ".join(files[:MAX_FILES]) if files else "(no files)"
+    body = f"{line}\n" if line else ""
+    text = f"# Notes for: {first}\n{PLAN_PREFIX}{plan}\n\n## Files\n{body}{NOTES_END}\n"
+    return _memory("create", path=notes, file_text=text)
+
+
+def _note_calls(state: Recall, files: list[str] | None, notes: str, task: str) -> list[ToolCall]:
+    line = _pending_note(state, task)
+    if state.notes_state == "absent" and (files is not None or line):
+        return [_create_notes(files, line, notes, task)]
+    if line and state.notes_state == "known" and NOTES_END in (state.notes or ""):
+        new = f"{line}\n{NOTES_END}"
+        return [_memory("str_replace", path=notes, old_str=NOTES_END, new_str=new)]
+    return []
+
+
+def _work(state: Recall, offered: set[str], notes: str, task: str) -> list[ToolCall]:
+    files = _known_files(state)
+    calls = _note_calls(state, files, notes, task) if "memory" in offered else []
+    done = set(recorded_files(state.notes or "")) | set(state.reads)
+    following = next((p for p in (files or [])[:MAX_FILES] if p not in done), None)
+    if following is not None and "read_file" in offered:
+        calls.append(ToolCall("read_file", {"path": following}))
+    return calls
+
+
+def answer(state: Recall, offered: set[str], notes: str, task: str) -> str:
+    """The final text: the facts in the notes, else those the model can still see."""
+    if "memory" in offered and state.notes:
+        facts = recorded_files(state.notes)
+        source = f"my notes ({notes})"
+    else:
+        facts = _visible_facts(state, task)
+        source = "the files I read"
+    if not facts:
+        return f"Task: {task.strip()[:200]}\nI found nothing to report."
+    lines = [f"- {path}: {text}" for path, text in facts.items()]
+    return f"From {source}, {len(facts)} file(s):\n" + "\n".join(lines)
+
+
+def _visible_facts(state: Recall, task: str) -> dict[str, str]:
+    words = keywords(task)
+    return {
+        path: " | ".join(file_facts("\n".join(unnumber(text)), words))
+        for path, text in state.reads.items()
+        if text is not None
+    }

@@ -1,0 +1,154 @@
+"""The default policy end to end: real SDK, real memory directory, real workspace files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentctl.emulator.recall import keywords, notes_path
+from agentctl.emulator.server import running
+
+from .helpers import BETA, LIST_FILES, READ_FILE, make_client, run_session, tool_calls
+
+TASK = "Summarise the project deadline and the budget owner."
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    (root / "docs").mkdir(parents=True)
+    (root / "a.txt").write_text("Intro line\nThe deadline is March 3.\nnoise\n" + "filler\n" * 50)
+    (root / "docs" / "b.md").write_text("# Budget\nBudget owner: Dana\nTotal 40k\n")
+    (root / "c.txt").write_text("\nnothing relevant here\nat all\n")
+    (root / ".hidden").write_text("deadline secret")
+    return root
+
+
+def _final_text(responses: list[Any]) -> str:
+    return str(responses[-1].content[-1].text)
+
+
+def test_first_run_reads_every_file_and_notes_it(workspace: Path, tmp_path: Path) -> None:
+    with running() as emu:
+        responses = run_session(make_client(emu.base_url), TASK, workspace, tmp_path / "mem")
+    assert tool_calls(responses) == [
+        "memory:view",
+        "list_files:.",
+        "memory:create",
+        "read_file:a.txt",
+        "memory:str_replace",
+        "read_file:c.txt",
+        "memory:str_replace",
+        "read_file:docs/b.md",
+        "memory:str_replace",
+        "memory:view",
+    ]
+    notes = (tmp_path / "mem" / "memories" / Path(notes_path(TASK)).name).read_text()
+    assert "- a.txt: The deadline is March 3." in notes
+    assert "- docs/b.md: # Budget | Budget owner: Dana" in notes
+    assert "- c.txt: nothing relevant here" in notes
+    answer = _final_text(responses)
+    assert "The deadline is March 3." in answer and "Budget owner: Dana" in answer
+    assert responses[-1].stop_reason == "end_turn"
+
+
+def test_second_run_finds_its_notes_and_skips_done_work(workspace: Path, tmp_path: Path) -> None:
+    with running() as emu:
+        client = make_client(emu.base_url)
+        run_session(client, TASK, workspace, tmp_path / "mem")
+        (workspace / "d.txt").write_text("New deadline: April 1\n")
+        again = run_session(client, TASK, workspace, tmp_path / "mem")
+    assert tool_calls(again) == [
+        "memory:view",
+        "memory:view",
+        "list_files:.",
+        "read_file:d.txt",
+        "memory:str_replace",
+        "memory:view",
+    ]
+    answer = _final_text(again)
+    assert "The deadline is March 3." in answer and "New deadline: April 1" in answer
+
+
+def test_cleared_results_are_recovered_from_memory(workspace: Path, tmp_path: Path) -> None:
+    edits = {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "tool_uses", "value": 2},
+                "keep": {"type": "tool_uses", "value": 1},
+                "exclude_tools": ["memory"],
+            }
+        ]
+    }
+    with running() as emu:
+        responses = run_session(
+            make_client(emu.base_url),
+            TASK,
+            workspace,
+            tmp_path / "mem",
+            betas=[BETA],
+            context_management=edits,
+        )
+        seen_by_model = emu.requests[-1].body  # what the client sent (full history)
+    cleared = [r.context_management.applied_edits for r in responses if r.context_management]
+    assert any(applied for applied in cleared)
+    assert "The deadline is March 3." in _final_text(responses)
+    assert "Budget owner: Dana" in _final_text(responses)
+    assert len(seen_by_model["messages"]) == 2 * len(responses) - 1
+
+
+def test_thinking_opens_every_turn(workspace: Path, tmp_path: Path) -> None:
+    with running() as emu:
+        responses = run_session(
+            make_client(emu.base_url),
+            TASK,
+            workspace,
+            tmp_path / "mem",
+            thinking={"type": "enabled", "budget_tokens": 1024},
+        )
+    assert all(r.content[0].type == "thinking" for r in responses)
+    assert all(r.content[0].signature for r in responses)
+
+
+def test_same_inputs_same_replies(workspace: Path, tmp_path: Path) -> None:
+    with running() as emu:
+        client = make_client(emu.base_url)
+        one = run_session(client, TASK, workspace, tmp_path / "m1")
+        two = run_session(client, TASK, workspace, tmp_path / "m2")
+    assert [[b.to_dict() for b in r.content] for r in one] == [
+        [b.to_dict() for b in r.content] for r in two
+    ]
+
+
+def test_without_memory_answers_from_what_it_still_sees(workspace: Path, tmp_path: Path) -> None:
+    with running() as emu:
+        responses = run_session(
+            make_client(emu.base_url),
+            TASK,
+            workspace,
+            tmp_path / "mem",
+            tools=(LIST_FILES, READ_FILE),
+        )
+    assert tool_calls(responses) == [
+        "list_files:.",
+        "read_file:a.txt",
+        "read_file:c.txt",
+        "read_file:docs/b.md",
+    ]
+    assert "Budget owner: Dana" in _final_text(responses)
+
+
+def test_no_tools_still_answers(tmp_path: Path) -> None:
+    with running() as emu:
+        responses = run_session(make_client(emu.base_url), TASK, tmp_path, tmp_path / "m", tools=())
+    assert len(responses) == 1 and responses[0].stop_reason == "end_turn"
+    assert "nothing to report" in _final_text(responses)
+
+
+def test_keywords_and_notes_path_are_stable() -> None:
+    assert keywords(TASK) == ["summarise", "project", "deadline", "budget", "owner"]
+    assert notes_path(TASK) == notes_path(TASK + "  ")
+    assert notes_path(TASK).startswith("/memories/summarise-project-deadline-")
