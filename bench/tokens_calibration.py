@@ -1,0 +1,128 @@
+"""Measure agentctl's token estimator against the legacy Claude tokenizer, per kind of text.
+
+The legacy tokenizer ships inside old anthropic wheels; it is NOT a runtime dependency:
+
+    pip download --no-deps anthropic==0.34.2 -d /tmp/x
+    cd /tmp/x && unzip -o anthropic-0.34.2-py3-none-any.whl anthropic/tokenizer.json
+    .venv/bin/pip install tokenizers
+    .venv/bin/python bench/tokens_calibration.py /tmp/x/anthropic/tokenizer.json
+
+Corpora come from the running Python's standard library (so the figures are reproducible on
+any machine): prose = docstrings, code = module sources, json = a JSON rendering of the
+stdlib's AST-level inventory (tool-result-like), markdown = installed packages' READMEs.
+Current Claude models use a newer tokenizer than this one; see docs/context.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import statistics
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+from agentctl.context.tokens import estimate_text_tokens
+
+MODULES = [
+    "argparse.py",
+    "dataclasses.py",
+    "json/decoder.py",
+    "email/message.py",
+    "http/client.py",
+    "pathlib.py",
+    "textwrap.py",
+    "typing.py",
+    "subprocess.py",
+    "logging/__init__.py",
+]
+
+
+def _sources() -> list[tuple[str, str]]:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return [(name, (stdlib / name).read_text()) for name in MODULES]
+
+
+def _docstrings(source: str) -> str:
+    nodes = [
+        n
+        for n in ast.walk(ast.parse(source))
+        if isinstance(n, ast.FunctionDef | ast.ClassDef | ast.Module)
+    ]
+    return "\n\n".join(d for n in nodes if (d := ast.get_docstring(n)))
+
+
+def _inventory(name: str, source: str) -> str:
+    tree = ast.parse(source)
+    items = [
+        {
+            "name": n.name,
+            "kind": type(n).__name__,
+            "line": n.lineno,
+            "args": [a.arg for a in n.args.args],
+        }
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef)
+    ]
+    return json.dumps({"module": name, "functions": items}, indent=2)
+
+
+def _readmes() -> list[str]:
+    """Package long descriptions (markdown) from the installed dist-info METADATA files."""
+    texts = []
+    for dist in ("anthropic", "rich", "typer", "pydantic", "hypothesis", "pytest", "mypy"):
+        for meta in Path(sysconfig.get_paths()["purelib"]).glob(f"{dist}-*.dist-info/METADATA"):
+            body = meta.read_text().partition("\n\n")[2]
+            if body.strip():
+                texts.append(body)
+    return texts
+
+
+def _license() -> list[str]:
+    """The PSF license history: plain English prose."""
+    return [(Path(sysconfig.get_paths()["stdlib"]) / "LICENSE.txt").read_text()]
+
+
+def corpora() -> dict[str, list[str]]:
+    sources = _sources()
+    return {
+        "prose (Python LICENSE.txt)": _license(),
+        "prose (stdlib docstrings)": [_docstrings(s) for _, s in sources],
+        "code (stdlib sources)": [s for _, s in sources],
+        "json (pretty, tool-result-like)": [_inventory(n, s) for n, s in sources],
+        "markdown (package READMEs)": _readmes(),
+    }
+
+
+def main(tokenizer_path: str) -> None:
+    from tokenizers import Tokenizer  # calibration only, never a runtime dependency
+
+    tokenizer = Tokenizer.from_file(tokenizer_path)
+    head = ("corpus", "docs", "chars", "legacy", "ours", "ratio", "doc min..max")
+    print("{:34} {:>4} {:>9} {:>8} {:>8} {:>6} {:>13}".format(*head))
+    for kind, docs in corpora().items():
+        legacy = [len(tokenizer.encode(d).ids) for d in docs]
+        ours = [estimate_text_tokens(d) for d in docs]
+        ratios = [o / t for o, t in zip(ours, legacy, strict=True) if t]
+        chars = sum(len(d) for d in docs)
+        print(
+            f"{kind:34} {len(docs):>4} {chars:>9} {sum(legacy):>8} {sum(ours):>8} "
+            f"{sum(ours) / sum(legacy):>6.3f} {min(ratios):>6.3f}..{max(ratios):.3f}"
+        )
+    _speed([d for docs in corpora().values() for d in docs])
+
+
+def _speed(docs: list[str]) -> None:
+    text = "\n".join(docs) * 4
+    estimate_text_tokens.cache_clear()
+    start = time.perf_counter()
+    estimate_text_tokens(text)
+    seconds = time.perf_counter() - start
+    print(f"speed: {len(text) / seconds / 1e6:.1f} M chars/s on {len(text):,} chars (cold cache)")
+    per_doc = statistics.mean(len(d) / max(estimate_text_tokens(d), 1) for d in docs)
+    print(f"chars per token (ours, mean over documents): {per_doc:.2f}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "/tmp/x/anthropic/tokenizer.json")
