@@ -83,7 +83,9 @@ def show(
     """
     resolved, warnings = resolve_profile(profile, sets or ())
     print_warnings(warnings)
-    data = show_data(resolved)
+    from agentctl.agent.request import betas
+
+    data = show_data(resolved, betas(resolved))
     if as_json:
         print(json.dumps(data, indent=2))
     elif sys.stdout.isatty():

@@ -29,7 +29,7 @@ KEY_DOCS: dict[str, KeyDoc] = {
         "Output cap per response; must exceed thinking.budget_tokens.", "max_tokens"
     ),
     "max_turns": KeyDoc("Stop the run (exit 3) after this many model turns."),
-    "system": KeyDoc("System prompt text; empty means agentctl's own only.", "system"),
+    "system": KeyDoc("System prompt text (empty: no system prompt is sent).", "system"),
     "thinking": KeyDoc("Extended thinking."),
     "thinking.enabled": KeyDoc("Turn extended thinking on.", 'thinking.type = "enabled"'),
     "thinking.budget_tokens": KeyDoc(
@@ -81,7 +81,9 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "tools.web_fetch": KeyDoc("Offer the server-side web fetch tool.", "tools[] web_fetch"),
     "tools.max_result_chars": KeyDoc("Longest client tool result sent back to the model."),
     "limits": KeyDoc("Budgets that stop a run with exit code 3."),
-    "limits.max_input_tokens": KeyDoc("Input-token budget of a run (0 = no limit)."),
+    "limits.max_input_tokens": KeyDoc(
+        "Stop once a run's prompt tokens (input + cache, all turns) reach this (0 = no limit)."
+    ),
     "limits.max_usd": KeyDoc("Estimated-cost budget of a run in USD (0 = no limit)."),
     "api": KeyDoc("How to reach the Messages API."),
     "api.base_url": KeyDoc("API URL; empty means $ANTHROPIC_BASE_URL or the SDK default."),

@@ -16,7 +16,7 @@ from typing import Any
 from agentctl.errors import ConfigError, UsageError
 from agentctl.home import user_profile_path
 from agentctl.profile.keys import key_locations, path_keys
-from agentctl.profile.schema import FieldError, convert_table
+from agentctl.profile.schema import FieldError, convert_table, join_key
 from agentctl.profile.settings import Profile
 from agentctl.profile.validate import check_profile
 from agentctl.profile.writer import profile_to_dict
@@ -28,6 +28,7 @@ PATH_KEYS = frozenset(path_keys(Profile))
 
 __all__ = [
     "BUILTIN_SOURCE",
+    "ProfileKeyError",
     "apply_set_overrides",
     "build_profile",
     "deep_merge",
@@ -36,6 +37,15 @@ __all__ = [
     "read_profile_file",
     "resolve_profile",
 ]
+
+
+class ProfileKeyError(ConfigError):
+    """A ConfigError about one dotted key; keeps the key so the caller can say who set it."""
+
+    def __init__(self, source: str, key: str, detail: str) -> None:
+        super().__init__(f"profile {source}: {key}: {detail}")
+        self.key = key
+        self.detail = detail
 
 
 def read_profile_file(path: Path) -> dict[str, Any]:
@@ -122,7 +132,7 @@ def build_profile(
         profile = convert_table(Profile, data, "", base_dir)
         warnings = check_profile(profile)
     except FieldError as err:
-        raise ConfigError(f"profile {source}: {err.key}: {explain(err)}") from None
+        raise ProfileKeyError(source, err.key, explain(err)) from None
     return Profile(**{**vars(profile), "source": source}), warnings
 
 
@@ -188,4 +198,36 @@ def resolve_profile(
     data = apply_set_overrides(data, sets)
     source = str(path) if path else BUILTIN_SOURCE
     base_dir = path.resolve().parent if path else Path.cwd()
-    return build_profile(data, source=source, base_dir=base_dir)
+    try:
+        return build_profile(data, source=source, base_dir=base_dir)
+    except ProfileKeyError as err:
+        origin = override_origin(err.key, sets, extra or {})
+        if origin is None:
+            raise
+        raise ConfigError(f"profile {source}, {origin}: {err.key}: {err.detail}") from None
+
+
+def override_origin(key: str, sets: Sequence[str], extra: dict[str, Any]) -> str | None:
+    """Which --set (the last one wins) or the task front matter set the bad `key`, if any."""
+    for item in reversed(sets):
+        path = parse_dotted_key(item.partition("=")[0].strip(), item)
+        if related(key, ".".join(join_key("", p) for p in path)):
+            return f"--set {item}"
+    if any(related(key, k) for k in dotted_keys(extra)):
+        return "task front matter"
+    return None
+
+
+def related(error_key: str, set_key: str) -> bool:
+    """True when the error is about `set_key` itself, something inside it, or a table above it."""
+    inside = error_key.startswith((f"{set_key}.", f"{set_key}["))
+    return error_key == set_key or inside or set_key.startswith(f"{error_key}.")
+
+
+def dotted_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
+    """Every leaf key of a nested dict, dotted."""
+    keys: list[str] = []
+    for name, value in data.items():
+        key = join_key(prefix, name)
+        keys.extend(dotted_keys(value, key) if isinstance(value, dict) and value else [key])
+    return keys

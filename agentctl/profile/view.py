@@ -4,30 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentctl.context.edits import BETA_CONTEXT_MANAGEMENT, build_context_management
+from agentctl.context.edits import build_context_management
 from agentctl.profile.keys import KEY_DOCS
 from agentctl.profile.settings import Profile
 from agentctl.profile.writer import profile_to_dict
 
 
-def required_betas(profile: Profile) -> list[str]:
-    """The `betas` a run with this profile sends.
+def show_data(profile: Profile, betas: list[str]) -> dict[str, Any]:
+    """The `profile show --json` object: source, settings, context_management, betas.
 
-    context-management-2025-06-27 is needed for context_management; older docs also require it
-    for the memory tool (the 2026-09 docs no longer do), and sending it is harmless, so a
-    memory-only profile sends it too.
+    `betas` comes from the caller (the CLI asks the request builder), so that what `show`
+    prints is what `run` sends.
     """
-    needs = build_context_management(profile.context_editing) is not None or profile.tools.memory
-    return [BETA_CONTEXT_MANAGEMENT] if needs else []
-
-
-def show_data(profile: Profile) -> dict[str, Any]:
-    """The `profile show --json` object: source, settings, context_management, betas."""
     return {
         "source": profile.source,
         "profile": profile_to_dict(profile),
         "context_management": build_context_management(profile.context_editing),
-        "betas": required_betas(profile),
+        "betas": list(betas),
     }
 
 

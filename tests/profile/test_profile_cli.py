@@ -100,20 +100,16 @@ def test_show_puts_clear_thinking_first_and_applies_sets(in_tmp: Path) -> None:
 
 
 def test_show_no_editing_sends_no_context_management(in_tmp: Path) -> None:
-    result = CliRunner().invoke(
-        app,
-        [
-            "profile",
-            "show",
-            str(CONFIGS / "no-editing.toml"),
-            "--json",
-            "--set",
-            "tools.memory=false",
-        ],
-    )
+    from agentctl.agent.request import betas
+
+    args = ["profile", "show", str(CONFIGS / "no-editing.toml"), "--json"]
+    result = CliRunner().invoke(app, [*args, "--set", "tools.web_fetch=true"])
     data = json.loads(result.stdout)
     assert data["context_management"] is None
-    assert data["betas"] == []
+    # The same list the request builder sends (it owns the rule; show only reports it).
+    profile, _ = resolve_profile(CONFIGS / "no-editing.toml", ["tools.web_fetch=true"])
+    assert data["betas"] == betas(profile)
+    assert "web-fetch-2025-09-10" in data["betas"]
 
 
 def test_show_plain_text_when_piped(in_tmp: Path) -> None:
@@ -135,7 +131,10 @@ def test_show_rich_table_renders(in_tmp: Path) -> None:
     from agentctl.profile.view import show_data
 
     console = Console(width=100, record=True, color_system=None)
-    render_rich(show_data(resolve_profile(CONFIGS / "default.toml")[0]), console)
+    data = show_data(
+        resolve_profile(CONFIGS / "default.toml")[0], ["context-management-2025-06-27"]
+    )
+    render_rich(data, console)
     text = console.export_text()
     assert "context_editing.tool_uses.keep" in text
     assert "keep.value" in text  # the API-field column

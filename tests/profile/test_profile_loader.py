@@ -197,3 +197,36 @@ def test_resolve_profile_error_names_file_and_key(tmp_path: Path) -> None:
     message = str(err.value)
     assert message.startswith(f"profile {path}: context_editing.tool_uses.keep: ")
     assert "boolean true" in message
+
+
+def test_error_from_a_set_names_the_set(tmp_path: Path) -> None:
+    path = write(tmp_path / "p.toml", "max_turns = 5\n")
+    with pytest.raises(ConfigError) as err:
+        resolve_profile(path, sets=["max_turns=7", "context_editing.tool_uses.keep=0"])
+    assert str(err.value) == (
+        f"profile {path}, --set context_editing.tool_uses.keep=0: "
+        "context_editing.tool_uses.keep: must be an integer >= 1, got 0"
+    )
+
+
+def test_error_from_front_matter_says_so() -> None:
+    with pytest.raises(ConfigError) as err:
+        resolve_profile(extra={"cache": {"ttl": 3}})
+    assert str(err.value).startswith("profile <built-in>, task front matter: cache.ttl: ")
+
+
+def test_error_in_the_file_names_only_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "p.toml", "max_turns = 0\n")
+    with pytest.raises(ConfigError) as err:
+        resolve_profile(path, sets=["max_tokens=100"])
+    assert str(err.value) == f"profile {path}: max_turns: must be an integer >= 1, got 0"
+
+
+def test_set_paths_are_relative_to_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "conf" / "p.toml", '[memory]\nroot = "mem"\n')
+    monkeypatch.chdir(tmp_path)
+    profile, _ = resolve_profile(path, sets=["tools.workspace_root=ws"])
+    assert profile.tools.workspace_root == tmp_path / "ws"
+    assert profile.memory.root == (tmp_path / "conf" / "mem").resolve()
