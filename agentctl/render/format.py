@@ -17,12 +17,14 @@ def fmt_int(value: int) -> str:
 
 
 def fmt_compact(value: int) -> str:
-    """Short form for narrow spaces: 999 -> '999', 1234 -> '1.2k', 2_500_000 -> '2.5M'."""
+    """At most 5 characters (6 negative): 999, 1.2k, 18.0k, 180k, 2.5M."""
     size = abs(value)
     if size < 1000:
         return str(value)
-    if size < 1_000_000:
+    if size < 99_950:
         return f"{value / 1000:.1f}k"
+    if size < 999_500:
+        return f"{value / 1000:.0f}k"
     return f"{value / 1_000_000:.1f}M"
 
 

@@ -20,7 +20,7 @@ from agentctl.agent.events import (
 )
 from agentctl.render.format import fmt_progress, fmt_waiting, trigger_from
 from agentctl.render.plain import format_error_line
-from agentctl.render.table import summary_table, turn_table, wide_enough
+from agentctl.render.table import summary_table, turn_table
 
 HEADER_LINES = 3  # two header lines and the rule under them
 STATUS_LINES = 2  # the status line, and one spare so the live region never touches the top
@@ -41,8 +41,7 @@ class TurnTableView:
         self.fit_screen = fit_screen
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        compact = not wide_enough(options.max_width, trigger=self.trigger)
-        table = turn_table(self.turns, trigger=self.trigger, compact=compact)
+        table = turn_table(self.turns, trigger=self.trigger, width=options.max_width)
         if not self.fit_screen:
             yield table
             return

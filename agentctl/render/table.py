@@ -37,31 +37,42 @@ _NUMBER_HEADERS: tuple[tuple[str, str], ...] = (
 
 
 def turn_table(
-    turns: Sequence[TurnEvent], *, trigger: int | None = None, compact: bool = False
+    turns: Sequence[TurnEvent], *, trigger: int | None = None, width: int | None = None
 ) -> Table:
-    """One row per turn; `trigger` adds the prompt's headroom below it; `compact` fits 80 columns.
+    """One row per turn; `trigger` adds the prompt's headroom below it (negative: over it).
 
-    Compact mode abbreviates numbers (`18.0k`) and headers and leaves one space between columns.
-    See `wide_enough` for the width each layout needs.
+    `width` (the console width it will be drawn at; None = wide) picks the layout: below
+    `WIDE_WIDTH` short headers and one space between columns, below `FULL_NUMBERS_WIDTH`
+    also abbreviated numbers (`18.0k`), so 80 columns keep every column readable.
     """
-    # SIMPLE_HEAD draws a one-space divider, so columns are 1 (compact) or 2 spaces apart.
-    padding = (0, 0) if compact else (0, 0, 0, 1)
+    wide, full_numbers = layout_for(width, trigger)
+    # SIMPLE_HEAD draws a one-space divider, so columns are 2 (wide) or 1 space apart.
+    padding = (0, 0, 0, 1) if wide else (0, 0)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=padding)
     table.add_column("turn", justify="right", no_wrap=True)
     table.add_column("stop", overflow="fold")
-    for wide, short in _NUMBER_HEADERS:
-        table.add_column(short if compact else wide, justify="right", no_wrap=True)
+    for long_header, short_header in _NUMBER_HEADERS:
+        table.add_column(long_header if wide else short_header, justify="right", no_wrap=True)
     if trigger is not None:
-        table.add_column("to\ntrig" if compact else "to\ntrigger", justify="right", no_wrap=True)
+        table.add_column("to\ntrigger" if wide else "to\ntrig", justify="right", no_wrap=True)
     table.add_column("tools", min_width=12, overflow="fold")
     for turn in turns:
-        table.add_row(*_turn_cells(turn, trigger, fmt_compact if compact else fmt_int))
+        table.add_row(*_turn_cells(turn, trigger, fmt_int if full_numbers else fmt_compact))
     return table
 
 
-def wide_enough(width: int, *, trigger: int | None = None) -> bool:
-    """Whether the wide layout of `turn_table` leaves room for the tools column at `width`."""
-    return width >= (106 if trigger is not None else 96)
+# Measured with six-digit token counts: the width from which each layout leaves the tools
+# column room for `memory:str_replace!`; the second value applies when the trigger column shows.
+WIDE_WIDTH = (96, 106)
+FULL_NUMBERS_WIDTH = (84, 94)
+
+
+def layout_for(width: int | None, trigger: int | None) -> tuple[bool, bool]:
+    """(wide headers and gaps, full numbers) for a table drawn `width` columns wide."""
+    if width is None:
+        return True, True
+    column = 1 if trigger is not None else 0
+    return width >= WIDE_WIDTH[column], width >= FULL_NUMBERS_WIDTH[column]
 
 
 def _turn_cells(

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from render_samples import RESULT, TURN1, TURN2, TURNS, totals
+import pytest
+from render_samples import BIG_TURNS, RESULT, TURN1, TURN2, TURNS, totals
 from rich.console import Console
 from rich.table import Table
 
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools, trigger_from
-from agentctl.render.table import summary_table, turn_table, wide_enough
+from agentctl.render.table import (
+    FULL_NUMBERS_WIDTH,
+    WIDE_WIDTH,
+    layout_for,
+    summary_table,
+    turn_table,
+)
 
 
 def text_of(table: Table, width: int = 100) -> str:
@@ -45,9 +52,10 @@ def test_turn_table_trigger_column_shows_headroom() -> None:
     assert lines_of(turn_table([over], trigger=30_000), width=120)[3].split()[9] == "-15,000"
 
 
-def test_compact_table_fits_80_columns_with_every_column() -> None:
-    lines = lines_of(turn_table(TURNS, trigger=30_000, compact=True), width=80)
+def test_narrow_table_fits_80_columns_with_every_column() -> None:
+    lines = lines_of(turn_table(TURNS, trigger=30_000, width=80), width=80)
     assert max(len(line) for line in lines) <= 80
+    assert lines[1].split()[:3] == ["turn", "stop", "in"]
     assert lines[3].split()[:10] == [
         "1", "tool_use", "1.2k", "0", "5.0k", "210", "–", "–", "–", "23.8k"
     ]  # fmt: skip
@@ -55,17 +63,25 @@ def test_compact_table_fits_80_columns_with_every_column() -> None:
     assert lines[5].endswith("memory:str_replace!")
 
 
-def test_wide_enough_thresholds() -> None:
-    assert wide_enough(96) and not wide_enough(95)
-    assert not wide_enough(105, trigger=1) and wide_enough(106, trigger=1)
+@pytest.mark.parametrize("trigger", [None, 300_000])
+@pytest.mark.parametrize("layout", [0, 1, 2])
+def test_each_layout_fits_from_its_threshold(trigger: int | None, layout: int) -> None:
+    column = 0 if trigger is None else 1
+    width = [80, FULL_NUMBERS_WIDTH[column], WIDE_WIDTH[column]][layout]
+    lines = lines_of(turn_table(BIG_TURNS, trigger=trigger, width=width), width=width)
+    assert max(len(line) for line in lines) <= width
+    assert any(line.endswith(" memory:str_replace!") for line in lines), lines
+    assert ("input" in lines[1]) == (layout == 2)  # long headers only when wide
+    row2 = next(line for line in lines if line.startswith("   2 "))
+    assert ("180,000" in row2) == (layout >= 1)  # full numbers unless narrow
+    assert ("180k" in row2) == (layout == 0)
 
 
-def test_wide_table_fits_its_threshold_without_wrapping_tools() -> None:
-    for trigger in (None, 30_000):
-        width = 106 if trigger else 96
-        lines = lines_of(turn_table(TURNS, trigger=trigger), width=width)
-        assert max(len(line) for line in lines) <= width
-        assert any(line.endswith("  memory:str_replace!") for line in lines), lines
+def test_layout_thresholds() -> None:
+    assert layout_for(None, None) == (True, True)
+    assert layout_for(WIDE_WIDTH[0], None) == (True, True)
+    assert layout_for(WIDE_WIDTH[0] - 1, None) == (False, True)
+    assert layout_for(FULL_NUMBERS_WIDTH[1] - 1, 1) == (False, False)
 
 
 def test_summary_table_values() -> None:
@@ -94,8 +110,9 @@ def test_summary_without_turns_has_no_peak() -> None:
 
 
 def test_fmt_helpers() -> None:
-    assert [fmt_compact(n) for n in (999, 1234, 2_500_000, -1500)] == [
-        "999", "1.2k", "2.5M", "-1.5k"
+    numbers = (999, 1234, 99_949, 99_950, 999_499, 999_500, 2_500_000, -1500)
+    assert [fmt_compact(n) for n in numbers] == [
+        "999", "1.2k", "99.9k", "100k", "999k", "1.0M", "2.5M", "-1.5k"
     ]  # fmt: skip
     assert fmt_tools(TURN1.tool_calls, sep=",", times="*") == "memory:view,read_file*2"
     assert fmt_tools(TURN2.tool_calls) == "memory:str_replace!"
