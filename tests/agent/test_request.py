@@ -1,0 +1,97 @@
+"""Profile -> request: fields, betas, edits order, thinking, cache breakpoints."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from agentctl.agent.request import build_request, count_breakpoints
+from agentctl.context.edits import build_context_management
+from agentctl.profile.settings import (
+    CacheSettings,
+    ClearThinking,
+    ContextEditing,
+    Profile,
+    ThinkingSettings,
+    ToolSettings,
+)
+
+MEMORY = {"type": "memory_20250818", "name": "memory"}
+HISTORY = [
+    {"role": "user", "content": "task"},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "t", "signature": "s"},
+            {"type": "tool_use", "id": "a", "name": "memory", "input": {}},
+        ],
+    },
+    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "ok"}]},
+]
+
+
+def profile(**changes: object) -> Profile:
+    return dataclasses.replace(Profile(system="Be brief."), **changes)  # type: ignore[arg-type]
+
+
+def test_default_request_shape() -> None:
+    req = build_request(profile(), HISTORY, [MEMORY])
+    assert list(req) == [
+        "model",
+        "max_tokens",
+        "system",
+        "tools",
+        "messages",
+        "context_management",
+        "betas",
+    ]
+    assert req["betas"] == ["context-management-2025-06-27"]
+    assert req["context_management"] == build_context_management(Profile().context_editing)
+    assert "thinking" not in req
+
+
+def test_three_breakpoints_tools_system_last_message() -> None:
+    req = build_request(profile(), HISTORY, [MEMORY])
+    marker = {"type": "ephemeral", "ttl": "5m"}
+    assert req["tools"][-1]["cache_control"] == marker
+    assert req["system"][0]["cache_control"] == marker
+    assert req["messages"][-1]["content"][-1]["cache_control"] == marker
+    assert count_breakpoints(req) == 3
+    assert "cache_control" not in HISTORY[2]["content"][0]  # the history itself is not touched
+
+
+def test_string_content_becomes_a_marked_text_block_and_thinking_is_skipped() -> None:
+    req = build_request(profile(cache=CacheSettings(ttl="1h")), HISTORY[:1], [])
+    assert req["messages"][0]["content"] == [
+        {"type": "text", "text": "task", "cache_control": {"type": "ephemeral", "ttl": "1h"}}
+    ]
+    only_thinking = [
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "x", "signature": "s"}]}
+    ]
+    assert count_breakpoints(build_request(profile(), only_thinking, [])) == 1  # system only
+
+
+def test_no_cache_no_markers() -> None:
+    req = build_request(profile(cache=CacheSettings(enabled=False)), HISTORY, [MEMORY])
+    assert count_breakpoints(req) == 0
+
+
+def test_thinking_and_clear_thinking_first() -> None:
+    edits = ContextEditing(thinking=ClearThinking(enabled=True, keep=2))
+    req = build_request(
+        profile(thinking=ThinkingSettings(enabled=True, budget_tokens=2048), context_editing=edits),
+        HISTORY,
+        [MEMORY],
+    )
+    assert req["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    types = [e["type"] for e in req["context_management"]["edits"]]
+    assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919"]
+
+
+def test_server_tools_pass_through() -> None:
+    tools = ToolSettings(web_search=True, web_fetch=True)
+    from agentctl.agent.request import server_tools
+
+    p = profile(tools=tools)
+    req = build_request(p, HISTORY, [MEMORY, *server_tools(p)])
+    assert [t["name"] for t in req["tools"]] == ["memory", "web_search", "web_fetch"]
+    assert "web-fetch-2025-09-10" in req["betas"]
