@@ -1,12 +1,61 @@
-"""`agentctl emulator ...` commands."""
+"""`agentctl emulator serve`: run the offline Messages API emulator until Ctrl-C. Thin."""
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-app = typer.Typer(help="emulator commands.", no_args_is_help=True)
+from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
+from agentctl.errors import EXIT_INTERRUPTED, UsageError
+
+app = typer.Typer(
+    help="The offline Messages API emulator (no network, no tokens spent).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+FAULTS_HELP = (
+    "Inject failures, e.g. '429:0.5@1,529@3,hang:5@4,drop@6,malformed@7,rate=0.2:500|drop,"
+    "seed=7'. KIND@N hits request N (N-M a range); rate=P:KINDS hits other requests at "
+    "random (seeded). Kinds: 429[:retry-after s], 529, 500, hang[:seconds], "
+    "drop[:SSE events before the drop], malformed."
+)
 
 
 def register(root: typer.Typer) -> None:
     """Attach this command group to the root app."""
     root.add_typer(app, name="emulator")
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1; 0 = a free one.")] = 0,
+    script: Annotated[
+        Path | None, typer.Option("--script", help="TOML script of assistant turns.")
+    ] = None,
+    faults: Annotated[str | None, typer.Option("--faults", help=FAULTS_HELP)] = None,
+    placeholder: Annotated[
+        str, typer.Option("--placeholder", help="Text that replaces cleared tool results.")
+    ] = DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+) -> None:
+    """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
+
+    Prints the base URL as the only line on stdout (use it as ANTHROPIC_BASE_URL), then
+    serves until Ctrl-C, which exits with code 130 and no message. Without --script the
+    built-in default policy plays the model.
+    """
+    from agentctl.emulator.server import running
+
+    try:
+        with running(
+            script=script, faults=faults, result_placeholder=placeholder, port=port
+        ) as emu:
+            print(emu.base_url, flush=True)
+            threading.Event().wait()
+    except KeyboardInterrupt:
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except OSError as err:
+        raise UsageError(f"--port {port}: cannot listen on 127.0.0.1: {err.strerror}") from err

@@ -1,0 +1,79 @@
+"""`agentctl emulator serve` as a real process: URL on stdout, Ctrl-C = 130, light imports."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .helpers import make_client, request
+
+AGENTCTL = str(Path(sys.executable).parent / "agentctl")
+
+
+def _serve(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [AGENTCTL, "emulator", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+@pytest.mark.slow
+def test_serve_prints_url_serves_the_script_and_exits_130_on_ctrl_c(tmp_path: Path) -> None:
+    script = tmp_path / "s.toml"
+    script.write_text('final_text = "scripted hello"\n')
+    process = _serve("--script", str(script))
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:")
+        message = make_client(url).beta.messages.create(**request())
+        assert message.content[0].text == "scripted hello"  # type: ignore[union-attr]
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=10)
+    assert process.returncode == 130
+    assert out == "" and err == ""
+
+
+def test_bad_script_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
+    script = tmp_path / "bad.toml"
+    script.write_text('[[turn]]\nstop_reason = "done"\n')
+    result = subprocess.run(
+        [AGENTCTL, "emulator", "serve", "--script", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert result.returncode == 2
+    assert f"script {script}: turn.0.stop_reason: must be one of" in result.stderr
+
+
+def test_bad_faults_spec_is_a_usage_error() -> None:
+    result = subprocess.run(
+        [AGENTCTL, "emulator", "serve", "--faults", "teapot@1"],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert result.returncode == 2
+    assert "faults spec item 'teapot@1': unknown kind 'teapot'" in result.stderr
+
+
+def test_the_emulator_never_imports_anthropic() -> None:
+    code = (
+        "import sys\n"
+        "import agentctl.cli.main, agentctl.emulator.server\n"
+        "from agentctl.emulator.server import running\n"
+        "with running() as emu: pass\n"
+        "print(sorted(m for m in ('anthropic', 'httpx', 'httpx2') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "[]", result.stderr
