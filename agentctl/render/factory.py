@@ -29,7 +29,8 @@ def make_renderer(
     tty = isatty(stderr) if is_tty is None else is_tty
     plain_colors = not (bool(os.environ.get("NO_COLOR")) if no_color is None else no_color)
     side: Renderer
-    if quiet or not tty:
+    # NDJSON written to the same terminal would tear a live display: use plain lines then.
+    if quiet or not tty or (json_mode and isatty(stdout)):
         side = PlainRenderer(stderr, quiet=quiet, color=tty and plain_colors)
     else:
         side = LiveRenderer(make_console(stderr, no_color=not plain_colors))

@@ -68,21 +68,11 @@ class LiveRenderer:
 
     def __init__(self, console: Console, *, refresh_per_second: float = 8) -> None:
         self._console = console
+        self._refresh = refresh_per_second
         self._turns: list[TurnEvent] = []
         self._view = TurnTableView(self._turns, None, fit_screen=True)
         self._status: str | None = None
-        self._live = Live(
-            console=console,
-            # Transient, because close() prints the whole table once the live region is gone:
-            # the live view may show only the newest rows of a long run.
-            transient=True,
-            auto_refresh=refresh_per_second > 0,
-            refresh_per_second=refresh_per_second or 4,
-            # stdout carries the answer or NDJSON: Live must not capture it.
-            redirect_stdout=False,
-            redirect_stderr=False,
-        )
-        self._started = False
+        self._live: Live | None = None
         self._closed = False
 
     def handle(self, event: Event) -> None:
@@ -100,16 +90,15 @@ class LiveRenderer:
         elif isinstance(event, ResultEvent):
             self._on_result(event)
         elif isinstance(event, ErrorEvent):
+            # Errors come last (before a non-zero exit): the table above, the error under it.
+            self._stop_live()
             self._console.print(Text(format_error_line(event), style="bold red"))
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._status = None
-        if self._started:
-            self._live.stop()
-            self._console.print(TurnTableView(self._turns, self._view.trigger))
+        """Stop the live display and leave the whole table on screen; idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._stop_live()
 
     def renderable(self) -> RenderableType:
         """What the live display shows now (the table and, while a turn runs, the status line)."""
@@ -122,16 +111,38 @@ class LiveRenderer:
         self._show(fmt_waiting(1))
 
     def _on_result(self, event: ResultEvent) -> None:
-        self.close()
+        self._stop_live()
         self._console.print()
         self._console.print(summary_table(event, self._turns))
 
     def _show(self, status: str | None) -> None:
         self._status = status
-        if not self._started:
-            self._live.start()
-            self._started = True
+        if self._live is None:
+            self._live = self._start_live()
         self._live.update(self._renderable(), refresh=True)
+
+    def _start_live(self) -> Live:
+        live = Live(
+            console=self._console,
+            # Transient, because _stop_live() prints the whole table once the region is gone:
+            # while live, a long run shows only its newest rows.
+            transient=True,
+            auto_refresh=self._refresh > 0,
+            refresh_per_second=self._refresh or 4,
+            # stdout carries the answer or NDJSON: never capture it. Stray stderr writes
+            # (warnings, tracebacks) are printed above the table instead of tearing it.
+            redirect_stdout=False,
+            redirect_stderr=True,
+        )
+        live.start()
+        return live
+
+    def _stop_live(self) -> None:
+        self._status = None
+        if self._live is not None:
+            live, self._live = self._live, None
+            live.stop()
+            self._console.print(TurnTableView(self._turns, self._view.trigger))
 
     def _renderable(self) -> RenderableType:
         if self._status is None:

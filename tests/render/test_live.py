@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 from dataclasses import replace
 
 import pytest
@@ -13,6 +14,7 @@ from rich.console import Console
 from agentctl.agent.events import ErrorEvent, ProgressEvent, TurnEvent
 from agentctl.render import make_renderer
 from agentctl.render.live import LiveRenderer
+from agentctl.render.ndjson import MultiRenderer
 from agentctl.render.plain import PlainRenderer
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour / style codes (cursor moves are other letters)
@@ -182,3 +184,39 @@ def test_long_run_shows_newest_rows_on_screen_and_full_table_at_close() -> None:
     final = recorded[recorded.rindex("turn stop") :]
     assert "   1 tool_use" in final and "  30 end_turn" in final
     assert "earlier turns" not in final
+
+
+def test_error_comes_after_the_full_table() -> None:
+    console = recording_console()
+    live = LiveRenderer(console, refresh_per_second=0)
+    for event in (START, *TURNS[:2], ErrorEvent("limit", "max_turns 2 reached")):
+        live.handle(event)
+    live.close()
+    lines = [line for line in console.export_text().splitlines() if line.strip()]
+    assert lines[-1] == "error (limit): max_turns 2 reached"
+    assert lines[-2].startswith("   2 tool_use")  # the table, printed when the display stopped
+
+
+def test_stray_stderr_writes_go_above_the_live_table(capsys: pytest.CaptureFixture[str]) -> None:
+    console = recording_console()
+    live = LiveRenderer(console, refresh_per_second=0)
+    live.handle(START)
+    print("agentctl: warning: retrying after HTTP 529", file=sys.stderr)
+    live.handle(TURN1)
+    live.close()
+    assert "agentctl: warning: retrying after HTTP 529" in console.export_text()
+    assert capsys.readouterr().err == ""  # it went through the console, not around it
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_json_to_a_terminal_stdout_uses_plain_stderr_lines() -> None:
+    err = FakeTty()
+    renderer = make_renderer(json_mode=True, quiet=False, stdout=FakeTty(), stderr=err)
+    assert isinstance(renderer, MultiRenderer)
+    renderer.handle(TURN1)
+    renderer.close()
+    assert err.getvalue().startswith("turn 1  tool_use")
