@@ -53,11 +53,17 @@ class MemoryStore:
     def execute(self, command: Mapping[str, Any]) -> str:
         """Run one memory tool input; the result text, or ToolError with the error text."""
         cmd = parse_command(command)
-        with self.opened() as fd:
-            if isinstance(cmd, View):
-                return self._view(fd, cmd)
-            with root_lock(fd):
-                return self._mutate(fd, cmd)
+        try:
+            with self.opened() as fd:
+                if isinstance(cmd, View):
+                    return self._view(fd, cmd)
+                with root_lock(fd):
+                    return self._mutate(fd, cmd)
+        except OSError as err:
+            # Only the errno text: an OSError's str() would carry host paths to the model.
+            name = command.get("command")
+            reason = os.strerror(err.errno) if err.errno else type(err).__name__
+            raise ToolError(f"The {name} command failed: {reason} (a concurrent change?)") from err
 
     @contextmanager
     def opened(self) -> Iterator[int]:

@@ -1,0 +1,214 @@
+"""Limits, view truncation, journal, modes, atomicity and the cross-process lock."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentctl.errors import ToolError
+from agentctl.memory.fsops import RESERVED_PREFIX
+from agentctl.memory.journal import JOURNAL_NAME, read_entries
+from agentctl.memory.store import MemoryStore
+from agentctl.profile.settings import MemorySettings
+
+M = "/memories"
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and not p.name.startswith(RESERVED_PREFIX)
+    }
+
+
+def refused(store: MemoryStore, command: dict[str, Any]) -> str:
+    before = files(store.root)
+    with pytest.raises(ToolError) as info:
+        store.execute(command)
+    assert files(store.root) == before  # nothing written
+    return str(info.value)
+
+
+def test_max_file_bytes(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_file_bytes=10))
+    store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "0123456789"})
+    msg = refused(store, {"command": "create", "path": f"{M}/b.md", "file_text": "x" * 11})
+    assert msg.startswith("File /memories/b.md would be 11 bytes, over the limit of 10 bytes")
+    msg = refused(
+        store, {"command": "insert", "path": f"{M}/a.md", "insert_line": 0, "insert_text": "more"}
+    )
+    assert "over the limit of 10 bytes" in msg
+    msg = refused(
+        store, {"command": "str_replace", "path": f"{M}/a.md", "old_str": "0", "new_str": "00"}
+    )
+    assert "over the limit" in msg
+    assert not (store.root / "b.md").exists()
+
+
+def test_max_file_bytes_counts_utf8_bytes(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_file_bytes=5))
+    msg = refused(store, {"command": "create", "path": f"{M}/u.md", "file_text": "ééé"})
+    assert "would be 6 bytes" in msg
+
+
+def test_max_total_bytes(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_total_bytes=20))
+    store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "x" * 15})
+    msg = refused(store, {"command": "create", "path": f"{M}/d/b.md", "file_text": "y" * 6})
+    assert "would hold 21 bytes, over the limit of 20 bytes" in msg
+    assert not (store.root / "d").exists()  # not even the parent directory
+    # Replacing a file counts its new size instead of the old one.
+    store.execute(
+        {"command": "str_replace", "path": f"{M}/a.md", "old_str": "x" * 15, "new_str": "z" * 20}
+    )
+    assert (store.root / "a.md").read_text() == "z" * 20
+
+
+def test_max_files(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_files=2))
+    for name in ("a", "b"):
+        store.execute({"command": "create", "path": f"{M}/{name}", "file_text": name})
+    msg = refused(store, {"command": "create", "path": f"{M}/c", "file_text": "c"})
+    assert "already holds 2 files, the limit" in msg
+    store.execute({"command": "insert", "path": f"{M}/a", "insert_line": 1, "insert_text": "z"})
+
+
+def test_long_file_view_is_cut_with_a_range_to_read_on(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_view_chars=300))
+    text = "".join(f"line number {i:03d}\n" for i in range(1, 101))
+    store.execute({"command": "create", "path": f"{M}/long.md", "file_text": text})
+    out = store.execute({"command": "view", "path": f"{M}/long.md"})
+    body, marker = out.rsplit("\n", 1)
+    assert len(body) <= 300
+    assert marker.startswith("[Output truncated at 300 characters: showing lines 1-")
+    start = int(marker.split("view_range [")[1].split(",")[0])
+    assert body.endswith(f"line number {start - 1:03d}")
+    rest = store.execute({"command": "view", "path": f"{M}/long.md", "view_range": [start, -1]})
+    assert rest.split("\n")[1] == f"{start:6d}\tline number {start:03d}"
+
+
+def test_one_huge_line_is_cut_inside(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_view_chars=100))
+    store.execute({"command": "create", "path": f"{M}/w.md", "file_text": "x" * 500 + "\nend"})
+    out = store.execute({"command": "view", "path": f"{M}/w.md"})
+    assert "line 1 is longer than that and was cut" in out
+    assert "view_range [2, -1]" in out
+
+
+def test_long_listing_is_cut(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_view_chars=400))
+    for i in range(40):
+        store.execute({"command": "create", "path": f"{M}/file{i:02d}.md", "file_text": "x"})
+    out = store.execute({"command": "view", "path": M})
+    assert out.splitlines()[-1].startswith("[Listing truncated: ")
+    assert "View a subdirectory of /memories" in out
+
+
+def test_journal_records_changes_not_views(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m", session="sess-1")
+    store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "hello\n"})
+    store.execute({"command": "view", "path": f"{M}/a.md"})
+    store.execute(
+        {"command": "str_replace", "path": f"{M}/a.md", "old_str": "hello", "new_str": "bye"}
+    )
+    store.execute({"command": "rename", "old_path": f"{M}/a.md", "new_path": f"{M}/b/a.md"})
+    store.execute({"command": "delete", "path": f"{M}/b"})
+    with pytest.raises(ToolError):
+        store.execute({"command": "delete", "path": f"{M}/b"})
+    entries = read_entries(store.root)
+    assert [e["command"] for e in entries] == ["create", "str_replace", "rename", "delete"]
+    assert entries[0]["bytes"] == 6 and entries[1]["bytes"] == 4
+    assert entries[2]["path"] == f"{M}/a.md" and entries[2]["new_path"] == f"{M}/b/a.md"
+    assert {e["session"] for e in entries} == {"sess-1"}
+    assert all(e["v"] == 1 and e["time"].endswith("Z") for e in entries)
+    listing = store.execute({"command": "view", "path": M})
+    assert RESERVED_PREFIX not in listing
+    lines = (store.root / JOURNAL_NAME).read_text().splitlines()
+    assert all(json.loads(line) for line in lines)
+
+
+def test_modes_under_a_permissive_umask(tmp_path: Path) -> None:
+    old = os.umask(0)
+    try:
+        store = MemoryStore(tmp_path / "new" / "m")
+        store.execute({"command": "create", "path": f"{M}/d/e/f.md", "file_text": "x"})
+        store.execute(
+            {"command": "insert", "path": f"{M}/d/e/f.md", "insert_line": 0, "insert_text": "y"}
+        )
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "new", store.root, store.root / "d", store.root / "d" / "e"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o700, path
+    assert stat.S_IMODE((store.root / "d" / "e" / "f.md").stat().st_mode) == 0o600
+
+
+def test_no_temp_files_left_behind(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m")
+    store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "a"})
+    with pytest.raises(ToolError):
+        store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "b"})
+    store.execute({"command": "insert", "path": f"{M}/a.md", "insert_line": 1, "insert_text": "c"})
+    names = sorted(p.name for p in store.root.iterdir())
+    assert names == [RESERVED_PREFIX + "-journal.jsonl", RESERVED_PREFIX + ".lock", "a.md"]
+    assert (store.root / "a.md").read_text() == "a\nc\n"
+
+
+def test_write_text_and_clear_for_the_cli(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m")
+    store.write_text(f"{M}/x/y.md", "one")
+    store.write_text(f"{M}/x/y.md", "two")
+    assert store.read_text(f"{M}/x/y.md") == "two"
+    assert store.clear() == 1
+    assert files(store.root) == {}
+    assert [e["command"] for e in read_entries(store.root)] == ["edit", "edit", "clear"]
+
+
+def _append_lines(root: str, worker: int, count: int) -> None:
+    store = MemoryStore(Path(root), session=f"w{worker}")
+    for i in range(count):
+        store.execute(
+            {
+                "command": "insert",
+                "path": f"{M}/log.md",
+                "insert_line": 0,
+                "insert_text": f"w{worker}-{i}",
+            }
+        )
+        store.execute(
+            {
+                "command": "str_replace",
+                "path": f"{M}/count.md",
+                "old_str": f"w{worker}:{i}\n",
+                "new_str": f"w{worker}:{i + 1}\n",
+            }
+        )
+
+
+def test_concurrent_processes_lose_no_update(tmp_path: Path) -> None:
+    workers, count = 4, 30
+    store = MemoryStore(tmp_path / "m")
+    store.execute({"command": "create", "path": f"{M}/log.md", "file_text": ""})
+    counters = "".join(f"w{w}:0\n" for w in range(workers))
+    store.execute({"command": "create", "path": f"{M}/count.md", "file_text": counters})
+    ctx = multiprocessing.get_context("fork")
+    procs = [
+        ctx.Process(target=_append_lines, args=(str(store.root), w, count)) for w in range(workers)
+    ]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+    assert [p.exitcode for p in procs] == [0] * workers
+    lines = (store.root / "log.md").read_text().splitlines()
+    assert sorted(lines) == sorted(f"w{w}-{i}" for w in range(workers) for i in range(count))
+    assert (store.root / "count.md").read_text() == "".join(
+        f"w{w}:{count}\n" for w in range(workers)
+    )
+    assert len(read_entries(store.root)) == 2 + 2 * workers * count
