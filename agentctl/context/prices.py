@@ -55,7 +55,9 @@ MODELS: dict[str, ModelInfo] = {
     # OBS $2/$10; a 2026-08 doc note says an introductory $2/$10 ended 2026-08-31 (-> $3/$15).
     "claude-sonnet-5": ModelInfo(Price(2, 10, 2.5, 4, 0.20), 1024, "OBS S9; conflicting DOC note"),
     "claude-haiku-5-5": ModelInfo(_derived(1, 5), 4096, "ASSUMED: Haiku 4.5 price and min"),
-    "claude-fable-5-1": ModelInfo(_derived(10, 50, 0.025), 512, "3P price; read 0.025x DOC"),
+    "claude-fable-5-1": ModelInfo(
+        _derived(10, 50, 0.025), 512, "3P price; read 0.025x DOC; writes DERIVED"
+    ),
     "claude-mythos-5-1": ModelInfo(None, 512, "DOC min; price unknown"),
     "claude-fable-5": ModelInfo(None, 512, "DOC min; price unknown"),
     "claude-mythos-5": ModelInfo(None, 512, "DOC min; price unknown"),
@@ -73,10 +75,16 @@ MODELS: dict[str, ModelInfo] = {
     "claude-sonnet-4": ModelInfo(_derived(3, 15), 1024, "DOC"),
     "claude-haiku-4-5": ModelInfo(_derived(1, 5), 4096, "DOC"),
     # 3.x family
-    "claude-3-7-sonnet": ModelInfo(_derived(3, 15), 1024, "DOC (retired)"),
-    "claude-3-5-sonnet": ModelInfo(_derived(3, 15), 1024, "DOC (retired)"),
+    "claude-3-7-sonnet": ModelInfo(
+        _derived(3, 15), 1024, "historical list price, not in API-NOTES (retired)"
+    ),
+    "claude-3-5-sonnet": ModelInfo(
+        _derived(3, 15), 1024, "historical list price, not in API-NOTES (retired)"
+    ),
     "claude-3-5-haiku": ModelInfo(Price(0.80, 4, 1, 1.6, 0.08), 2048, "DOC"),
-    "claude-3-opus": ModelInfo(_derived(15, 75), 1024, "DOC (retired)"),
+    "claude-3-opus": ModelInfo(
+        _derived(15, 75), 1024, "historical list price, not in API-NOTES (retired)"
+    ),
     "claude-3-haiku": ModelInfo(Price(0.25, 1.25, 0.30, 0.50, 0.03), 2048, "DOC (2026-03 page)"),
 }
 DEFAULT_MIN_CACHEABLE = 1024  # ours, for ids the table does not know
