@@ -106,7 +106,10 @@ def check(
     resolved, warnings = resolve_profile(profile, sets or ())
     print_warnings(warnings)
     if strict and warnings:
-        raise UsageError(f"profile {resolved.source}: {len(warnings)} warning(s) with --strict")
+        count = f"{len(warnings)} warning" + ("s" if len(warnings) > 1 else "")
+        raise UsageError(
+            f"profile {resolved.source}: {count} and --strict (fix them, or drop --strict)"
+        )
     noun = "warning" if len(warnings) == 1 else "warnings"
     print(f"ok: {resolved.source} ({len(warnings)} {noun})")
 

@@ -66,10 +66,14 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "cache.enabled": KeyDoc("Mark the stable prefix with cache breakpoints.", "cache_control"),
     "cache.ttl": KeyDoc('"5m" (writes cost 1.25x input) or "1h" (2x).', "cache_control.ttl"),
     "memory": KeyDoc("The memory store behind the memory tool."),
-    "memory.root": KeyDoc("Directory the model sees as /memories (relative: to this file)."),
-    "memory.max_file_bytes": KeyDoc("Largest single memory file."),
-    "memory.max_total_bytes": KeyDoc("Largest total size of the memory directory."),
-    "memory.max_files": KeyDoc("Most files the memory directory may hold."),
+    "memory.root": KeyDoc(
+        "Directory the model sees as /memories; if left out, ./memory in the current directory."
+    ),
+    "memory.max_file_bytes": KeyDoc("Largest single memory file, bytes (0 = no limit)."),
+    "memory.max_total_bytes": KeyDoc(
+        "Largest total size of the memory directory, bytes (0 = no limit)."
+    ),
+    "memory.max_files": KeyDoc("Most files the memory directory may hold (0 = no limit)."),
     "memory.max_view_chars": KeyDoc("Longest `view` result returned to the model."),
     "tools": KeyDoc("Which tools the model is offered."),
     "tools.memory": KeyDoc("Offer the memory tool.", 'tools[] memory_20250818 "memory"'),
@@ -77,8 +81,12 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "tools.workspace_root": KeyDoc(
         "Directory the workspace tools may read (relative: to this file)."
     ),
-    "tools.web_search": KeyDoc("Offer the server-side web search tool.", "tools[] web_search"),
-    "tools.web_fetch": KeyDoc("Offer the server-side web fetch tool.", "tools[] web_fetch"),
+    "tools.web_search": KeyDoc(
+        "Offer the server-side web search tool.", "tools[] web_search_20250305"
+    ),
+    "tools.web_fetch": KeyDoc(
+        "Offer the server-side web fetch tool.", "tools[] web_fetch_20250910 + beta"
+    ),
     "tools.max_result_chars": KeyDoc("Longest client tool result sent back to the model."),
     "limits": KeyDoc("Budgets that stop a run with exit code 3."),
     "limits.max_input_tokens": KeyDoc(
@@ -88,7 +96,7 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "api": KeyDoc("How to reach the Messages API."),
     "api.base_url": KeyDoc("API URL; empty means $ANTHROPIC_BASE_URL or the SDK default."),
     "api.timeout_s": KeyDoc("Request timeout in seconds."),
-    "api.max_retries": KeyDoc("Retries on 429, 5xx and connection errors."),
+    "api.max_retries": KeyDoc("Retries on 429, 5xx and connection errors (0 = none)."),
     "prices": KeyDoc('Price overrides: one [prices."MODEL"] table per model, USD per Mtok.'),
     "prices.MODEL.input": KeyDoc("Uncached input tokens."),
     "prices.MODEL.output": KeyDoc("Output tokens (thinking included)."),
@@ -129,3 +137,40 @@ def path_keys(cls: type[Any], prefix: str = "") -> list[str]:
 def key_locations(cls: type[Any], name: str) -> list[str]:
     """The tables in which a key called `name` exists, e.g. 'keep' -> two context tables."""
     return [k.rpartition(".")[0] for k in all_keys(cls) if k.rpartition(".")[2] == name]
+
+
+def markdown_key_table() -> str:
+    """The key reference of docs/profile.md (a test keeps the docs equal to this)."""
+    import json
+
+    from agentctl.profile.schema import describe_type
+    from agentctl.profile.settings import Profile
+    from agentctl.profile.writer import profile_to_dict
+
+    defaults = profile_to_dict(Profile())
+    rows = ["| key | type | default | meaning | API field |", "|---|---|---|---|---|"]
+    for key, tp in leaf_types(Profile).items():
+        value: Any = defaults
+        for name in key.split("."):
+            value = value.get(name, "(required)") if isinstance(value, dict) else value
+        default = value if value == "(required)" else f"`{json.dumps(value)}`"
+        doc = KEY_DOCS[key]
+        kind = describe_type(tp).removeprefix("a ").removeprefix("an ")
+        api = "(client side)" if doc.api == "client" else f"`{doc.api}`"
+        rows.append(f"| `{key}` | {kind} | {default} | {doc.meaning} | {api} |")
+    return "\n".join(rows) + "\n"
+
+
+def leaf_types(cls: type[Any], prefix: str = "") -> dict[str, Any]:
+    """Dotted key -> type hint of every non-table setting."""
+    result: dict[str, Any] = {}
+    for name, tp in get_type_hints(cls).items():
+        if name in NOT_KEYS:
+            continue
+        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+            result.update(leaf_types(tp, f"{prefix}{name}."))
+        elif getattr(tp, "__origin__", None) is dict:
+            result.update(leaf_types(tp.__args__[1], f"{prefix}{name}.MODEL."))
+        else:
+            result[prefix + name] = tp
+    return result

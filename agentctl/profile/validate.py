@@ -26,6 +26,10 @@ ZERO_ALLOWED = frozenset(
         "context_editing.tool_uses.clear_at_least",
         "limits.max_input_tokens",
         "api.max_retries",
+        # The memory store reads 0 as "no limit" (agentctl/memory/limits.py).
+        "memory.max_file_bytes",
+        "memory.max_total_bytes",
+        "memory.max_files",
     }
 )
 # Float keys that must be strictly positive (the others, prices and budgets, must be >= 0).
@@ -131,7 +135,8 @@ def tool_use_warnings(s: ClearToolUses, *, memory_on: bool) -> Iterator[str]:
     if s.trigger_kind == "input_tokens" and s.clear_at_least > s.trigger:
         yield (
             f"{key}.clear_at_least: {s.clear_at_least} is larger than the trigger"
-            f" ({s.trigger}), so the edit waits until far more than the trigger can be cleared"
+            f" ({s.trigger}): nothing is cleared until {s.clear_at_least} tokens can be,"
+            " well past the trigger"
         )
     yield from memory_input_warning(s, memory_on=memory_on)
 

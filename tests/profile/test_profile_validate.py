@@ -81,7 +81,7 @@ def test_unknown_trigger_kind_and_ttl() -> None:
         "max_turns",
         "context_editing.tool_uses.trigger",
         "context_editing.tool_uses.keep",
-        "memory.max_files",
+        "memory.max_view_chars",
         "tools.max_result_chars",
     ],
 )
