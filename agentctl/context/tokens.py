@@ -53,7 +53,7 @@ SERVER_TOOL_TOKENS: dict[str, int] = {
 DEFAULT_SERVER_TOOL_TOKENS = 300  # ours: any other typed (non-custom) tool
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=4096)
 def estimate_text_tokens(text: str) -> int:
     """Tokens of a plain string by the `_PIECE` rule; cached because histories are resent."""
     return len(_PIECE.findall(text))
