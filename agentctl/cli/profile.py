@@ -121,11 +121,11 @@ def print_warnings(warnings: list[str]) -> None:
 
 
 def render_plain(data: dict[str, Any]) -> str:
-    """Piped output: `key = value` lines (JSON values), then the API view."""
+    """Piped output: one `key = value` line per setting (JSON values), then the API view."""
     lines = [f"source = {json.dumps(data['source'])}"]
     lines += [f"{key} = {json.dumps(value)}" for key, value in flatten(data["profile"])]
     cm = data["context_management"]
-    lines.append("context_management = " + (json.dumps(cm, indent=2) if cm else "null"))
+    lines.append(f"context_management = {json.dumps(cm)}")
     lines.append(f"betas = {json.dumps(data['betas'])}")
     return "\n".join(lines) + "\n"
 

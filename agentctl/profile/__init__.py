@@ -1,0 +1,1 @@
+"""TOML profiles: typed settings, loading, validation and writing (see docs/profile.md)."""

@@ -121,7 +121,9 @@ def test_show_plain_text_when_piped(in_tmp: Path) -> None:
     assert 'context_editing.tool_uses.exclude_tools = ["memory"]' in lines
     assert f'memory.root = "{in_tmp / "memory"}"' in lines
     assert lines[-1] == 'betas = ["context-management-2025-06-27"]'
-    assert '"clear_at_least": {' in result.stdout
+    assert lines[-2].startswith(
+        'context_management = {"edits": [{"type": "clear_tool_uses_20250919"'
+    )
 
 
 def test_show_rich_table_renders(in_tmp: Path) -> None:

@@ -127,3 +127,10 @@ def test_round_trip_property(
         build_profile(tomllib.loads(profile_to_toml(profile)), source="s", base_dir=Path("/x"))[0]
         == profile
     )
+
+
+def test_docs_key_reference_is_current() -> None:
+    from agentctl.profile.keys import markdown_key_table
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "profile.md").read_text("utf-8")
+    assert markdown_key_table() in docs
