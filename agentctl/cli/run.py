@@ -8,10 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from agentctl.agent.events import ErrorEvent
 from agentctl.errors import AgentctlError
 
 if TYPE_CHECKING:
+    from agentctl.agent.events import Event
     from agentctl.agent.runner import RunOptions
+    from agentctl.render.ndjson import Renderer
 
 HELP = """\
 Run TASK (a Markdown file, or - for stdin) as a tool-use loop with the memory tool, the
@@ -62,14 +65,16 @@ def run(
     opts = RunOptions(
         task, profile, model, max_turns, max_usd, tuple(set_ or ()), workspace, offline, resume
     )
+    shown: list[ErrorEvent] = []
     try:
-        _run(opts, json_mode=json_mode, quiet=quiet)
+        _run(opts, json_mode=json_mode, quiet=quiet, shown=shown)
     except AgentctlError as err:
-        print(f"agentctl: {err}", file=sys.stderr)
+        if not shown:  # the renderer has already put the run's error line on stderr
+            print(f"agentctl: {err}", file=sys.stderr)
         raise typer.Exit(err.exit_code) from None
 
 
-def _run(opts: RunOptions, *, json_mode: bool, quiet: bool) -> None:
+def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEvent]) -> None:
     from agentctl.agent.runner import execute, open_client, prepare
     from agentctl.render.answer import render_answer
     from agentctl.render.factory import make_renderer
@@ -80,8 +85,14 @@ def _run(opts: RunOptions, *, json_mode: bool, quiet: bool) -> None:
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     try:
         with open_client(prep) as client:
-            result = execute(prep, renderer.handle, client)
+            result = execute(prep, lambda e: _handle(renderer, e, shown), client)
     finally:
         renderer.close()
     if not json_mode:
         render_answer(result.text, sys.stdout)
+
+
+def _handle(renderer: Renderer, event: Event, shown: list[ErrorEvent]) -> None:
+    renderer.handle(event)
+    if isinstance(event, ErrorEvent):
+        shown.append(event)

@@ -1,0 +1,254 @@
+"""`agentctl run` end to end: CliRunner + the emulator over real HTTP, and a few subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentctl.cli.main import app
+from agentctl.emulator.server import running
+from agentctl.home import sessions_dir
+from agentctl.sessions.transcript import read_records
+
+SENTINEL_KEY = "sk-ant-SENTINEL-never-in-a-transcript-0123456789"
+
+
+def make_task(tmp_path: Path, front: str = "", files: int = 3) -> Path:
+    (tmp_path / "workspace").mkdir(exist_ok=True)
+    for i in range(files):
+        (tmp_path / "workspace" / f"note{i}.txt").write_text(
+            f"Finding {i}: the cache hit ratio rose to {50 + i}%\nfiller line\n"
+        )
+    task = tmp_path / "task.md"
+    head = f"+++\n{front}+++\n" if front else ""
+    task.write_text(head + "Summarise the findings about the cache hit ratio.\n")
+    return task
+
+
+def invoke(*args: str, input: str | None = None) -> Any:
+    return CliRunner().invoke(app, ["run", *args], input=input)
+
+
+def transcript(session: str = "") -> list[dict[str, Any]]:
+    files = sorted(sessions_dir().glob(f"{session}*.jsonl"))
+    assert len(files) == 1
+    return read_records(files[0])
+
+
+def events(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [r["event"] for r in records if r["type"] == "event" and r["event"]["event"] == kind]
+
+
+def test_offline_run_uses_memory_and_workspace_and_answers(tmp_path: Path) -> None:
+    task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
+    result = invoke(str(task), "--offline")
+    assert result.exit_code == 0, result.stderr
+    assert "Finding 2: the cache hit ratio rose to 52%" in result.stdout
+    notes = list((tmp_path / "mem").glob("*.md"))
+    assert len(notes) == 1
+    assert "note1.txt" in notes[0].read_text()  # the memory file on disk after the run
+    records = transcript()
+    ops = [op for t in events(records, "turn") for op in t["memory_ops"]]
+    assert {"command": "create", "path": f"/memories/{notes[0].name}", "ok": True} in ops
+    assert [r["type"] for r in records[:2]] == ["session", "message"]
+
+
+def test_transcript_is_private_and_holds_no_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = make_task(tmp_path)
+    with running() as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", SENTINEL_KEY)
+        result = invoke(str(task), "--quiet")
+    assert result.exit_code == 0, result.stderr
+    (path,) = sessions_dir().glob("*.jsonl")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert SENTINEL_KEY not in path.read_text()
+    assert result.stderr == ""  # --quiet: nothing but errors
+
+
+def test_json_mode_prints_parseable_events(tmp_path: Path) -> None:
+    result = invoke(str(make_task(tmp_path)), "--offline", "--json")
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["event"] == "start" and lines[0]["schema_version"] == 1
+    assert lines[0]["context_management"]["edits"][0]["type"] == "clear_tool_uses_20250919"
+    turns = [e for e in lines if e["event"] == "turn"]
+    assert turns and all(
+        set(t["usage"]) >= {"input_tokens", "cache_read_input_tokens"} for t in turns
+    )
+    assert lines[-1]["event"] == "result" and lines[-1]["turns"] == len(turns)
+    assert "Finding 0" in lines[-1]["text"]
+    assert lines[-1]["totals"]["output_tokens"] == sum(t["usage"]["output_tokens"] for t in turns)
+
+
+def test_stdin_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_task(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    result = invoke(
+        "-", "--offline", "--workspace", "workspace", input="List what the notes say.\n"
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "note2.txt" in result.stdout
+
+
+def test_no_key_and_no_offline_is_a_usage_error(tmp_path: Path) -> None:
+    result = invoke(str(make_task(tmp_path)))
+    assert result.exit_code == 2
+    assert "ANTHROPIC_API_KEY" in result.stderr and "--offline" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not sessions_dir().exists() or not list(sessions_dir().iterdir())
+
+
+@pytest.mark.parametrize(
+    ("args", "front", "needle"),
+    [
+        (["--profile", "nope.toml"], "", "nope.toml"),
+        (["--set", "max_turns=zero"], "", "max_turns"),
+        (["--set", "novalue"], "", "KEY=VALUE"),
+        ([], "max_turn = 3\n", "max_turn"),
+        (["--workspace", "/nonexistent/dir"], "", "/nonexistent/dir"),
+        (["--resume", "nosuchsession"], None, "nosuchsession"),
+    ],
+)
+def test_bad_inputs_exit_2_with_one_line(
+    tmp_path: Path, args: list[str], front: str | None, needle: str
+) -> None:
+    task_args = [] if front is None else [str(make_task(tmp_path, front=front))]
+    result = invoke(*task_args, *args, "--offline")
+    assert result.exit_code == 2, result.output
+    assert needle in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_missing_task_file_exit_2(tmp_path: Path) -> None:
+    result = invoke(str(tmp_path / "missing.md"), "--offline")
+    assert result.exit_code == 2 and "missing.md: no such file" in result.stderr
+
+
+SCRIPTS = {
+    "stop_sequence": (
+        '[[turn]]\ntext = "halt"\nstop_reason = "stop_sequence"\nstop_sequence = "###"\n'
+    ),
+    "refusal": '[[turn]]\ntext = "I cannot help with that."\nstop_reason = "refusal"\n',
+    "pause_turn": (
+        '[[turn]]\ntext = "working"\nstop_reason = "pause_turn"\n\n[[turn]]\ntext = "done"\n'
+    ),
+    "max_tokens": (
+        '[[turn]]\nstop_reason = "max_tokens"\n'
+        '[[turn.tool_use]]\nname = "memory"\ninput = {command = "view", path = "/memories"}\n'
+    ),
+    "end_turn": '[[turn]]\ntext = "all done"\n',
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "stop"),
+    [
+        ("end_turn", 0, "end_turn"),
+        ("stop_sequence", 0, "stop_sequence"),
+        ("refusal", 0, "refusal"),
+        ("pause_turn", 0, "end_turn"),
+        ("max_tokens", 3, "max_tokens"),
+    ],
+)
+def test_every_stop_reason(tmp_path: Path, name: str, code: int, stop: str) -> None:
+    (tmp_path / "script.toml").write_text(SCRIPTS[name])
+    task = make_task(tmp_path, front='emulator_script = "script.toml"\n')
+    result = invoke(str(task), "--offline", "--json")
+    assert result.exit_code == code, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    turns = [e for e in lines if e["event"] == "turn"]
+    assert turns[-1]["stop_reason"] == stop
+    if code == 0:
+        assert lines[-1]["event"] == "result" and lines[-1]["stop_reason"] == stop
+    else:
+        assert lines[-1] == {"event": "error", "kind": "limit", "message": lines[-1]["message"]}
+        assert "max_tokens" in lines[-1]["message"] and "--resume" in lines[-1]["message"]
+
+
+def test_retries_injected_faults_through_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = make_task(tmp_path, files=1)
+    with running(faults="429:0@1,drop@3,malformed@5") as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        result = invoke(str(task), "--json")
+        numbers = len(emu.requests)
+    assert result.exit_code == 0, result.output
+    turns = [json.loads(x) for x in result.stdout.splitlines() if '"turn"' in x]
+    assert numbers == len(turns) + 3
+
+
+def test_api_error_after_retries_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with running(faults="429:0@1-20") as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        result = invoke(str(make_task(tmp_path)), "--set", "api.max_retries=2")
+    assert result.exit_code == 1
+    assert "429" in result.stderr and "request id req_" in result.stderr
+
+
+def test_max_turns_stop_then_resume_finishes(tmp_path: Path) -> None:
+    task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
+    first = invoke(str(task), "--offline", "--max-turns", "3")
+    assert first.exit_code == 3
+    assert "max_turns=3" in first.stderr and "--resume" in first.stderr
+    # The session's profile comes back with it (max_turns=3 again): raise it for the rest.
+    second = invoke("--resume", "last", "--json", "--max-turns", "20")
+    assert second.exit_code == 0, second.output
+    lines = [json.loads(line) for line in second.stdout.splitlines()]
+    assert next(e["turn"] for e in lines if e["event"] == "turn") == 4  # numbering continues
+    assert "Finding 1" in lines[-1]["text"]
+    records = transcript()
+    assert [r["type"] for r in records].count("session") == 1
+    assert any(r["type"] == "resume" for r in records)
+    again = invoke("--resume", "last")
+    assert again.exit_code == 2 and "already finished" in again.stderr
+
+
+def wait_for(predicate: Any, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_ctrl_c_stops_cleanly_and_the_run_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
+    with running(faults="hang:30@4") as emu:
+        env = {**os.environ, "ANTHROPIC_BASE_URL": emu.base_url, "ANTHROPIC_API_KEY": "test-key"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentctl", "run", str(task)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wait_for(lambda: len(emu.requests) >= 4)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=20)
+        assert proc.returncode == 130, err
+        assert "interrupted" in err and "agentctl run --resume" in err
+        records = transcript()
+        assert events(records, "error")[-1]["kind"] == "interrupted"
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        resumed = invoke("--resume", records[0]["session"][:12], "--quiet")
+    assert resumed.exit_code == 0, resumed.output
+    assert "Finding 2" in resumed.stdout
