@@ -252,3 +252,67 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(
         resumed = invoke("--resume", records[0]["session"][:12], "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert "Finding 2" in resumed.stdout
+
+
+def test_applied_edits_surface_unchanged_and_sum_in_totals(tmp_path: Path) -> None:
+    task = make_task(tmp_path, files=8)
+    for i in range(8):  # big enough files that a low trigger clears old reads
+        with (tmp_path / "workspace" / f"note{i}.txt").open("a") as f:
+            f.write("padding words for the context budget\n" * 120)
+    sets = ["context_editing.tool_uses.trigger=3000", "context_editing.tool_uses.keep=1"]
+    result = invoke(str(task), "--offline", "--json", *[a for s in sets for a in ("--set", s)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    turns = [e for e in lines if e["event"] == "turn"]
+    responses = [r for r in transcript() if r["type"] == "response"]
+    raw = [
+        (r["message"].get("context_management") or {}).get("applied_edits", []) for r in responses
+    ]
+    assert [t["applied_edits"] for t in turns] == raw  # exactly as the API sent them
+    cleared = [e for t in turns for e in t["applied_edits"]]
+    assert len({t["turn"] for t in turns if t["applied_edits"]}) >= 2
+    totals = lines[-1]["totals"]
+    assert totals["cleared_input_tokens"] == sum(e["cleared_input_tokens"] for e in cleared) > 0
+    assert totals["cleared_tool_uses"] == sum(e.get("cleared_tool_uses", 0) for e in cleared)
+
+
+def test_request_shape_as_the_emulator_received_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    front = (
+        'system = "You are careful."\nmax_tokens = 4000\n'
+        "[thinking]\nenabled = true\nbudget_tokens = 2000\n"
+        "[context_editing.thinking]\nenabled = true\nkeep = 1\n"
+    )
+    task = make_task(tmp_path, front=front, files=1)
+    with running() as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        result = invoke(str(task), "--quiet")
+        received = [r for r in emu.requests if r.path == "/v1/messages"]
+    assert result.exit_code == 0, result.output
+    assert len(received) >= 3
+    for req in received:
+        body = req.body
+        assert "context-management-2025-06-27" in req.headers["anthropic-beta"]
+        assert body["thinking"] == {"type": "enabled", "budget_tokens": 2000}
+        assert [e["type"] for e in body["context_management"]["edits"]] == [
+            "clear_thinking_20251015",
+            "clear_tool_uses_20250919",
+        ]
+        assert [t["name"] for t in body["tools"]] == [
+            "memory",
+            "list_files",
+            "read_file",
+            "search_text",
+        ]
+        assert body["tools"][0] == {"type": "memory_20250818", "name": "memory"}
+        marked = [t for t in body["tools"] if "cache_control" in t] + [
+            b for b in body["system"] if "cache_control" in b
+        ]
+        last = body["messages"][-1]["content"]
+        marked += [b for b in last if isinstance(last, list) and "cache_control" in b]
+        assert len(marked) == 3 and body["tools"][-1] in marked
+    # Later turns resend the history unedited: thinking blocks included.
+    assistant = [m for m in received[-1].body["messages"] if m["role"] == "assistant"]
+    assert any(b["type"] == "thinking" for m in assistant for b in m["content"])
