@@ -108,13 +108,15 @@ def validate_cache_control(request: Mapping[str, Any]) -> str | None:
 def _prefix_keys(request: Mapping[str, Any], positions: list[Position], model: str) -> list[str]:
     """Key of the prefix ending at each position (rolling hash; linear in prompt size)."""
     digest = hashlib.sha256(model.encode())
+    messages = request.get("messages") or []
     keys: list[str] = []
     seen_messages = False
     for position in positions:
         if position.segment == "messages" and not seen_messages:
             seen_messages = True  # message-level entries depend on these settings (C.5)
             digest.update(_canonical([request.get("thinking"), request.get("tool_choice")]))
-        digest.update(f"\x00{position.segment}:{position.message_index}\x00".encode())
+        role = messages[position.message_index].get("role") if position.message_index >= 0 else ""
+        digest.update(f"\x00{position.segment}:{position.message_index}:{role}\x00".encode())
         digest.update(_canonical(position.block))
         keys.append(digest.copy().hexdigest())
     return keys

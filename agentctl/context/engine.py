@@ -80,7 +80,7 @@ def _is_thinking(block: Any) -> bool:
 
 def _keep_thinking_turns(edit: Mapping[str, Any]) -> int | None:
     """N from `keep`, or None for "all" / {"type": "all"}."""
-    keep = edit.get("keep", {"type": "thinking_turns", "value": DEFAULT_KEEP_THINKING_TURNS})
+    keep = edit.get("keep") or {"type": "thinking_turns", "value": DEFAULT_KEEP_THINKING_TURNS}
     if keep == "all" or (isinstance(keep, Mapping) and keep.get("type") == "all"):
         return None
     return int(keep["value"])

@@ -157,8 +157,12 @@ def test_clear_thinking_all_and_default() -> None:
     for keep_all in ("all", {"type": "all"}):
         edit = {"type": "clear_thinking_20251015", "keep": keep_all}
         assert apply_context_edits(thinking_session(5), [edit]).applied_edits == []
-    default = apply_context_edits(thinking_session(5), [{"type": "clear_thinking_20251015"}])
-    assert default.applied_edits[0]["cleared_thinking_turns"] == 4  # keep 1 turn
+    for edit in (
+        {"type": "clear_thinking_20251015"},
+        {"type": "clear_thinking_20251015", "keep": None},
+    ):
+        default = apply_context_edits(thinking_session(5), [edit])
+        assert default.applied_edits[0]["cleared_thinking_turns"] == 4  # keep 1 turn
 
 
 def test_edits_run_in_order_and_trigger_sees_the_thinking_edit() -> None:
