@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import ast
 import datetime
+import difflib
 import importlib.util
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+
+from agentctl.profile.settings import PriceOverride
 
 # Used when the SDK file cannot be found or parsed (a copy of anthropic 2.14.0's table).
 FALLBACK_DEPRECATED: dict[str, str] = {
@@ -22,6 +26,9 @@ FALLBACK_DEPRECATED: dict[str, str] = {
     "claude-sonnet-4-5": "November 30th, 2026",
     "claude-sonnet-4-5-20250929": "November 30th, 2026",
 }
+
+# Same, for anthropic 2.14.0's models_to_warn_with_thinking_enabled.py.
+FALLBACK_THINKING_DEPRECATED: tuple[str, ...] = ("claude-opus-4-6", "claude-mythos-preview")
 
 _ORDINAL = re.compile(r"(\d+)(st|nd|rd|th)")
 
@@ -62,6 +69,39 @@ def deprecated_models() -> dict[str, str]:
     if isinstance(table, dict) and all(isinstance(v, str) for v in table.values()):
         return {str(k): v for k, v in table.items()}
     return dict(FALLBACK_DEPRECATED)
+
+
+@cache
+def thinking_enabled_deprecated() -> tuple[str, ...]:
+    """Models on which the SDK warns that thinking.type "enabled" is deprecated (use adaptive)."""
+    path = sdk_data_file("models_to_warn_with_thinking_enabled.py")
+    try:
+        names = (
+            parse_literal_assignment(
+                path.read_text("utf-8"), "MODELS_TO_WARN_WITH_THINKING_ENABLED"
+            )
+            if path
+            else None
+        )
+    except (OSError, SyntaxError, ValueError):
+        names = None
+    if isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
+        return tuple(names)
+    return FALLBACK_THINKING_DEPRECATED
+
+
+def price_warning(model: str, overrides: Mapping[str, PriceOverride]) -> str | None:
+    """A warning when agentctl cannot price `model`: costs and limits.max_usd need a price."""
+    from agentctl.context.prices import MODELS, model_info, price_for
+
+    if price_for(model, overrides) is not None:
+        return None
+    fix = f'add a [prices."{model}"] table to get cost figures'
+    if model_info(model) is not None:
+        return f"model: no price is known for {model!r} ({fix})"
+    close = difflib.get_close_matches(model, list(MODELS), n=1, cutoff=0.8)
+    hint = f"did you mean {close[0]!r}? If not, " if close else ""
+    return f"model: {model!r} is not a model agentctl knows ({hint}{fix})"
 
 
 def parse_eol_date(text: str) -> datetime.date | None:

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from agentctl.profile.models import model_warning
+from agentctl.profile.models import model_warning, price_warning, thinking_enabled_deprecated
 from agentctl.profile.schema import FieldError, join_key
 from agentctl.profile.settings import ClearToolUses, Profile
 
@@ -111,9 +111,14 @@ def check_strings(profile: Profile) -> None:
 
 def collect_warnings(profile: Profile) -> Iterator[str]:
     """Settings the API accepts but that probably do not do what the user wants."""
-    warning = model_warning(profile.model)
-    if warning:
-        yield warning
+    for warning in (model_warning(profile.model), price_warning(profile.model, profile.prices)):
+        if warning:
+            yield warning
+    if profile.thinking.enabled and profile.model in thinking_enabled_deprecated():
+        yield (
+            f'thinking.enabled: the SDK reports that thinking type "enabled" is deprecated on'
+            f" {profile.model!r} in favour of adaptive thinking, which profiles cannot select yet"
+        )
     tool_uses = profile.context_editing.tool_uses
     if tool_uses.enabled:
         yield from tool_use_warnings(tool_uses, memory_on=profile.tools.memory)

@@ -12,10 +12,12 @@ from agentctl.errors import ConfigError
 from agentctl.profile.loader import apply_set_overrides, build_profile
 from agentctl.profile.models import (
     FALLBACK_DEPRECATED,
+    FALLBACK_THINKING_DEPRECATED,
     deprecated_models,
     model_warning,
     parse_eol_date,
     sdk_data_file,
+    thinking_enabled_deprecated,
 )
 
 
@@ -185,6 +187,12 @@ def test_defaults_have_no_warnings() -> None:
         ),
         (["context_editing.tool_uses.clear_tool_inputs=true"], "memory tool calls will be cleared"),
         (["model=claude-sonnet-4-5"], "'claude-sonnet-4-5' reaches end of life"),
+        (["model=claude-sonet-5"], "(did you mean 'claude-sonnet-5'? If not, add a [prices"),
+        (["model=claude-mythos-5"], "no price is known for 'claude-mythos-5'"),
+        (
+            ["model=claude-opus-4-6", "thinking.enabled=true"],
+            "deprecated on 'claude-opus-4-6' in favour of adaptive thinking",
+        ),
     ],
 )
 def test_warnings(sets: list[str], fragment: str) -> None:
@@ -206,6 +214,19 @@ def test_excluding_memory_silences_the_inputs_warning() -> None:
         'context_editing.tool_uses.exclude_tools=["memory"]',
     )
     assert warnings == []
+
+
+def test_a_price_override_silences_the_unknown_model_warning() -> None:
+    prices = [
+        f'prices."my-model".{k}=1'
+        for k in ("input", "output", "cache_write_5m", "cache_write_1h", "cache_read")
+    ]
+    assert build("model=my-model")[1] != []
+    assert build("model=my-model", *prices)[1] == []
+
+
+def test_thinking_deprecation_list_matches_the_sdk_file() -> None:
+    assert thinking_enabled_deprecated() == FALLBACK_THINKING_DEPRECATED
 
 
 def test_deprecated_table_is_read_from_the_installed_sdk_file() -> None:
