@@ -1,0 +1,87 @@
+"""Prompt-cache accounting across requests, before and after a clearing (figures by hand).
+
+Blocks (estimator rule, see test_editing): system "word " * 1100 = 1102 (over the 1,024
+minimum of claude-sonnet-5); user task 9; each tool round = tool_use 21 + tool_result
+"word " * 400 = 414, so 435 per round. A cleared result becomes 18 (was 410): -392.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentctl.emulator.model import Script
+from agentctl.emulator.server import running
+
+from .helpers import BETA, make_client, request
+from .test_editing import conversation
+
+EPHEMERAL = {"type": "ephemeral"}
+SYSTEM = [{"type": "text", "text": "word " * 1100, "cache_control": EPHEMERAL}]
+EDIT = {
+    "type": "clear_tool_uses_20250919",
+    "trigger": {"type": "input_tokens", "value": 2900},
+    "keep": {"type": "tool_uses", "value": 3},
+}
+
+
+class Clock:
+    """A settable clock for TTLs."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def body(rounds: int) -> dict[str, Any]:
+    messages = conversation(rounds, words=400)
+    messages[-1]["content"][-1]["cache_control"] = EPHEMERAL  # breakpoint on the newest block
+    out = request(messages=messages, system=SYSTEM, betas=[BETA])
+    out["context_management"] = {"edits": [EDIT]}
+    return out
+
+
+def usage(message: Any) -> tuple[int, int, int]:
+    u = message.usage
+    return u.input_tokens, u.cache_creation_input_tokens, u.cache_read_input_tokens
+
+
+def test_writes_then_reads_then_a_clearing_invalidates_from_the_cleared_block() -> None:
+    with running(script=Script(), clock=Clock()) as emu:
+        client = make_client(emu.base_url)
+        first = client.beta.messages.create(**body(3))
+        second = client.beta.messages.create(**body(4))
+        third = client.beta.messages.create(**body(5))
+    assert usage(first) == (0, 1102 + 9 + 3 * 435, 0)  # 2416 written, at both breakpoints
+    assert first.usage.cache_creation.ephemeral_5m_input_tokens == 2416
+    assert first.context_management.applied_edits == []
+    assert usage(second) == (0, 435, 2416)  # the previous prefix is read, the new round written
+    # 5 rounds = 3286 > 2900: the two oldest results are cleared (2 x 392 = 784), so the
+    # prefix changes at the first tool_result: only the system prompt is still cached.
+    assert third.context_management.applied_edits[0].cleared_input_tokens == 784
+    assert usage(third) == (0, 3286 - 784 - 1102, 1102)
+
+
+def test_entries_expire_after_five_minutes() -> None:
+    clock = Clock()
+    with running(script=Script(), clock=clock) as emu:
+        client = make_client(emu.base_url)
+        client.beta.messages.create(**body(3))
+        clock.now += 299
+        warm = client.beta.messages.create(**body(3))
+        clock.now += 301  # 301 s after the refresh of the read above
+        cold = client.beta.messages.create(**body(3))
+    assert usage(warm) == (0, 0, 2416)
+    assert usage(cold) == (0, 2416, 0)
+
+
+def test_below_minimum_nothing_is_cached() -> None:
+    small = request(system=[{"type": "text", "text": "short", "cache_control": EPHEMERAL}])
+    with running(script=Script()) as emu:
+        client = make_client(emu.base_url)
+        client.beta.messages.create(**small)
+        again = client.beta.messages.create(**small)
+    assert again.usage.cache_read_input_tokens == 0
+    assert again.usage.cache_creation_input_tokens == 0
+    assert again.usage.input_tokens > 0
