@@ -19,6 +19,7 @@ Mechanics per API-NOTES C.1 and C.5 [DOC S6]; details the docs leave open are ou
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import time
 from collections.abc import Callable, Mapping
@@ -78,6 +79,10 @@ def _marker(block: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
+def _ttl(marker: Mapping[str, Any]) -> str:
+    return "1h" if marker.get("ttl") == "1h" else "5m"  # the API rejects other values
+
+
 def _eligible(position: Position) -> bool:
     block = position.block
     if block.get("type") in _INELIGIBLE:
@@ -87,12 +92,12 @@ def _eligible(position: Position) -> bool:
 
 def breakpoints(request: Mapping[str, Any], positions: list[Position]) -> list[tuple[int, str]]:
     """All (position index, ttl) breakpoints in prefix order, automatic one included."""
-    found = {i: str(m.get("ttl", "5m")) for i, p in enumerate(positions) if (m := _marker(p.block))}
+    found = {i: _ttl(m) for i, p in enumerate(positions) if (m := _marker(p.block))}
     auto = request.get("cache_control")
     if isinstance(auto, Mapping):
         last = next((i for i in reversed(range(len(positions))) if _eligible(positions[i])), None)
         if last is not None:
-            found.setdefault(last, str(auto.get("ttl", "5m")))
+            found.setdefault(last, _ttl(auto))
     return sorted(found.items())
 
 
@@ -153,7 +158,7 @@ class PromptCache:
             _, ttl = self._entries[key]
             self._entries[key] = (now + TTL_SECONDS[ttl], ttl)
         for key, ttl in plan.writes:
-            self._entries[key] = (now + TTL_SECONDS.get(ttl, TTL_SECONDS["5m"]), ttl)
+            self._entries[key] = (now + TTL_SECONDS[ttl], ttl)
         return plan.usage
 
     def peek(self, request: Mapping[str, Any], model: str) -> CacheUsage:
@@ -180,22 +185,27 @@ class PromptCache:
         positions = request_positions(request)
         points = breakpoints(request, positions)[:MAX_BREAKPOINTS]
         keys = _prefix_keys(request, positions, model)
-        cumulative: list[int] = []
-        for position in positions:
-            cumulative.append((cumulative[-1] if cumulative else 0) + position.tokens)
-        total = cumulative[-1] if cumulative else 0
+        cumulative = list(itertools.accumulate(p.tokens for p in positions))
         read_end = self._read_end(keys, _lookback_groups(positions), [i for i, _ in points], now)
         read = cumulative[read_end] if read_end >= 0 else 0
-        refresh = [keys[i] for i, _ in points if i <= read_end and self._live(keys[i], now)]
-        if read_end >= 0 and keys[read_end] not in refresh:
-            refresh.append(keys[read_end])
+        refresh = {keys[i] for i, _ in points if i <= read_end and self._live(keys[i], now)}
+        refresh |= {keys[read_end]} if read_end >= 0 else set()
         minimum = min_cacheable_tokens(model)
         writes = [(i, ttl) for i, ttl in points if i > read_end and cumulative[i] >= minimum]
-        split = {"5m": 0, "1h": 0}
-        start = read
-        for i, ttl in writes:
-            split["1h" if ttl == "1h" else "5m"] += cumulative[i] - start
-            start = cumulative[i]
-        creation = start - read
+        split = _split_writes(writes, cumulative, read)
+        creation = split["5m"] + split["1h"]
+        total = cumulative[-1] if cumulative else 0
         usage = CacheUsage(total - read - creation, creation, read, split["5m"], split["1h"])
-        return _Plan(usage, refresh, [(keys[i], ttl) for i, ttl in writes])
+        return _Plan(usage, sorted(refresh), [(keys[i], ttl) for i, ttl in writes])
+
+
+def _split_writes(
+    writes: list[tuple[int, str]], cumulative: list[int], read: int
+) -> dict[str, int]:
+    """Written tokens per TTL: each breakpoint writes from the previous boundary up to it."""
+    split = {"5m": 0, "1h": 0}
+    start = read
+    for i, ttl in writes:
+        split[ttl] += cumulative[i] - start
+        start = cumulative[i]
+    return split
