@@ -12,7 +12,7 @@ import typer
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.view import api_field, flatten, show_data
-from agentctl.profile.writer import commented_template
+from agentctl.profile.writer import commented_template, write_template
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -44,28 +44,11 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a complete, commented profile with the built-in defaults."""
-    text = commented_template()
     if path == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(commented_template())
         return
-    write_new_file(Path(path), text, force=force)
+    write_template(Path(path), force=force)
     print(f"wrote {path}")
-
-
-def write_new_file(path: Path, text: str, *, force: bool) -> None:
-    """Create `path` (exclusively unless `force`), so an existing profile is never clobbered."""
-    if path.is_dir():
-        raise UsageError(
-            f"{path}: is a directory (give a file name, e.g. {path / 'agentctl.toml'})"
-        )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w" if force else "x", encoding="utf-8") as f:
-            f.write(text)
-    except FileExistsError:
-        raise UsageError(f"{path}: already exists (use --force to overwrite it)") from None
-    except OSError as err:
-        raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
 
 
 @app.command()

@@ -7,6 +7,7 @@ profile (agentctl.home.user_profile_path()), else the built-in defaults.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import tomllib
 from collections.abc import Sequence
@@ -133,7 +134,7 @@ def build_profile(
         warnings = check_profile(profile)
     except FieldError as err:
         raise ProfileKeyError(source, err.key, explain(err)) from None
-    return Profile(**{**vars(profile), "source": source}), warnings
+    return dataclasses.replace(profile, source=source), warnings
 
 
 def explain(err: FieldError) -> str:

@@ -1,11 +1,13 @@
-"""Profile -> plain TOML-able dict and TOML text (tomli-w): the inverse of the loader."""
+"""Profile -> plain TOML-able dict, TOML text (tomli-w) and the commented `init` template."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
+from agentctl.errors import UsageError
 from agentctl.profile.schema import NOT_KEYS
 from agentctl.profile.settings import Profile
 
@@ -79,6 +81,32 @@ def commented_template(profile: Profile | None = None) -> str:
             parts.append(f"# {doc.meaning}{api}\n{tomli_w.dumps({name: value})}")
     parts.append("\n" + (tomli_w.dumps({"prices": prices}) if prices else PRICES_EXAMPLE))
     return "".join(parts)
+
+
+def write_template(path: Path, *, force: bool = False) -> None:
+    """Write `commented_template()` to `path`; never clobbers a file unless `force`.
+
+    Without `force` the file is created exclusively (no race with another writer); with it,
+    the new text goes to a temporary file first and replaces the old one in one step.
+    """
+    if path.is_dir():
+        raise UsageError(
+            f"{path}: is a directory (give a file name, e.g. {path / 'agentctl.toml'})"
+        )
+    text = commented_template()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not force:
+            with path.open("x", encoding="utf-8") as f:
+                f.write(text)
+            return
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except FileExistsError:
+        raise UsageError(f"{path}: already exists (use --force to overwrite it)") from None
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
 
 
 def _tables(prefix: str, data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

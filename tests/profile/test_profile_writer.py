@@ -134,3 +134,22 @@ def test_docs_key_reference_is_current() -> None:
 
     docs = (Path(__file__).resolve().parents[2] / "docs" / "profile.md").read_text("utf-8")
     assert markdown_key_table() in docs
+
+
+def test_write_template_creates_parents_and_force_replaces(tmp_path: Path) -> None:
+    import pytest
+
+    from agentctl.errors import UsageError
+    from agentctl.profile.writer import write_template
+
+    target = tmp_path / "new" / "dir" / "p.toml"
+    write_template(target)
+    assert target.read_text("utf-8") == commented_template()
+    with pytest.raises(UsageError, match="already exists"):
+        write_template(target)
+    target.write_text("old")
+    write_template(target, force=True)
+    assert target.read_text("utf-8") == commented_template()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["p.toml"]  # no temp file left
+    with pytest.raises(UsageError, match="is a directory"):
+        write_template(tmp_path)
