@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import tomli_w
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.loader import (
@@ -12,6 +15,8 @@ from agentctl.profile.loader import (
     build_profile,
     deep_merge,
     find_profile_path,
+    nest,
+    parse_dotted_key,
     profile_to_dict,
     read_profile_file,
     resolve_profile,
@@ -230,3 +235,36 @@ def test_set_paths_are_relative_to_the_current_directory(
     profile, _ = resolve_profile(path, sets=["tools.workspace_root=ws"])
     assert profile.tools.workspace_root == tmp_path / "ws"
     assert profile.memory.root == (tmp_path / "conf" / "mem").resolve()
+
+
+toml_values = st.one_of(
+    st.integers(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.text(),
+    st.lists(st.integers(), max_size=4),
+    st.lists(st.text(max_size=5), max_size=3),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=toml_values, key=st.sampled_from(["model", "cache.ttl", 'prices."a.b".input']))
+def test_set_value_written_as_toml_reads_back_exactly(value: object, key: str) -> None:
+    text = tomli_w.dumps({"v": value}).removeprefix("v = ").strip()
+    data = apply_set_overrides({}, [f"{key}={text}"])
+    path = parse_dotted_key(key, key)
+    assert data == nest(path, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30))
+def test_set_value_that_is_not_toml_is_the_plain_string(text: str) -> None:
+    import tomllib
+
+    try:
+        parsed = tomllib.loads(f"v = {text.strip()}")
+        is_one_value = len(parsed) == 1
+    except tomllib.TOMLDecodeError:
+        is_one_value = False
+    if not is_one_value:
+        assert apply_set_overrides({}, [f"system={text}"]) == {"system": text.strip()}
