@@ -56,16 +56,19 @@ def parse_literal_assignment(source: str, name: str) -> object:
     return None
 
 
+def sdk_literal(file_name: str, name: str) -> object:
+    """The literal `name` in the SDK's `_data/<file_name>`, or None if it cannot be read."""
+    path = sdk_data_file(file_name)
+    try:
+        return parse_literal_assignment(path.read_text("utf-8"), name) if path else None
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
 @cache
 def deprecated_models() -> dict[str, str]:
     """Model name -> end-of-life date text, as the installed SDK lists them."""
-    path = sdk_data_file("deprecated_models.py")
-    try:
-        table = (
-            parse_literal_assignment(path.read_text("utf-8"), "DEPRECATED_MODELS") if path else None
-        )
-    except (OSError, SyntaxError, ValueError):
-        table = None
+    table = sdk_literal("deprecated_models.py", "DEPRECATED_MODELS")
     if isinstance(table, dict) and all(isinstance(v, str) for v in table.values()):
         return {str(k): v for k, v in table.items()}
     return dict(FALLBACK_DEPRECATED)
@@ -74,17 +77,9 @@ def deprecated_models() -> dict[str, str]:
 @cache
 def thinking_enabled_deprecated() -> tuple[str, ...]:
     """Models on which the SDK warns that thinking.type "enabled" is deprecated (use adaptive)."""
-    path = sdk_data_file("models_to_warn_with_thinking_enabled.py")
-    try:
-        names = (
-            parse_literal_assignment(
-                path.read_text("utf-8"), "MODELS_TO_WARN_WITH_THINKING_ENABLED"
-            )
-            if path
-            else None
-        )
-    except (OSError, SyntaxError, ValueError):
-        names = None
+    names = sdk_literal(
+        "models_to_warn_with_thinking_enabled.py", "MODELS_TO_WARN_WITH_THINKING_ENABLED"
+    )
     if isinstance(names, list | tuple) and all(isinstance(n, str) for n in names):
         return tuple(names)
     return FALLBACK_THINKING_DEPRECATED

@@ -7,6 +7,7 @@ Errors raise `FieldError` (the loader names the file); warnings come back as str
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -60,15 +61,23 @@ def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float]
 
 
 def check_ranges(profile: Profile) -> None:
-    """Counts are >= 1 (or >= 0 where 0 means 'none'); amounts are >= 0, never NaN."""
+    """Counts are >= 1 (or >= 0 where 0 means 'none'); amounts are finite and >= 0."""
     for key, value in walk_numbers(profile):
-        if isinstance(value, int):
-            low = 0 if key in ZERO_ALLOWED else 1
-            if value < low:
-                raise FieldError(key, f"must be an integer >= {low}, got {value}")
-        elif not value >= (0.0 if key not in POSITIVE_FLOATS else 1e-9):
-            word = "a number > 0" if key in POSITIVE_FLOATS else "a number >= 0"
-            raise FieldError(key, f"must be {word}, got {value}")
+        problem = range_problem(key, value)
+        if problem:
+            raise FieldError(key, problem)
+
+
+def range_problem(key: str, value: int | float) -> str | None:
+    """What is wrong with one number, or None."""
+    if isinstance(value, int):
+        low = 0 if key in ZERO_ALLOWED else 1
+        return None if value >= low else f"must be an integer >= {low}, got {value}"
+    if not math.isfinite(value):  # TOML allows inf and nan; no setting means either
+        return f"must be a finite number, got {value}"
+    if key in POSITIVE_FLOATS:
+        return None if value > 0 else f"must be a number > 0, got {value}"
+    return None if value >= 0 else f"must be a number >= 0, got {value}"
 
 
 def check_thinking(profile: Profile) -> None:

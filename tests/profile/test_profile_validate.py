@@ -104,7 +104,8 @@ def test_zero_means_unset_where_documented() -> None:
 
 def test_negative_and_nan_amounts() -> None:
     assert error_of("limits.max_usd=-1") == "limits.max_usd: must be a number >= 0, got -1.0"
-    assert "must be a number >= 0, got nan" in error_of("limits.max_usd=nan")
+    assert "must be a finite number, got nan" in error_of("limits.max_usd=nan")
+    assert "must be a finite number, got inf" in error_of("api.timeout_s=inf")
     assert "api.timeout_s: must be a number > 0" in error_of("api.timeout_s=0")
 
 
@@ -264,3 +265,16 @@ def test_checking_a_profile_does_not_import_the_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_parse_literal_assignment_reads_plain_and_annotated_literals() -> None:
+    from agentctl.profile.models import parse_literal_assignment
+
+    source = (
+        'from typing import Dict\nA: Dict[str, str] = {"m": "May 1st, 2027"}\nB = ["x"]\nC = f()\n'
+    )
+    assert parse_literal_assignment(source, "A") == {"m": "May 1st, 2027"}
+    assert parse_literal_assignment(source, "B") == ["x"]
+    assert parse_literal_assignment(source, "missing") is None
+    with pytest.raises(ValueError):
+        parse_literal_assignment(source, "C")  # not a literal: the caller falls back
