@@ -1,12 +1,390 @@
-"""`agentctl memory ...` commands."""
+"""`agentctl memory ...`: inspect and edit the /memories directory an agent keeps. Thin.
+
+Never imports anthropic: every command here starts in well under 150 ms.
+"""
 
 from __future__ import annotations
 
+import functools
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, ParamSpec
+
 import typer
 
-app = typer.Typer(help="memory commands.", no_args_is_help=True)
+from agentctl.errors import AgentctlError, ToolError, UsageError
+from agentctl.memory.store import MemoryStore
+
+HELP = """\
+Inspect and edit the directory the model sees as /memories.
+
+The root is --root DIR, else memory.root of --profile FILE, else of the profile found by the
+usual lookup (AGENTCTL_PROFILE, ./agentctl.toml, the user profile), else ./memory.
+PATH arguments take the model's form (/memories/notes.md) or a plain relative one (notes.md).
+
+\b
+Examples:
+  agentctl memory view                      the tree, as the model sees it
+  agentctl memory view notes.md --lines 10:20
+  agentctl memory cat /memories/notes.md > notes.md
+  echo '{"command": "view", "path": "/memories"}' | agentctl memory call
+"""
+
+P = ParamSpec("P")
+
+app = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode=None)
+
+RootOption = Annotated[
+    Path | None, typer.Option("--root", help="The memory directory itself (the /memories).")
+]
+ProfileOption = Annotated[
+    str | None, typer.Option("--profile", help="Profile whose memory.root and limits to use.")
+]
+PathArg = Annotated[str, typer.Argument(help="/memories/... or a path relative to it.")]
 
 
 def register(root: typer.Typer) -> None:
     """Attach this command group to the root app."""
     root.add_typer(app, name="memory")
+
+
+def open_store(root: Path | None, profile: str | None, session: str = "cli") -> MemoryStore:
+    """The store for --root / --profile / the default profile; limits come from the profile."""
+    if root is not None and profile is None:
+        return MemoryStore(root, session=session)
+    from agentctl.profile.loader import resolve_profile
+
+    settings, warnings = resolve_profile(profile)
+    for warning in warnings:
+        print(f"agentctl: warning: {warning}", file=sys.stderr)
+    return MemoryStore(root or settings.memory.root, settings.memory, session=session)
+
+
+def memory_path(arg: str) -> str:
+    """`/memories/...` as given; `notes.md` or `./notes.md` -> `/memories/notes.md`."""
+    if arg.startswith("/"):
+        return arg
+    rel = arg.removeprefix("./").strip("/")
+    return "/memories" if rel in ("", ".") else f"/memories/{rel}"
+
+
+def handled(command: Callable[P, None]) -> Callable[P, None]:
+    """Errors become one line on stderr and the exit code (2 for a ToolError: bad input here).
+
+    Done per command rather than only in main(), so CliRunner sees the same exit codes.
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            command(*args, **kwargs)
+        except ToolError as err:
+            print(f"agentctl: {err}", file=sys.stderr)
+            raise typer.Exit(UsageError.exit_code) from None
+        except AgentctlError as err:
+            print(f"agentctl: {err}", file=sys.stderr)
+            raise typer.Exit(err.exit_code) from None
+
+    return wrapper
+
+
+def parse_lines(spec: str) -> list[int]:
+    """`10:20`, `10:` or `10` -> a view_range."""
+    start, _, end = spec.partition(":")
+    try:
+        return [int(start), int(end) if end.strip() else -1]
+    except ValueError:
+        raise UsageError(f"--lines {spec}: expected START:END, e.g. 10:20 or 10:") from None
+
+
+@app.command()
+@handled
+def view(
+    path: Annotated[str, typer.Argument(help="Directory or file (default: /memories).")] = "",
+    lines: Annotated[
+        str | None, typer.Option("--lines", help="Line range of a file: 10:20, or 10: to the end.")
+    ] = None,
+    raw: Annotated[bool, typer.Option("--raw", help="Exactly the text the model gets.")] = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Show a directory tree (2 levels) or a file with line numbers, as the model sees it.
+
+    On a terminal the tree is drawn; with --raw, or when stdout is a pipe, the output is
+    byte for byte the memory tool's result text.
+
+    \b
+    Examples:
+      agentctl memory view
+      agentctl memory view projects/ --raw
+      agentctl memory view notes.md --lines 40:
+    """
+    command: dict[str, Any] = {"command": "view", "path": memory_path(path)}
+    if lines:
+        command["view_range"] = parse_lines(lines)
+    text = open_store(root, profile).execute(command)
+    if raw or not sys.stdout.isatty():
+        sys.stdout.write(text + "\n")
+        return
+    _print_rich(text)
+
+
+def _print_rich(text: str) -> None:
+    from rich.console import Console
+
+    from agentctl.memory.present import listing_tree
+
+    console = Console()
+    if text.startswith("Here're the files"):
+        console.print(listing_tree(text))
+    else:
+        head, _, body = text.partition("\n")
+        console.print(head, style="bold")
+        console.print(body, markup=False, highlight=False)
+
+
+@app.command()
+@handled
+def cat(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
+    """Print a memory file's content as is (no line numbers).
+
+    \b
+    Example:
+      agentctl memory cat notes.md > notes-backup.md
+    """
+    sys.stdout.write(open_store(root, profile).read_text(memory_path(path)))
+
+
+@app.command()
+@handled
+def rm(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
+    """Delete a memory file or a whole directory (journaled like the model's delete).
+
+    \b
+    Example:
+      agentctl memory rm old-notes/
+    """
+    print(open_store(root, profile).execute({"command": "delete", "path": memory_path(path)}))
+
+
+@app.command()
+@handled
+def mv(old: PathArg, new: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
+    """Rename or move a file or directory; missing parent directories are created.
+
+    \b
+    Example:
+      agentctl memory mv notes.md archive/2026/notes.md
+    """
+    command = {"command": "rename", "old_path": memory_path(old), "new_path": memory_path(new)}
+    print(open_store(root, profile).execute(command))
+
+
+@app.command()
+@handled
+def edit(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
+    """Open a memory file in $VISUAL or $EDITOR; saved atomically when the editor exits 0.
+
+    A missing file is created on save. An unchanged file is not rewritten.
+
+    \b
+    Example:
+      EDITOR=nano agentctl memory edit notes.md
+    """
+    store, target = open_store(root, profile), memory_path(path)
+    before = _current_text(store, target)
+    after = _run_editor(before, Path(target).suffix)
+    if after == before:
+        print(f"No changes to {target}", file=sys.stderr)
+        return
+    store.write_text(target, after)
+    print(f"Saved {target}", file=sys.stderr)
+
+
+def _current_text(store: MemoryStore, path: str) -> str:
+    try:
+        return store.read_text(path)
+    except ToolError as err:
+        if "does not exist" in str(err):
+            return ""
+        raise
+
+
+def _run_editor(text: str, suffix: str) -> str:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        raise UsageError("no editor: set VISUAL or EDITOR (e.g. EDITOR=nano)")
+    fd, name = tempfile.mkstemp(prefix="agentctl-memory-", suffix=suffix or ".txt")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        code = subprocess.call([*shlex.split(editor), name])
+        if code != 0:
+            raise UsageError(f"editor {editor!r} exited with {code}; nothing was saved")
+        return Path(name).read_text(encoding="utf-8")
+    finally:
+        os.unlink(name)
+
+
+@app.command()
+@handled
+def export(
+    file: Annotated[str, typer.Argument(help="Archive to write (.tar.gz); - for stdout.")],
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Write all memory files to a portable tar.gz (entries under memories/).
+
+    \b
+    Example:
+      agentctl memory export memories-$(date +%F).tar.gz
+    """
+    from agentctl.memory.archive import export_archive
+
+    data, count = export_archive(open_store(root, profile))
+    if file == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    else:
+        _write_new(Path(file), data)
+    print(f"Exported {count} files", file=sys.stderr)
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    try:
+        with path.open("xb") as handle:
+            handle.write(data)
+    except FileExistsError:
+        raise UsageError(f"{path}: already exists; choose another name") from None
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+@app.command("import")
+@handled
+def import_(
+    file: Annotated[Path, typer.Argument(help="Archive made by `memory export`.")],
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Overwrite files that already exist.")
+    ] = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Add the files of an exported archive to the memory directory.
+
+    The whole archive is refused (nothing written) if any entry would escape the root, is a
+    symlink or special file, exceeds the limits, or exists already (unless --replace).
+
+    \b
+    Example:
+      agentctl memory import memories-2026-11-30.tar.gz --root ./other-agent/memory
+    """
+    from agentctl.memory.archive import import_archive
+
+    count = import_archive(open_store(root, profile), file, replace=replace)
+    print(f"Imported {count} files", file=sys.stderr)
+
+
+@app.command()
+@handled
+def log(
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    limit: Annotated[int, typer.Option("-n", help="Show at most N entries (0: all).")] = 0,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Show the journal of changes to the memory directory, newest first.
+
+    Every successful create, str_replace, insert, delete and rename (by the model or by these
+    commands) is recorded with its time, path, bytes written and session id.
+
+    \b
+    Example:
+      agentctl memory log -n 20
+    """
+    from agentctl.memory.journal import read_entries
+
+    entries = read_entries(open_store(root, profile).root)[::-1]
+    for entry in entries[:limit] if limit > 0 else entries:
+        print(json.dumps(entry, ensure_ascii=False) if as_json else _log_line(entry))
+
+
+def _log_line(entry: dict[str, Any]) -> str:
+    target = entry.get("path", "")
+    if entry.get("new_path"):
+        target += f" -> {entry['new_path']}"
+    size = f"{entry.get('bytes', 0)}B" if entry.get("bytes") else "-"
+    session = entry.get("session") or "-"
+    return (
+        f"{entry.get('time', '?')}  {entry.get('command', '?'):<11}  {size:>8}  {session}  {target}"
+    )
+
+
+@app.command()
+@handled
+def clear(
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Delete every memory file and directory (the journal is kept).
+
+    Asks for confirmation; without a terminal it refuses unless --yes is given.
+
+    \b
+    Example:
+      agentctl memory clear --yes --root ./scratch-memory
+    """
+    store = open_store(root, profile)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise UsageError("memory clear: no terminal to confirm on; pass --yes to clear")
+        if not typer.confirm(f"Delete everything in {store.root}?"):
+            print("Nothing deleted.", file=sys.stderr)
+            raise typer.Exit(1)
+    print(f"Deleted {store.clear()} entries from {store.root}", file=sys.stderr)
+
+
+@app.command()
+@handled
+def call(
+    session: Annotated[
+        str, typer.Option("--session", help="Session id written to the journal.")
+    ] = "cli-call",
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Run memory tool inputs read from stdin, one JSON object per line.
+
+    Prints one JSON line per input, flushed at once: {"ok": true, "result": "..."} or
+    {"ok": false, "error": "..."}. Bad lines get ok:false and processing goes on. Exit 0.
+
+    \b
+    Example:
+      printf '%s\\n' '{"command":"create","path":"/memories/a.md","file_text":"hi"}' \\
+        '{"command":"view","path":"/memories/a.md"}' | agentctl memory call
+    """
+    store = open_store(root, profile, session=session)
+    for number, line in enumerate(sys.stdin, start=1):
+        if line.strip():
+            print(json.dumps(call_line(store, line, number), ensure_ascii=False), flush=True)
+
+
+def call_line(store: MemoryStore, line: str, number: int) -> dict[str, Any]:
+    """One stdin line -> the JSON answer for it."""
+    try:
+        command = json.loads(line)
+    except json.JSONDecodeError as err:
+        return {"ok": False, "error": f"line {number}: not JSON: {err.msg} (column {err.colno})"}
+    if not isinstance(command, dict):
+        return {"ok": False, "error": f"line {number}: expected a JSON object, got {command!r}"}
+    try:
+        return {"ok": True, "result": store.execute(command)}
+    except ToolError as err:
+        return {"ok": False, "error": str(err)}
