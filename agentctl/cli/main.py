@@ -44,12 +44,13 @@ def _root(
 def _register() -> None:
     # Each command module owns its commands and registers them here; none of them imports
     # `anthropic` at module level (see STYLE.md "Fast start").
-    from agentctl.cli import emulator, memory, profile, run
+    from agentctl.cli import emulator, memory, profile, run, sessions
 
     run.register(app)
     memory.register(app)
     profile.register(app)
     emulator.register(app)
+    sessions.register(app)
 
 
 _register()
