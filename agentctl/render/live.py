@@ -27,7 +27,7 @@ STATUS_LINES = 2  # the status line, and one spare so the live region never touc
 
 
 class TurnTableView:
-    """The turn table, laid out wide or compact for the width it is drawn at (resizes too).
+    """The turn table, laid out for the width it is drawn at (so it follows resizes too).
 
     With `fit_screen`, a table taller than the terminal keeps its header and its newest rows
     (Rich's Live cannot redraw what has scrolled off); the full table is printed at the end.
@@ -39,23 +39,33 @@ class TurnTableView:
         self.turns = turns
         self.trigger = trigger
         self.fit_screen = fit_screen
+        # Live redraws several times a second; the lines only change when a turn is added.
+        self._cache: tuple[tuple[int, int, int, int | None], list[list[Segment]]] | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        table = turn_table(self.turns, trigger=self.trigger, width=options.max_width)
         if not self.fit_screen:
-            yield table
+            yield turn_table(self.turns, trigger=self.trigger, width=options.max_width)
             return
-        lines = console.render_lines(table, options, pad=False)
-        room = options.size.height - STATUS_LINES
-        if len(lines) > room:
-            note = Text("… earlier turns (the full table follows at the end)", style="dim")
-            kept = lines[-max(room - HEADER_LINES - 1, 1) :]
-            while len(kept) > 1 and _continues_row(kept[0]):
-                kept = kept[1:]
-            lines = [*lines[:HEADER_LINES], *console.render_lines(note, options), *kept]
-        for line in lines:
+        key = (len(self.turns), options.max_width, options.size.height, self.trigger)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._screen_lines(console, options))
+        for line in self._cache[1]:
             yield from line
             yield Segment.line()
+
+    def _screen_lines(self, console: Console, options: ConsoleOptions) -> list[list[Segment]]:
+        room = max(options.size.height - STATUS_LINES, HEADER_LINES + 2)
+        # Every row takes a line at least, so older turns cannot reach the screen anyway.
+        shown = self.turns[-room:]
+        table = turn_table(shown, trigger=self.trigger, width=options.max_width)
+        lines = console.render_lines(table, options, pad=False)
+        if len(lines) <= room and len(shown) == len(self.turns):
+            return lines
+        note = Text("… earlier turns (the full table follows at the end)", style="dim")
+        kept = lines[HEADER_LINES:][-(room - HEADER_LINES - 1) :]
+        while len(kept) > 1 and _continues_row(kept[0]):
+            kept = kept[1:]
+        return [*lines[:HEADER_LINES], *console.render_lines(note, options), *kept]
 
 
 def _continues_row(line: list[Segment]) -> bool:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Literal
 
 from rich import box
+from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -24,7 +29,7 @@ from agentctl.render.format import (
 
 RATIO_FORMULA = "(read / (input + read + write))"
 
-# (wide header, compact header): two short lines so the table fits 100 columns, or 80 compact.
+# (wide header, short header): two lines each, so the numbers set the column widths.
 _NUMBER_HEADERS: tuple[tuple[str, str], ...] = (
     ("input", "in"),
     ("cache\nread", "cache\nread"),
@@ -36,43 +41,57 @@ _NUMBER_HEADERS: tuple[tuple[str, str], ...] = (
 )
 
 
+Layout = Literal["wide", "short", "narrow"]
+
+
 def turn_table(
     turns: Sequence[TurnEvent], *, trigger: int | None = None, width: int | None = None
 ) -> Table:
     """One row per turn; `trigger` adds the prompt's headroom below it (negative: over it).
 
-    `width` (the console width it will be drawn at; None = wide) picks the layout: below
-    `WIDE_WIDTH` short headers and one space between columns, below `FULL_NUMBERS_WIDTH`
-    also abbreviated numbers (`18.0k`), so 80 columns keep every column readable.
+    `width` (what it will be drawn at; None = no limit) picks the widest layout that fits
+    without breaking a tool name: wide headers and gaps; short headers and one-space gaps;
+    and at last abbreviated numbers (`18.0k`), which keeps every column at 80 columns.
     """
-    wide, full_numbers = layout_for(width, trigger)
+    if width is None:
+        return layout_table(turns, trigger, "wide")
+    for layout in ("wide", "short"):
+        table = layout_table(turns, trigger, layout)
+        if _min_width(table) <= width:
+            return table
+    return layout_table(turns, trigger, "narrow")
+
+
+def layout_table(turns: Sequence[TurnEvent], trigger: int | None, layout: Layout) -> Table:
+    """The turn table in one given layout (see `turn_table`)."""
+    wide = layout == "wide"
     # SIMPLE_HEAD draws a one-space divider, so columns are 2 (wide) or 1 space apart.
     padding = (0, 0, 0, 1) if wide else (0, 0)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=padding)
-    table.add_column("turn", justify="right", no_wrap=True)
+    table.add_column("turn" if wide else "#", justify="right", no_wrap=True)
     table.add_column("stop", overflow="fold")
     for long_header, short_header in _NUMBER_HEADERS:
         table.add_column(long_header if wide else short_header, justify="right", no_wrap=True)
     if trigger is not None:
         table.add_column("to\ntrigger" if wide else "to\ntrig", justify="right", no_wrap=True)
-    table.add_column("tools", min_width=12, overflow="fold")
+    # Room for `memory:str_replace!` when the layout is chosen for its width; narrow takes
+    # what is left.
+    table.add_column("tools", min_width=None if layout == "narrow" else 19, overflow="fold")
+    number = fmt_compact if layout == "narrow" else fmt_int
     for turn in turns:
-        table.add_row(*_turn_cells(turn, trigger, fmt_int if full_numbers else fmt_compact))
+        table.add_row(*_turn_cells(turn, trigger, number))
     return table
 
 
-# Measured with six-digit token counts: the width from which each layout leaves the tools
-# column room for `memory:str_replace!`; the second value applies when the trigger column shows.
-WIDE_WIDTH = (96, 106)
-FULL_NUMBERS_WIDTH = (84, 94)
+@cache
+def _measuring_console() -> Console:
+    return Console(file=io.StringIO(), width=10_000, color_system=None)
 
 
-def layout_for(width: int | None, trigger: int | None) -> tuple[bool, bool]:
-    """(wide headers and gaps, full numbers) for a table drawn `width` columns wide."""
-    if width is None:
-        return True, True
-    column = 1 if trigger is not None else 0
-    return width >= WIDE_WIDTH[column], width >= FULL_NUMBERS_WIDTH[column]
+def _min_width(table: Table) -> int:
+    """Narrowest the table can be drawn without folding a word (a tool name, a number)."""
+    console = _measuring_console()
+    return Measurement.get(console, console.options, table).minimum
 
 
 def _turn_cells(

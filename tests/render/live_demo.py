@@ -42,6 +42,9 @@ def main(argv: list[str]) -> None:
             renderer.handle(ErrorEvent("limit", "max_turns 3 reached; resume with --resume x"))
             return
         renderer.handle(RESULT)
+    except KeyboardInterrupt:  # what the runner does on Ctrl-C
+        renderer.handle(ErrorEvent("interrupted", "interrupted; resume: agentctl run --resume x"))
+        raise SystemExit(130) from None
     finally:
         renderer.close()
     if "--json" not in argv:

@@ -45,7 +45,7 @@ def test_status_line_follows_progress_and_turns() -> None:
     live.handle(TURN1)
     now = text_now(live)
     assert "turn 2 · waiting for the model…" in now
-    assert "memory:view, read_file×2" in now
+    assert "memory:view," in now and "read_file×2" in now
     live.close()
 
 
@@ -68,7 +68,7 @@ def test_trigger_from_start_event_adds_headroom_column() -> None:
     live.handle(START)
     live.handle(TURN1)
     assert "23,766" in text_now(live, width=120)  # 30,000 - (1,234 + 5,000)
-    assert "23.8k" in text_now(live, width=80)  # compact layout when narrow
+    assert "23.8k" in text_now(live, width=70)  # abbreviated numbers when narrow
     live.close()
 
 
@@ -170,19 +170,19 @@ def test_long_run_shows_newest_rows_on_screen_and_full_table_at_close() -> None:
     )  # fmt: skip
     live = LiveRenderer(console, refresh_per_second=0)
     live.handle(START)
-    for turn in many_turns(30):
+    for turn in many_turns(15):
         live.handle(turn)
     screen = console.render_lines(live.renderable(), console.options, pad=False)
     lines = ["".join(segment.text for segment in line).rstrip() for line in screen]
     assert len(lines) <= 14 - 1  # the view keeps a spare line, so Live never crops it
-    assert lines[1].startswith("turn stop")
+    assert lines[1].split()[:2] == ["#", "stop"]
     assert lines[3] == "… earlier turns (the full table follows at the end)"
     assert lines[4][:4].strip()  # a row's first line, not the tail of a wrapped row
-    assert lines[-1].startswith("  30 end_turn")  # no status line: the run is over
+    assert lines[-1].split()[:2] == ["15", "end_turn"]  # no status line: the run is over
     live.close()
     recorded = console.export_text()  # every frame, then what close() printed
-    final = recorded[recorded.rindex("turn stop") :]
-    assert "   1 tool_use" in final and "  30 end_turn" in final
+    final = recorded[recorded.rindex("# stop") :]
+    assert " 1 tool_use" in final and "15 end_turn" in final
     assert "earlier turns" not in final
 
 
@@ -194,7 +194,7 @@ def test_error_comes_after_the_full_table() -> None:
     live.close()
     lines = [line for line in console.export_text().splitlines() if line.strip()]
     assert lines[-1] == "error (limit): max_turns 2 reached"
-    assert lines[-2].startswith("   2 tool_use")  # the table, printed when the display stopped
+    assert lines[-2].split()[:2] == ["2", "tool_use"]  # the table, printed when the display stopped
 
 
 def test_stray_stderr_writes_go_above_the_live_table(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
@@ -9,14 +11,9 @@ from render_samples import BIG_TURNS, RESULT, TURN1, TURN2, TURNS, totals
 from rich.console import Console
 from rich.table import Table
 
+from agentctl.agent.events import TurnEvent
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools, trigger_from
-from agentctl.render.table import (
-    FULL_NUMBERS_WIDTH,
-    WIDE_WIDTH,
-    layout_for,
-    summary_table,
-    turn_table,
-)
+from agentctl.render.table import summary_table, turn_table
 
 
 def text_of(table: Table, width: int = 100) -> str:
@@ -52,10 +49,10 @@ def test_turn_table_trigger_column_shows_headroom() -> None:
     assert lines_of(turn_table([over], trigger=30_000), width=120)[3].split()[9] == "-15,000"
 
 
-def test_narrow_table_fits_80_columns_with_every_column() -> None:
-    lines = lines_of(turn_table(TURNS, trigger=30_000, width=80), width=80)
-    assert max(len(line) for line in lines) <= 80
-    assert lines[1].split()[:3] == ["turn", "stop", "in"]
+def test_narrow_table_keeps_every_column() -> None:
+    lines = lines_of(turn_table(TURNS, trigger=30_000, width=76), width=76)
+    assert max(len(line) for line in lines) <= 76
+    assert lines[1].split()[:3] == ["#", "stop", "in"]
     assert lines[3].split()[:10] == [
         "1", "tool_use", "1.2k", "0", "5.0k", "210", "–", "–", "–", "23.8k"
     ]  # fmt: skip
@@ -64,24 +61,28 @@ def test_narrow_table_fits_80_columns_with_every_column() -> None:
 
 
 @pytest.mark.parametrize("trigger", [None, 300_000])
-@pytest.mark.parametrize("layout", [0, 1, 2])
-def test_each_layout_fits_from_its_threshold(trigger: int | None, layout: int) -> None:
-    column = 0 if trigger is None else 1
-    width = [80, FULL_NUMBERS_WIDTH[column], WIDE_WIDTH[column]][layout]
+@pytest.mark.parametrize("width", range(80, 131, 2))
+def test_every_width_fits_without_breaking_a_tool_name(trigger: int | None, width: int) -> None:
     lines = lines_of(turn_table(BIG_TURNS, trigger=trigger, width=width), width=width)
     assert max(len(line) for line in lines) <= width
     assert any(line.endswith(" memory:str_replace!") for line in lines), lines
-    assert ("input" in lines[1]) == (layout == 2)  # long headers only when wide
-    row2 = next(line for line in lines if line.startswith("   2 "))
-    assert ("180,000" in row2) == (layout >= 1)  # full numbers unless narrow
-    assert ("180k" in row2) == (layout == 0)
 
 
-def test_layout_thresholds() -> None:
-    assert layout_for(None, None) == (True, True)
-    assert layout_for(WIDE_WIDTH[0], None) == (True, True)
-    assert layout_for(WIDE_WIDTH[0] - 1, None) == (False, True)
-    assert layout_for(FULL_NUMBERS_WIDTH[1] - 1, 1) == (False, False)
+def layout_of(turns: Sequence[TurnEvent], width: int) -> str:
+    text = text_of(turn_table(turns, trigger=300_000, width=width), width=width)
+    if "input" in text.splitlines()[1]:
+        return "wide"
+    return "narrow" if re.search(r"\d(\.\d)?k\b", text) else "short"
+
+
+def test_layout_gets_narrower_with_the_width_and_adapts_to_the_numbers() -> None:
+    assert [layout_of(BIG_TURNS, w) for w in (120, 100, 80)] == ["wide", "short", "narrow"]
+    # Five-digit counts still fit in full at 80 columns.
+    assert [layout_of(TURNS, w) for w in (110, 80, 70)] == ["wide", "short", "narrow"]
+
+
+def test_no_width_means_wide() -> None:
+    assert "input" in lines_of(turn_table(BIG_TURNS), width=200)[1]
 
 
 def test_summary_table_values() -> None:
