@@ -59,7 +59,7 @@ def show(
     sets: SetOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Show the resolved settings and the exact context_management JSON the API receives.
+    """Show resolved settings, and the context_management and betas a run sends.
 
     Lookup when PROFILE is not given: $AGENTCTL_PROFILE, ./agentctl.toml, the user profile,
     else the built-in defaults.
@@ -85,7 +85,7 @@ def check(
         bool, typer.Option("--strict", help="Treat warnings as errors (exit 2).")
     ] = False,
 ) -> None:
-    """Validate a profile: errors exit 2, warnings go to stderr, then an "ok" line."""
+    """Validate a profile: "ok" and exit 0 (warnings on stderr), or exit 2 on an error."""
     resolved, warnings = resolve_profile(profile, sets or ())
     print_warnings(warnings)
     if strict and warnings:
