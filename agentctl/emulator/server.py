@@ -141,6 +141,9 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as httpx's connection pool expects
     server_version = "agentctl-emulator"
     timeout = 120  # idle keep-alive connections end eventually
+    # Headers and body go out in separate writes; with Nagle on, the client's delayed ACK
+    # holds the body back ~40 ms per request.
+    disable_nagle_algorithm = True
 
     @property
     def emulator(self) -> Emulator:

@@ -1,0 +1,137 @@
+"""Emulator throughput and scaling: requests/second on small prompts, and a 100-turn session
+whose prompt grows past 150k estimated tokens (per-request time vs prompt size).
+
+Run: .venv/bin/python bench/emulator.py [--turns 100] [--small 500]
+Clients: plain http.client on one keep-alive connection (measures the server, not the SDK),
+plus the anthropic SDK for the small-prompt rate (what agentctl actually pays per request).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import statistics
+import time
+from typing import Any
+
+from agentctl.context.tokens import estimate_request_tokens
+from agentctl.emulator.model import Script, ScriptTurn, ToolCall
+from agentctl.emulator.server import running
+
+HEADERS = {
+    "x-api-key": "bench",
+    "anthropic-version": "2023-06-01",
+    "content-type": "application/json",
+    "anthropic-beta": "context-management-2025-06-27",
+}
+MODEL = "claude-sonnet-5"
+
+
+def post(conn: http.client.HTTPConnection, body: dict[str, Any]) -> dict[str, Any]:
+    conn.request("POST", "/v1/messages", json.dumps(body), HEADERS)
+    response = conn.getresponse()
+    data: dict[str, Any] = json.loads(response.read())
+    if response.status != 200:
+        raise SystemExit(f"bench: HTTP {response.status}: {data}")
+    return data
+
+
+def connect(base_url: str) -> http.client.HTTPConnection:
+    host, port = base_url.removeprefix("http://").split(":")
+    return http.client.HTTPConnection(host, int(port), timeout=60)
+
+
+def small_rate(n: int) -> tuple[float, float]:
+    """(requests/s over raw HTTP, requests/s through the SDK) for a one-message prompt."""
+    import anthropic
+
+    body = {"model": MODEL, "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+    with running(script=Script()) as emu:
+        conn = connect(emu.base_url)
+        started = time.perf_counter()
+        for _ in range(n):
+            post(conn, body)
+        raw = n / (time.perf_counter() - started)
+        client = anthropic.Anthropic(base_url=emu.base_url, api_key="bench", max_retries=0)
+        started = time.perf_counter()
+        for _ in range(n):
+            client.beta.messages.create(**body)  # type: ignore[call-overload]
+        sdk = n / (time.perf_counter() - started)
+    return raw, sdk
+
+
+def tool_output(turn: int) -> str:
+    """~1,700 estimated tokens of code-like text, different every turn."""
+    return "\n".join(f"line {i}: value_{turn} = {i * 7919 % 1000}  # note" for i in range(170))
+
+
+def session(turns: int) -> list[tuple[int, int, float]]:
+    """(turn, estimated prompt tokens, seconds) for each request of a growing session."""
+    script = Script(
+        tuple(
+            ScriptTurn(tool_calls=(ToolCall("read_file", {"path": f"f{t}"}),)) for t in range(turns)
+        )
+    )
+    tool = {"name": "read_file", "description": "Read.", "input_schema": {"type": "object"}}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Read every file."}]
+    edits = {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": 10_000_000},
+            }
+        ]
+    }
+    rows = []
+    with running(script=script) as emu:
+        conn = connect(emu.base_url)
+        for turn in range(1, turns + 1):
+            body = {
+                "model": MODEL,
+                "max_tokens": 1000,
+                "messages": messages,
+                "tools": [tool],
+                "context_management": edits,
+                "cache_control": {"type": "ephemeral"},
+            }
+            started = time.perf_counter()
+            reply = post(conn, body)
+            elapsed = time.perf_counter() - started
+            rows.append((turn, estimate_request_tokens(body), elapsed))
+            call = reply["content"][-1]
+            messages.append({"role": "assistant", "content": reply["content"]})
+            result = {
+                "type": "tool_result",
+                "tool_use_id": call["id"],
+                "content": tool_output(turn),
+            }
+            messages.append({"role": "user", "content": [result]})
+    return rows
+
+
+def report(raw: float, sdk: float, rows: list[tuple[int, int, float]]) -> None:
+    print(f"small prompt: {raw:,.0f} req/s over http.client, {sdk:,.0f} req/s through the SDK")
+    print(f"\n{'turn':>5} {'prompt tokens':>14} {'ms':>8} {'us/token':>9}")
+    for turn, tokens, seconds in rows:
+        if turn in (1, 2, 5) or turn % 10 == 0:
+            print(f"{turn:>5} {tokens:>14,} {seconds * 1e3:>8.2f} {seconds * 1e6 / tokens:>9.3f}")
+    total = sum(s for _, _, s in rows)
+    early = [s / t for _, t, s in rows[5:15]]
+    late = [s / t for _, t, s in rows[-10:]]
+    ratio = statistics.median(late) / statistics.median(early)
+    print(f"\nsession: {len(rows)} turns in {total:.2f} s, final prompt {rows[-1][1]:,} tokens")
+    print(f"time per token, turns 6-15 vs last 10 (median): {ratio:.2f}x  (<= 1 = at most linear)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--small", type=int, default=500)
+    args = parser.parse_args()
+    raw, sdk = small_rate(args.small)
+    report(raw, sdk, session(args.turns))
+
+
+if __name__ == "__main__":
+    main()
