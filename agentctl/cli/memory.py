@@ -18,7 +18,7 @@ from typing import Annotated, Any, ParamSpec
 
 import typer
 
-from agentctl.errors import AgentctlError, ToolError, UsageError
+from agentctl.errors import EXIT_RUNTIME, AgentctlError, ToolError, UsageError
 from agentctl.memory.store import MemoryStore
 
 HELP = """\
@@ -90,6 +90,9 @@ def handled(command: Callable[P, None]) -> Callable[P, None]:
         except AgentctlError as err:
             print(f"agentctl: {err}", file=sys.stderr)
             raise typer.Exit(err.exit_code) from None
+        except OSError as err:  # the user's own paths: fine to show, but one line
+            print(f"agentctl: {err}", file=sys.stderr)
+            raise typer.Exit(EXIT_RUNTIME) from None
 
     return wrapper
 
@@ -145,7 +148,7 @@ def _print_rich(text: str) -> None:
         console.print(listing_tree(text))
     else:
         head, _, body = text.partition("\n")
-        console.print(head, style="bold")
+        console.print(head, style="bold", highlight=False)
         console.print(body, markup=False, highlight=False)
 
 
@@ -321,9 +324,8 @@ def _log_line(entry: dict[str, Any]) -> str:
         target += f" -> {entry['new_path']}"
     size = f"{entry.get('bytes', 0)}B" if entry.get("bytes") else "-"
     session = entry.get("session") or "-"
-    return (
-        f"{entry.get('time', '?')}  {entry.get('command', '?'):<11}  {size:>8}  {session}  {target}"
-    )
+    when, command = entry.get("time", "?"), entry.get("command", "?")
+    return f"{when}  {command:<11}  {size:>8}  {session:<10}  {target}"
 
 
 @app.command()

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentctl.errors import ToolError
+from agentctl.errors import ConfigError, ToolError
 from agentctl.memory import fsops
 from agentctl.memory.commands import (
     Command,
@@ -233,7 +233,19 @@ class MemoryStore:
 
 
 def ensure_root(root: Path) -> None:
-    """Create the root and any missing parents 0700 (an existing root is left as it is)."""
+    """Create the root and any missing parents 0700; ConfigError when that is impossible."""
+    try:
+        _make_root(root)
+    except OSError as err:
+        raise ConfigError(
+            f"memory root {root}: cannot create it ({err.strerror or err}); "
+            "check memory.root in the profile or --root"
+        ) from None
+    if not root.is_dir():
+        raise ConfigError(f"memory root {root}: not a directory; check memory.root or --root")
+
+
+def _make_root(root: Path) -> None:
     missing: list[Path] = []
     current = root
     while not current.exists() and current != current.parent:

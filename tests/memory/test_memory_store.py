@@ -212,3 +212,27 @@ def test_concurrent_processes_lose_no_update(tmp_path: Path) -> None:
         f"w{w}:{count}\n" for w in range(workers)
     )
     assert len(read_entries(store.root)) == 2 + 2 * workers * count
+
+
+def test_store_imports_no_sdk_and_no_terminal_libraries() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import agentctl.memory.store, agentctl.memory.archive\n"
+        "print(sorted(m for m in ('anthropic', 'httpx', 'pydantic', 'typer', 'rich') "
+        "if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_unusable_root_is_a_config_error(tmp_path: Path) -> None:
+    from agentctl.errors import ConfigError
+
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match=r"memory root .*file/m: cannot create it"):
+        MemoryStore(tmp_path / "file" / "m")
+    with pytest.raises(ConfigError, match="not a directory"):
+        MemoryStore(tmp_path / "file")
