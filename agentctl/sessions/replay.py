@@ -1,0 +1,78 @@
+"""Rebuild the request body the server got at a recorded turn, under recorded or other settings.
+
+A recorded request is the body without `messages` (transcript `request` record) plus the
+history as it stood then. To replay it under another profile, its cache breakpoints and
+`context_management` are replaced by the ones `agentctl run` would send under that profile
+(the placement rules of `agentctl.agent.request`), and everything else (model, system,
+tools, thinking) stays as recorded: the replay changes settings, never the conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentctl.agent.request import cache_control
+from agentctl.context.edits import build_context_management
+from agentctl.profile.settings import Profile
+from agentctl.sessions.catalog import TurnRecord
+
+# Request keys that travel as headers or client options, never in the body the server reads.
+_NOT_BODY = frozenset({"betas", "extra_headers", "extra_query", "extra_body", "timeout"})
+_UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """What a replay varies: the profile's context editing and cache settings, nothing else."""
+
+    context_management: dict[str, Any] | None
+    marker: dict[str, Any] | None  # the cache_control breakpoint, None when caching is off
+
+    @classmethod
+    def from_profile(cls, profile: Profile) -> ReplaySettings:
+        return cls(build_context_management(profile.context_editing), cache_control(profile))
+
+
+def strip_cache_control(value: Any) -> Any:
+    """A copy of plain JSON without any `cache_control` key."""
+    if isinstance(value, Mapping):
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [strip_cache_control(v) for v in value]
+    return value
+
+
+def replay_request(turn: TurnRecord, settings: ReplaySettings) -> dict[str, Any]:
+    """The body the server would have received on that turn under `settings`."""
+    body = strip_cache_control({k: v for k, v in turn.body.items() if k not in _NOT_BODY})
+    body.pop("context_management", None)
+    marker = settings.marker
+    if marker is not None:
+        if body.get("tools"):
+            body["tools"][-1] = {**body["tools"][-1], "cache_control": dict(marker)}
+        if isinstance(body.get("system"), list) and body["system"]:
+            body["system"][-1] = {**body["system"][-1], "cache_control": dict(marker)}
+    messages = [dict(m) for m in turn.messages]
+    if marker is not None and messages:
+        messages[-1] = _mark_last_block(messages[-1], marker)
+    if settings.context_management is not None:
+        body["context_management"] = settings.context_management
+    return {**body, "messages": messages}
+
+
+def _mark_last_block(message: Mapping[str, Any], marker: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `message` whose last cacheable block carries `marker` (as the run loop does)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        block = {"type": "text", "text": content, "cache_control": dict(marker)}
+        return {**message, "content": [block]}
+    if not isinstance(content, list):
+        return dict(message)
+    blocks = list(content)
+    for index in range(len(blocks) - 1, -1, -1):
+        if blocks[index].get("type") not in _UNCACHEABLE:
+            blocks[index] = {**blocks[index], "cache_control": dict(marker)}
+            break
+    return {**message, "content": blocks}

@@ -1,0 +1,218 @@
+"""What-if replay: a recorded conversation through the shared engine under other settings.
+
+Each recorded turn's request is rebuilt (`replay.replay_request`) and handed to the one
+implementation of the server's rules: `context.engine.apply_context_edits` for the edits and
+one `context.cache.PromptCache` per replay for the cache, clocked by the recorded request
+times (so TTLs expire as they did). The conversation never changes: the same messages, tool
+results and output tokens on every turn. What the model would have done with other context
+cannot be known; a simulation only reports what this replay computes.
+
+Calibration: the engine counts tokens with agentctl's estimator; a real server counts with the
+model's tokenizer. Per turn, ratio = recorded (prompt + cleared) / estimated unedited prompt;
+the factor is their token-weighted mean. Thresholds go into the engine divided by the factor
+and token figures come out multiplied by it. For emulator runs the factor is exactly 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentctl.agent.events import Usage
+from agentctl.context.cache import CacheUsage, PromptCache
+from agentctl.context.engine import apply_context_edits, validate_edits
+from agentctl.context.prices import cost_usd
+from agentctl.context.tokens import estimate_request_tokens
+from agentctl.errors import ConfigError
+from agentctl.profile.settings import Profile
+from agentctl.sessions.catalog import Session, TurnRecord
+from agentctl.sessions.replay import ReplaySettings, replay_request
+
+LIMITS_NOTE = (
+    "a replay keeps the recorded conversation: it cannot know how the model would have acted "
+    "with other context, only what these settings would have cleared, cached and cost"
+)
+
+
+@dataclass(frozen=True)
+class SimTurn:
+    """One turn's figures, recorded or simulated, in the same shape."""
+
+    turn: int
+    usage: Usage
+    cleared_input_tokens: int
+    applied_edits: tuple[dict[str, Any], ...]
+    cost_usd: float | None
+    cache_write_1h: int = 0
+
+    @property
+    def sent_tokens(self) -> int:
+        """The unedited prompt the client sent (what the model sees plus what was cleared)."""
+        return self.usage.prompt_tokens + self.cleared_input_tokens
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """A whole run's figures under one set of settings."""
+
+    label: str
+    turns: tuple[SimTurn, ...]
+
+    @property
+    def usage(self) -> Usage:
+        return sum((t.usage for t in self.turns), Usage())
+
+    @property
+    def cleared_input_tokens(self) -> int:
+        return sum(t.cleared_input_tokens for t in self.turns)
+
+    @property
+    def cost_usd(self) -> float | None:
+        costs = [t.cost_usd for t in self.turns]
+        return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+
+    @property
+    def peak_prompt(self) -> int:
+        return max((t.usage.prompt_tokens for t in self.turns), default=0)
+
+    @property
+    def cache_hit_ratio(self) -> float | None:
+        usage = self.usage
+        return usage.cache_read_input_tokens / usage.prompt_tokens if usage.prompt_tokens else None
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Recorded tokens per estimated token, and how far single turns stray from it."""
+
+    factor: float
+    max_error: float  # max |turn ratio - factor| / factor
+    mean_error: float
+    turns: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "factor": round(self.factor, 6),
+            "max_error": round(self.max_error, 6),
+            "mean_error": round(self.mean_error, 6),
+            "turns": self.turns,
+        }
+
+
+def priced_usage(model: str, profile: Profile, usage: Usage, write_1h: int) -> float | None:
+    """USD of one turn under the profile's price overrides (the table otherwise)."""
+    return cost_usd(model, usage, overrides=profile.prices, cache_write_1h_tokens=write_1h)
+
+
+def recorded_run(session: Session, prices: Profile) -> Simulation:
+    """What happened, as the transcript says (usage, applied_edits, cost)."""
+    turns = tuple(_recorded_turn(session.model, prices, t) for t in session.turns)
+    return Simulation("recorded", turns)
+
+
+def _recorded_turn(model: str, prices: Profile, turn: TurnRecord) -> SimTurn:
+    creation = (turn.response.get("usage") or {}).get("cache_creation") or {}
+    write_1h = int(creation.get("ephemeral_1h_input_tokens") or 0)
+    edits = tuple(e.raw for e in turn.event.applied_edits)
+    cost = priced_usage(model, prices, turn.usage, write_1h)
+    return SimTurn(turn.turn, turn.usage, turn.cleared_input_tokens, edits, cost, write_1h)
+
+
+def calibrate(session: Session, settings: ReplaySettings) -> Calibration:
+    """The estimator's calibration against this transcript's recorded usage."""
+    pairs = [
+        (t.usage.prompt_tokens + t.cleared_input_tokens, _unedited_estimate(t, settings))
+        for t in session.turns
+    ]
+    pairs = [(rec, est) for rec, est in pairs if rec > 0 and est > 0]
+    if not pairs:
+        return Calibration(1.0, 0.0, 0.0, 0)
+    factor = sum(rec for rec, _ in pairs) / sum(est for _, est in pairs)
+    errors = [abs(rec / est - factor) / factor for rec, est in pairs]
+    return Calibration(factor, max(errors), sum(errors) / len(errors), len(pairs))
+
+
+def _unedited_estimate(turn: TurnRecord, settings: ReplaySettings) -> int:
+    return estimate_request_tokens(replay_request(turn, settings))
+
+
+def scaled_edits(
+    context_management: Mapping[str, Any] | None, factor: float
+) -> list[dict[str, Any]]:
+    """The edits with token thresholds in estimator units (divided by the factor)."""
+    edits: list[dict[str, Any]] = []
+    for edit in (context_management or {}).get("edits") or []:
+        scaled = dict(edit)
+        for key in ("trigger", "clear_at_least"):
+            value = scaled.get(key)
+            if isinstance(value, Mapping) and value.get("type") == "input_tokens":
+                scaled[key] = {**value, "value": round(int(value["value"]) / factor)}
+        edits.append(scaled)
+    return edits
+
+
+def simulate(
+    session: Session,
+    settings: ReplaySettings,
+    prices: Profile,
+    *,
+    factor: float = 1.0,
+    label: str = "simulated",
+) -> Simulation:
+    """Replay every recorded turn under `settings`; token figures scaled by `factor`."""
+    clock = _Clock()
+    cache = PromptCache(clock=clock)
+    edits = scaled_edits(settings.context_management, factor)
+    turns: list[SimTurn] = []
+    for turn in session.turns:
+        clock.now = turn.ts
+        request = replay_request(turn, settings)
+        if not turns:
+            _check(request, session)
+        outcome = apply_context_edits(request, edits)
+        figures = cache.account(outcome.request, session.model)
+        turns.append(_sim_turn(session.model, prices, turn, outcome.applied_edits, figures, factor))
+    return Simulation(label, tuple(turns))
+
+
+class _Clock:
+    """The replay's clock: the recorded time of the request being replayed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _check(request: Mapping[str, Any], session: Session) -> None:
+    problem = validate_edits(request)
+    if problem:
+        raise ConfigError(f"session {session.id}: these settings cannot replay it: {problem}")
+
+
+def _sim_turn(
+    model: str,
+    prices: Profile,
+    turn: TurnRecord,
+    applied: Sequence[Mapping[str, Any]],
+    figures: CacheUsage,
+    factor: float,
+) -> SimTurn:
+    def scale(value: int) -> int:
+        return value if factor == 1.0 else round(value * factor)
+
+    usage = Usage(
+        input_tokens=scale(figures.input_tokens),
+        output_tokens=turn.usage.output_tokens,
+        cache_creation_input_tokens=scale(figures.cache_creation_input_tokens),
+        cache_read_input_tokens=scale(figures.cache_read_input_tokens),
+    )
+    edits = tuple(
+        {**e, "cleared_input_tokens": scale(int(e["cleared_input_tokens"]))} for e in applied
+    )
+    cleared = sum(int(e["cleared_input_tokens"]) for e in edits)
+    write_1h = scale(figures.ephemeral_1h_input_tokens)
+    cost = priced_usage(model, prices, usage, write_1h)
+    return SimTurn(turn.turn, usage, cleared, edits, cost, write_1h)
