@@ -17,10 +17,8 @@ def message_events(message: Json) -> list[Event]:
     events: list[Event] = [("message_start", _start(message))]
     for index, block in enumerate(message["content"]):
         events.extend(_block_events(index, block))
-        if index == 0:
-            events.append(("ping", {"type": "ping"}))
-    if not message["content"]:
-        events.append(("ping", {"type": "ping"}))
+    # The API pings once early, after the first content_block_start.
+    events.insert(2 if message["content"] else 1, ("ping", {"type": "ping"}))
     events.append(("message_delta", _delta(message)))
     events.append(("message_stop", {"type": "message_stop"}))
     return events
