@@ -11,7 +11,7 @@ import typer
 
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
-from agentctl.profile.view import api_field, flatten, show_data
+from agentctl.profile.view import api_field, flatten, origin_of, profile_origins, show_data
 from agentctl.profile.writer import commented_template, write_template
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def show(
     if as_json:
         print(json.dumps(data, indent=2))
     elif sys.stdout.isatty():
-        render_rich(data)
+        render_rich(data, profile_origins(profile, sets or ()))
     else:
         sys.stdout.write(render_plain(data))
 
@@ -113,17 +113,23 @@ def render_plain(data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_rich(data: dict[str, Any], console: Console | None = None) -> None:
+def render_rich(
+    data: dict[str, Any], origins: dict[str, str], console: Console | None = None
+) -> None:
     """Terminal output: a settings table and the request JSON, highlighted."""
     from rich.console import Console
     from rich.json import JSON
     from rich.table import Table
 
     table = Table(title=f"profile {data['source']}", title_justify="left")
-    for column in ("key", "value", "API field"):
-        table.add_column(column)
-    for key, value in flatten(data["profile"]):
-        table.add_row(key, json.dumps(value), api_field(key))
+    rows = flatten(data["profile"])
+    # Keys are never cut: a truncated dotted key cannot be copied into --set.
+    table.add_column("key", no_wrap=True, min_width=max(len(key) for key, _ in rows))
+    table.add_column("value", overflow="fold")
+    table.add_column("from", no_wrap=True)
+    table.add_column("API field", overflow="fold")
+    for key, value in rows:
+        table.add_row(key, json.dumps(value), origin_of(key, origins), api_field(key))
     console = console or Console()
     console.print(table)
     cm = data["context_management"]

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agentctl.context.edits import build_context_management
 from agentctl.profile.keys import KEY_DOCS
+from agentctl.profile.loader import (
+    find_profile_path,
+    nest,
+    parse_dotted_key,
+    parse_set_value,
+    read_profile_file,
+)
 from agentctl.profile.settings import Profile
 from agentctl.profile.writer import profile_to_dict
 
@@ -43,3 +52,26 @@ def api_field(key: str) -> str:
         key = f"prices.MODEL.{parts[2]}"
     doc = KEY_DOCS.get(key)
     return "" if doc is None or doc.api == "client" else doc.api
+
+
+def profile_origins(explicit: str | Path | None, sets: Sequence[str]) -> dict[str, str]:
+    """Dotted key -> "file" or "--set" for each key the user wrote; the rest are defaults."""
+    path = find_profile_path(explicit)
+    written = flatten(read_profile_file(path) if path else {})
+    # An empty table header (`[memory]` with only comments) sets nothing.
+    origins = {key: "file" for key, value in written if value != {}}
+    for item in sets:
+        key, _, text = item.partition("=")
+        override = nest(parse_dotted_key(key.strip(), item), parse_set_value(text.strip()))
+        origins.update((k, "--set") for k, _ in flatten(override))
+    return origins
+
+
+def origin_of(key: str, origins: dict[str, str]) -> str:
+    """Where a shown key's value came from: its own entry or its nearest table's, else default."""
+    parts = key.split(".")
+    for end in range(len(parts), 0, -1):
+        origin = origins.get(".".join(parts[:end]))
+        if origin:
+            return origin
+    return "default"

@@ -130,16 +130,21 @@ def test_show_rich_table_renders(in_tmp: Path) -> None:
     from rich.console import Console
 
     from agentctl.cli.profile import render_rich
-    from agentctl.profile.view import show_data
+    from agentctl.profile.view import profile_origins, show_data
 
     console = Console(width=100, record=True, color_system=None)
     data = show_data(
         resolve_profile(CONFIGS / "default.toml")[0], ["context-management-2025-06-27"]
     )
-    render_rich(data, console)
+    origins = profile_origins(CONFIGS / "default.toml", ["cache.ttl=1h"])
+    render_rich(data, origins, console)
     text = console.export_text()
     assert "context_editing.tool_uses.keep" in text
     assert "keep.value" in text  # the API-field column
+    rows = {line.split("│")[1].strip(): line for line in text.splitlines() if line.count("│") == 5}
+    assert "│ file " in rows["context_editing.tool_uses.keep"]
+    assert "│ --set " in rows["cache.ttl"]
+    assert "│ default " in rows["api.timeout_s"]
     assert '"type": "clear_tool_uses_20250919"' in text
     assert "betas: context-management-2025-06-27" in text
 
@@ -226,3 +231,16 @@ def test_profile_commands_do_not_import_the_sdk(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, check=True
     )
     assert out.stdout.endswith("HEAVY=\n")
+
+
+def test_origins_skip_empty_tables_and_follow_sets(tmp_path: Path) -> None:
+    from agentctl.profile.view import origin_of, profile_origins
+
+    path = tmp_path / "p.toml"
+    path.write_text("max_turns = 5\n[memory]\n# only a comment\n[cache]\nttl = '1h'\n")
+    origins = profile_origins(path, ["context_editing.tool_uses={keep = 2}", "cache.ttl=5m"])
+    assert origin_of("max_turns", origins) == "file"
+    assert origin_of("memory.root", origins) == "default"
+    assert origin_of("cache.ttl", origins) == "--set"
+    assert origin_of("context_editing.tool_uses.keep", origins) == "--set"
+    assert origin_of("context_editing.tool_uses.trigger", origins) == "default"
