@@ -8,18 +8,17 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shlex
-import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, ParamSpec
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 
 import typer
 
 from agentctl.errors import EXIT_RUNTIME, AgentctlError, ToolError, UsageError
-from agentctl.memory.store import MemoryStore
+
+if TYPE_CHECKING:
+    from agentctl.memory.store import MemoryStore
 
 HELP = """\
 Inspect and edit the directory the model sees as /memories.
@@ -56,6 +55,8 @@ def register(root: typer.Typer) -> None:
 
 def open_store(root: Path | None, profile: str | None, session: str = "cli") -> MemoryStore:
     """The store for --root / --profile / the default profile; limits come from the profile."""
+    from agentctl.memory.store import MemoryStore  # not needed by --help: import on use
+
     if root is not None and profile is None:
         return MemoryStore(root, session=session)
     from agentctl.profile.loader import resolve_profile
@@ -220,6 +221,10 @@ def _current_text(store: MemoryStore, path: str) -> str:
 
 
 def _run_editor(text: str, suffix: str) -> str:
+    import shlex
+    import subprocess
+    import tempfile
+
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
         raise UsageError("no editor: set VISUAL or EDITOR (e.g. EDITOR=nano)")
