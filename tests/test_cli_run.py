@@ -23,6 +23,12 @@ from agentctl.sessions.transcript import read_records
 SENTINEL_KEY = "sk-ant-SENTINEL-never-in-a-transcript-0123456789"
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default memory root is ./memory: never let a test write one into the repository.
+    monkeypatch.chdir(tmp_path)
+
+
 def make_task(tmp_path: Path, front: str = "", files: int = 3) -> Path:
     (tmp_path / "workspace").mkdir(exist_ok=True)
     for i in range(files):
@@ -227,8 +233,9 @@ def wait_for(predicate: Any, timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-def test_ctrl_c_stops_cleanly_and_the_run_resumes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupted_or_killed_run_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals
 ) -> None:
     task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
     with running(faults="hang:30@4") as emu:
@@ -241,17 +248,23 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(
             text=True,
         )
         wait_for(lambda: len(emu.requests) >= 4)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         _out, err = proc.communicate(timeout=20)
-        assert proc.returncode == 130, err
-        assert "interrupted" in err and "agentctl run --resume" in err
         records = transcript()
-        assert events(records, "error")[-1]["kind"] == "interrupted"
+        if sig == signal.SIGINT:  # Ctrl-C: a clean stop, recorded, with how to resume
+            assert proc.returncode == 130, err
+            assert "interrupted" in err and "agentctl run --resume" in err
+            assert events(records, "error")[-1]["kind"] == "interrupted"
+        else:
+            assert proc.returncode == -signal.SIGKILL
+            assert records[-1]["type"] == "request"  # killed while waiting for turn 4
         monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         resumed = invoke("--resume", records[0]["session"][:12], "--quiet")
     assert resumed.exit_code == 0, resumed.output
     assert "Finding 2" in resumed.stdout
+    notes = next((tmp_path / "mem").glob("*.md")).read_text()
+    assert notes.count("note2.txt:") == 1  # memory consistent: no file noted twice
 
 
 def test_applied_edits_surface_unchanged_and_sum_in_totals(tmp_path: Path) -> None:
