@@ -153,7 +153,7 @@ def _finish_turn(setup: LoopSetup, state: _State, response: ModelResponse) -> Tu
         applied_edits=response.applied_edits,
         tool_calls=calls,
         memory_ops=ops,
-        trigger_distance=trigger_distance(setup.profile, response.usage),
+        trigger_distance=trigger_distance(setup.profile, response),
         request_id=response.request_id,
     )
 
@@ -217,12 +217,17 @@ def _run_tool(
     return call, result
 
 
-def trigger_distance(profile: Profile, usage: Usage) -> int | None:
-    """Prompt tokens minus the clear_tool_uses input-token trigger (negative: below it)."""
+def trigger_distance(profile: Profile, response: ModelResponse) -> int | None:
+    """Prompt size before editing minus the clear_tool_uses trigger (negative: below it).
+
+    The server compares the unedited prompt with the trigger; `usage` reports the prompt after
+    editing, so the tokens the edits cleared are added back.
+    """
     edit = profile.context_editing.tool_uses
     if not edit.enabled or edit.trigger_kind != "input_tokens":
         return None
-    return usage.prompt_tokens - edit.trigger
+    cleared = sum(e.cleared_input_tokens for e in response.applied_edits)
+    return response.usage.prompt_tokens + cleared - edit.trigger
 
 
 def check_limits(profile: Profile, turns_run: int, totals: Totals) -> None:

@@ -194,6 +194,13 @@ def test_applied_edits_pass_through_unchanged_and_sum_in_totals() -> None:
     assert totals.usage.output_tokens == 20
 
 
+def test_trigger_distance_counts_the_prompt_before_editing() -> None:
+    edit = {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3, "cleared_input_tokens": 7}
+    events = run_all(setup_for(ScriptedClient(reply(text("x"), edits=(edit,)))))
+    turn = next(e for e in events if isinstance(e, TurnEvent))
+    assert turn.trigger_distance == 100 + 7 - 100_000
+
+
 def test_progress_and_trigger_distance() -> None:
     usage = Usage(input_tokens=10, cache_creation_input_tokens=20, cache_read_input_tokens=70)
     events = run_all(setup_for(ScriptedClient(reply(text("x"), usage=usage))))
