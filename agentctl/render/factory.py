@@ -7,9 +7,10 @@ from typing import TextIO
 
 from rich.console import Console
 
+from agentctl.render.base import MultiRenderer, Renderer
 from agentctl.render.format import isatty
 from agentctl.render.live import LiveRenderer
-from agentctl.render.ndjson import MultiRenderer, NdjsonWriter, Renderer
+from agentctl.render.ndjson import NdjsonWriter
 from agentctl.render.plain import PlainRenderer
 
 

@@ -89,7 +89,8 @@ class LiveRenderer:
         if self._closed:
             return
         if isinstance(event, ProgressEvent):
-            self._show(fmt_progress(event))
+            # Streams can report often: let the auto refresh (8/s) draw these, when it runs.
+            self._show(fmt_progress(event), force=self._refresh <= 0)
         elif isinstance(event, TurnEvent):
             self._turns.append(event)
             # Only tool_use and pause_turn lead to another request; others end the run.
@@ -125,11 +126,11 @@ class LiveRenderer:
         self._console.print()
         self._console.print(summary_table(event, self._turns))
 
-    def _show(self, status: str | None) -> None:
+    def _show(self, status: str | None, *, force: bool = True) -> None:
         self._status = status
         if self._live is None:
             self._live = self._start_live()
-        self._live.update(self._renderable(), refresh=True)
+        self._live.update(self._renderable(), refresh=force)
 
     def _start_live(self) -> Live:
         live = Live(

@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 from agentctl.agent.events import Event, ProgressEvent
+from agentctl.render.base import MultiRenderer, Renderer
 
-
-class Renderer(Protocol):
-    """What the run loop feeds: every event in order, then `close()` (also after errors)."""
-
-    def handle(self, event: Event) -> None: ...
-
-    def close(self) -> None: ...
+# Renderer and MultiRenderer lived here first; agentctl.cli.run imports Renderer from here.
+__all__ = ["MultiRenderer", "NdjsonWriter", "Renderer", "event_line", "finite"]
 
 
 def event_line(event: Event) -> str | None:
@@ -56,24 +51,3 @@ class NdjsonWriter:
 
     def close(self) -> None:
         self._broken = True
-
-
-class MultiRenderer:
-    """Feeds each event to several renderers; closes all of them even if one close fails."""
-
-    def __init__(self, renderers: Sequence[Renderer]) -> None:
-        self._renderers = tuple(renderers)
-
-    def handle(self, event: Event) -> None:
-        for renderer in self._renderers:
-            renderer.handle(event)
-
-    def close(self) -> None:
-        first_error: BaseException | None = None
-        for renderer in self._renderers:
-            try:
-                renderer.close()
-            except BaseException as err:  # re-raised below, after closing the rest
-                first_error = first_error or err
-        if first_error is not None:
-            raise first_error

@@ -13,8 +13,8 @@ from rich.console import Console
 
 from agentctl.agent.events import ErrorEvent, ProgressEvent, TurnEvent
 from agentctl.render import make_renderer
+from agentctl.render.base import MultiRenderer
 from agentctl.render.live import LiveRenderer
-from agentctl.render.ndjson import MultiRenderer
 from agentctl.render.plain import PlainRenderer
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour / style codes (cursor moves are other letters)

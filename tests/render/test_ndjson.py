@@ -11,7 +11,8 @@ from render_samples import RESULT, START, TURN2, TURNS, totals
 
 from agentctl.agent.events import ErrorEvent, Event, ProgressEvent
 from agentctl.render import make_renderer
-from agentctl.render.ndjson import MultiRenderer, NdjsonWriter
+from agentctl.render.base import MultiRenderer
+from agentctl.render.ndjson import NdjsonWriter
 
 
 class FlushRecorder(io.StringIO):
