@@ -1,0 +1,1 @@
+"""The /memories file store: path guard, the six memory commands, limits, lock, journal."""
