@@ -27,7 +27,8 @@ def make_renderer(
 
     `is_tty` None asks `stderr.isatty()`; `no_color` None reads NO_COLOR (any non-empty value).
     """
-    tty = isatty(stderr) if is_tty is None else is_tty
+    # A dumb terminal cannot move the cursor: treat it as no terminal.
+    tty = isatty(stderr) and os.environ.get("TERM") != "dumb" if is_tty is None else is_tty
     plain_colors = not (bool(os.environ.get("NO_COLOR")) if no_color is None else no_color)
     side: Renderer
     # NDJSON written to the same terminal would tear a live display: use plain lines then.

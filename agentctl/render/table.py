@@ -113,7 +113,9 @@ def _turn_cells(
     if trigger is not None:
         headroom = trigger - usage.prompt_tokens
         cells.append(Text(num(headroom), style="yellow" if headroom < 0 else ""))
-    cells.append(fmt_tools(turn.tool_calls) or DASH)
+    # Text, not str: tool names and memory commands come from the model, and a str cell
+    # would be parsed as Rich markup ("[/x]" raises).
+    cells.append(Text(fmt_tools(turn.tool_calls) or DASH))
     return cells
 
 
@@ -136,7 +138,7 @@ def summary_table(result: ResultEvent, turns: Sequence[TurnEvent]) -> Table:
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     for label, value in summary_rows(result, turns):
-        table.add_row(label, value)
+        table.add_row(label, Text(value))
     return table
 
 

@@ -220,3 +220,12 @@ def test_json_to_a_terminal_stdout_uses_plain_stderr_lines() -> None:
     renderer.handle(TURN1)
     renderer.close()
     assert err.getvalue().startswith("turn 1  tool_use")
+
+
+def test_dumb_terminal_gets_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERM", "dumb")
+    renderer = make_renderer(json_mode=False, quiet=False, stdout=FakeTty(), stderr=FakeTty())
+    assert isinstance(renderer, PlainRenderer)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    renderer = make_renderer(json_mode=False, quiet=False, stdout=FakeTty(), stderr=FakeTty())
+    assert isinstance(renderer, LiveRenderer)

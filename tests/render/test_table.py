@@ -11,7 +11,7 @@ from render_samples import BIG_TURNS, RESULT, TURN1, TURN2, TURNS, totals
 from rich.console import Console
 from rich.table import Table
 
-from agentctl.agent.events import TurnEvent
+from agentctl.agent.events import ToolCall, TurnEvent
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools, trigger_from
 from agentctl.render.table import summary_table, turn_table
 
@@ -127,3 +127,18 @@ def test_trigger_from_context_management() -> None:
     by_uses = {**edit, "trigger": {"type": "tool_uses", "value": 5}}
     assert trigger_from({"edits": [by_uses]}) is None
     assert trigger_from(None) is None
+
+
+def test_model_chosen_names_are_not_markup() -> None:
+    hostile = replace(
+        TURN1,
+        tool_calls=(
+            ToolCall("t1", "[/bold]", {}, False),
+            ToolCall("t2", "memory", {"command": "[red]view"}, False),
+        ),
+        stop_reason="[/]",
+    )
+    text = text_of(turn_table([hostile]), width=120)
+    assert "[/bold], memory:[red]view" in text and "[/]" in text
+    result = replace(RESULT, stop_reason="[b]x[/b]", session="[/s]")
+    assert "[b]x[/b]" in text_of(summary_table(result, [hostile]))
