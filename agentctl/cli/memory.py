@@ -40,12 +40,16 @@ P = ParamSpec("P")
 app = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode=None)
 
 RootOption = Annotated[
-    Path | None, typer.Option("--root", help="The memory directory itself (the /memories).")
+    Path | None,
+    typer.Option("--root", metavar="DIR", help="The memory directory itself (the /memories)."),
 ]
 ProfileOption = Annotated[
-    str | None, typer.Option("--profile", help="Profile whose memory.root and limits to use.")
+    str | None,
+    typer.Option("--profile", metavar="FILE", help="Profile whose memory.root and limits to use."),
 ]
-PathArg = Annotated[str, typer.Argument(help="/memories/... or a path relative to it.")]
+PathArg = Annotated[
+    str, typer.Argument(metavar="PATH", help="/memories/... or a path relative to it.")
+]
 
 
 def register(root: typer.Typer) -> None:
@@ -110,9 +114,14 @@ def parse_lines(spec: str) -> list[int]:
 @app.command()
 @handled
 def view(
-    path: Annotated[str, typer.Argument(help="Directory or file (default: /memories).")] = "",
+    path: Annotated[
+        str, typer.Argument(metavar="[PATH]", help="Directory or file (default: /memories).")
+    ] = "",
     lines: Annotated[
-        str | None, typer.Option("--lines", help="Line range of a file: 10:20, or 10: to the end.")
+        str | None,
+        typer.Option(
+            "--lines", metavar="A:B", help="Line range of a file: 10:20, or 10: to the end."
+        ),
     ] = None,
     raw: Annotated[bool, typer.Option("--raw", help="Exactly the text the model gets.")] = False,
     root: RootOption = None,
