@@ -188,7 +188,12 @@ def rm(path: PathArg, root: RootOption = None, profile: ProfileOption = None) ->
 
 @app.command()
 @handled
-def mv(old: PathArg, new: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
+def mv(
+    old: Annotated[str, typer.Argument(metavar="OLD", help="What to move.")],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="Where to (must not exist).")],
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
     """Rename or move a file or directory; missing parent directories are created.
 
     \b
