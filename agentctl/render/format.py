@@ -17,15 +17,16 @@ def fmt_int(value: int) -> str:
 
 
 def fmt_compact(value: int) -> str:
-    """At most 5 characters (6 negative): 999, 1.2k, 18.0k, 180k, 2.5M."""
+    """At most 5 characters (6 negative): 999, 1.2k, 18.0k, 180k, 2.5M, 1.0G."""
     size = abs(value)
     if size < 1000:
         return str(value)
-    if size < 99_950:
-        return f"{value / 1000:.1f}k"
-    if size < 999_500:
-        return f"{value / 1000:.0f}k"
-    return f"{value / 1_000_000:.1f}M"
+    for scale, unit in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+        if size < 99.95 * scale:
+            return f"{value / scale:.1f}{unit}"
+        if size < 999.5 * scale:
+            return f"{value / scale:.0f}{unit}"
+    return f"{value / 1e12:.1f}T"
 
 
 def fmt_or_dash(value: int) -> str:
