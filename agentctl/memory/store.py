@@ -8,6 +8,7 @@ cross-process lock; each successful change is journaled.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -60,10 +61,7 @@ class MemoryStore:
                 with root_lock(fd):
                     return self._mutate(fd, cmd)
         except OSError as err:
-            # Only the errno text: an OSError's str() would carry host paths to the model.
-            name = command.get("command")
-            reason = os.strerror(err.errno) if err.errno else type(err).__name__
-            raise ToolError(f"The {name} command failed: {reason} (a concurrent change?)") from err
+            raise os_error_text(str(command.get("command")), err) from err
 
     @contextmanager
     def opened(self) -> Iterator[int]:
@@ -230,6 +228,16 @@ class MemoryStore:
                 fsops.remove_entry(fd, name)
             self.journal(fd, "clear", "/memories")
         return len(names)
+
+
+_RACE_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)
+
+
+def os_error_text(command: str, err: OSError) -> ToolError:
+    """An OSError as the model may see it: the errno text only, never its host paths."""
+    reason = os.strerror(err.errno) if err.errno else type(err).__name__
+    hint = " (changed concurrently? try again)" if err.errno in _RACE_ERRNOS else ""
+    return ToolError(f"The {command} command failed: {reason}{hint}")
 
 
 def ensure_root(root: Path) -> None:

@@ -236,3 +236,18 @@ def test_unusable_root_is_a_config_error(tmp_path: Path) -> None:
         MemoryStore(tmp_path / "file" / "m")
     with pytest.raises(ConfigError, match="not a directory"):
         MemoryStore(tmp_path / "file")
+
+
+def test_os_errors_reach_the_model_without_host_paths(tmp_path: Path) -> None:
+    import errno
+
+    from agentctl.memory.store import os_error_text
+
+    err = OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "secret"))
+    assert str(os_error_text("create", err)) == (
+        "The create command failed: No space left on device"
+    )
+    gone = FileNotFoundError(errno.ENOENT, "gone", str(tmp_path))
+    assert str(os_error_text("insert", gone)) == (
+        "The insert command failed: No such file or directory (changed concurrently? try again)"
+    )
