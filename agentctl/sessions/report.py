@@ -1,0 +1,270 @@
+"""What `stats`, `simulate` and `tune` compute for one session, and the renderables that show it.
+
+The commands stay thin: they load a session and hand it here. Prices: every figure of a
+session (recorded, replayed, simulated) is priced with the recorded profile's price table and
+overrides, so a comparison changes settings only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentctl.context.prices import price_for
+from agentctl.errors import UsageError
+from agentctl.profile.settings import Profile
+from agentctl.sessions.breakeven import EditBalance, edit_balances
+from agentctl.sessions.catalog import Session, session_profile
+from agentctl.sessions.chart import chart_rows, prompt_chart
+from agentctl.sessions.replay import ReplaySettings
+from agentctl.sessions.simulate import (
+    LIMITS_NOTE,
+    Calibration,
+    Simulation,
+    calibrate,
+    recorded_run,
+    simulate,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+    from agentctl.sessions.tune import Candidate
+
+
+def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
+    """The per-edit cache accounting of one (recorded or simulated) run; [] without a price."""
+    price = price_for(session.model, prices.prices)
+    return edit_balances(sim.turns, price) if price is not None else []
+
+
+def stats_report(session: Session, width: int) -> list[RenderableType]:
+    """`stats`: the chart, the per-edit ledger, the summary table."""
+    from agentctl.render.format import trigger_from
+    from agentctl.sessions.views import ledger_table, result_of
+
+    profile = session_profile(session)
+    recorded = recorded_run(session, profile)
+    figures = [
+        (t.turn, t.usage.prompt_tokens, t.cleared_input_tokens, t.usage.cache_read_input_tokens)
+        for t in recorded.turns
+    ]
+    body = session.turns[0].body if session.turns else {}
+    trigger = trigger_from(body.get("context_management"))
+    title = f"session {session.id}: prompt size per turn ({session.model})"
+    chart = prompt_chart(chart_rows(figures), width=width, trigger=trigger, title=title)
+    from agentctl.render.table import summary_table
+
+    cost = recorded.cost_usd
+    result = result_of(session, float("nan") if cost is None else cost)
+    events = [t.event for t in session.turns]
+    return [chart, ledger_table(ledger(session, profile, recorded)), summary_table(result, events)]
+
+
+def save_svg(console: Console, path: Path) -> None:
+    """Save what a recording console printed as an SVG image."""
+    try:
+        console.save_svg(str(path), title="agentctl stats")
+    except OSError as err:
+        raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """`simulate`: what happened, its faithful replay, and the replay under another profile."""
+
+    session: Session
+    profile_source: str
+    calibration: Calibration
+    recorded: Simulation
+    replayed: Simulation
+    simulated: Simulation
+    recorded_ledger: list[EditBalance]
+    simulated_ledger: list[EditBalance]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session.id,
+            "profile": self.profile_source,
+            "calibration": self.calibration.to_json(),
+            "reconstructed": not self.session.offline,
+            "limits": LIMITS_NOTE,
+            "turns": [
+                {"turn": r.turn, "recorded": _turn_json(r), "simulated": _turn_json(s)}
+                for r, s in zip(self.recorded.turns, self.simulated.turns, strict=True)
+            ],
+            "totals": {
+                "recorded": _totals_json(self.recorded),
+                "simulated": _totals_json(self.simulated),
+            },
+            "replay_matches_recording": _matches(self.recorded, self.replayed),
+            "edits": {
+                "recorded": [b.to_json() for b in self.recorded_ledger],
+                "simulated": [b.to_json() for b in self.simulated_ledger],
+            },
+        }
+
+
+def _turn_json(turn: Any) -> dict[str, Any]:
+    return {
+        **turn.usage.to_json(),
+        "cleared_input_tokens": turn.cleared_input_tokens,
+        "applied_edits": list(turn.applied_edits),
+        "cost_usd": None if turn.cost_usd is None else round(turn.cost_usd, 6),
+    }
+
+
+def _totals_json(sim: Simulation) -> dict[str, Any]:
+    cost = sim.cost_usd
+    return {
+        **sim.usage.to_json(),
+        "cleared_input_tokens": sim.cleared_input_tokens,
+        "peak_prompt": sim.peak_prompt,
+        "cache_hit_ratio": sim.cache_hit_ratio,
+        "cost_usd": None if cost is None else round(cost, 6),
+    }
+
+
+def _matches(a: Simulation, b: Simulation) -> bool:
+    return [(t.usage, t.applied_edits) for t in a.turns] == [
+        (t.usage, t.applied_edits) for t in b.turns
+    ]
+
+
+def load_other_profile(path: str, sets: Sequence[str]) -> Profile:
+    from agentctl.profile.loader import resolve_profile
+
+    profile, _ = resolve_profile(path, sets)
+    return profile
+
+
+def what_if(session: Session, profile_path: str, sets: Sequence[str] = ()) -> WhatIf:
+    """Replay `session` under the profile at `profile_path` (with --set overrides)."""
+    own = session_profile(session)
+    other = load_other_profile(profile_path, sets)
+    own_settings = ReplaySettings.from_profile(own)
+    cal = calibrate(session, own_settings)
+    recorded = recorded_run(session, own)
+    replayed = simulate(session, own_settings, own, factor=cal.factor, label="replayed")
+    sim = simulate(
+        session, ReplaySettings.from_profile(other), own, factor=cal.factor, label=other.source
+    )
+    return WhatIf(
+        session, other.source, cal, recorded, replayed, sim,
+        ledger(session, own, recorded), ledger(session, own, sim),
+    )  # fmt: skip
+
+
+def _honesty(session: Session) -> RenderableType:
+    from rich.text import Text
+
+    how = (
+        "offline run: the emulator uses this same engine"
+        if session.offline
+        else ("real-API run: the server's decisions are reconstructed by the shared engine")
+    )
+    return Text(f"note: {LIMITS_NOTE}.\n({how})", style="dim")
+
+
+def what_if_view(w: WhatIf) -> list[RenderableType]:
+    from rich.text import Text
+
+    from agentctl.sessions.views import comparison_table, ledger_table, totals_table
+
+    head = Text(f"session {w.session.id}: recorded vs {w.profile_source}", style="bold")
+    return [
+        head,
+        comparison_table(w.recorded, w.simulated),
+        totals_table(w.recorded, w.simulated, w.replayed, w.calibration),
+        ledger_table(w.recorded_ledger, "cache accounting per edit: recorded"),
+        ledger_table(w.simulated_ledger, f"cache accounting per edit: {w.profile_source}"),
+        _honesty(w.session),
+    ]
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """`tune`: every candidate ranked by cost, the Pareto front, the winner."""
+
+    session: Session
+    profile: Profile
+    grid: dict[str, tuple[Any, ...]]
+    calibration: Calibration
+    ranked: list[Candidate]
+    front: list[Candidate]
+
+    @property
+    def winner(self) -> Candidate:
+        return self.ranked[0]
+
+    @property
+    def recorded(self) -> Candidate:
+        return next(c for c in self.ranked if c.recorded)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "session": self.session.id,
+            "grid": {k: list(v) for k, v in self.grid.items()},
+            "calibration": self.calibration.to_json(),
+            "candidates": len(self.ranked),
+            "winner": self.winner.to_json(),
+            "recorded": self.recorded.to_json(),
+            "ranked": [c.to_json() for c in self.ranked],
+            "pareto_front": [c.to_json() for c in self.front],
+            "limits": LIMITS_NOTE,
+        }
+
+
+def tuning(session: Session, grid_text: str | None) -> Tuning:
+    """Sweep the grid (default: one derived from the run) and rank the results."""
+    from agentctl.sessions.tune import default_grid, pareto_front, parse_grid, ranked, sweep
+
+    profile = session_profile(session)
+    if price_for(session.model, profile.prices) is None:
+        raise UsageError(
+            f"session {session.id}: no price for model {session.model}; tune ranks by cost "
+            f'(add [prices."{session.model}"] to the profile)'
+        )
+    thinking_on = profile.thinking.enabled and profile.context_editing.thinking.enabled
+    grid = (
+        parse_grid(grid_text)
+        if grid_text
+        else default_grid(session, profile.context_editing, thinking_on)
+    )
+    cal = calibrate(session, ReplaySettings.from_profile(profile))
+    results = sweep(session, profile, grid, factor=cal.factor)
+    return Tuning(session, profile, grid, cal, ranked(results), pareto_front(results))
+
+
+def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
+    from rich.text import Text
+
+    from agentctl.sessions.views import tune_table
+
+    best = t.ranked[: max(top, 1)]
+    rec = t.recorded
+    saving = rec.cost - t.winner.cost
+    head = Text(
+        f"session {t.session.id}: {len(t.ranked)} settings replayed; best saves "
+        f"${saving:.4f} ({saving / rec.cost:.1%}) against the recorded settings"
+        if rec.cost
+        else f"session {t.session.id}: {len(t.ranked)} settings replayed",
+        style="bold",
+    )
+    return [
+        head,
+        tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"),
+        tune_table(t.front, "Pareto front: cost vs peak prompt size"),
+        _honesty(t.session),
+    ]
+
+
+def write_winner(t: Tuning, path: Path, *, force: bool) -> None:
+    from agentctl.sessions.tune import write_profile
+
+    write_profile(
+        path, dataclasses.replace(t.profile, source=str(path)), t.winner.editing, force=force
+    )

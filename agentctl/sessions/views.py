@@ -1,0 +1,213 @@
+"""Rich renderables for the sessions commands: lists, comparisons, the edit ledger, tune results.
+
+Pure: values in, renderables out; the CLI prints them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from agentctl.agent.events import ResultEvent, Totals
+from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio
+from agentctl.render.table import summary_table, turn_table
+from agentctl.sessions.breakeven import EditBalance
+from agentctl.sessions.catalog import Session, SessionSummary
+from agentctl.sessions.simulate import Calibration, SimTurn, Simulation
+from agentctl.sessions.tune import Candidate
+
+_PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
+
+
+def _add(table: Table, *cells: str | Text, flex: int | None = None) -> None:
+    """add_row, and keep every column but `flex` at least as wide as its widest cell, so
+    Rich shrinks only the flexible column (a task name, a settings label) on narrow screens."""
+    table.add_row(*cells)
+    for index, (column, cell) in enumerate(zip(table.columns, cells, strict=False)):
+        if index != flex:
+            width = len(cell.plain if isinstance(cell, Text) else cell)
+            column.min_width = max(column.min_width or 0, width)
+
+
+def _table(*columns: str, title: str = "") -> Table:
+    table = Table(
+        box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left", padding=_PAD
+    )
+    table.title = title or None
+    for index, name in enumerate(columns):
+        table.add_column(name, justify="left" if index == 0 else "right", no_wrap=True)
+    return table
+
+
+def sessions_table(rows: Sequence[SessionSummary]) -> Table:
+    """`sessions list`: oldest first, like `ls -tr`."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=_PAD)
+    for name in ("session", "UTC", "task", "model", "turns", "status"):
+        table.add_column(name, no_wrap=True, overflow="ellipsis")
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("cost", justify="right", no_wrap=True)
+    for row in rows:
+        started = time.strftime("%m-%d %H:%M", time.gmtime(row.started))
+        _add(
+            table, row.id, started, row.task, row.model, str(row.turns), row.status,
+            fmt_int(row.prompt_tokens), fmt_cost(row.cost_usd), flex=2,
+        )  # fmt: skip
+    return table
+
+
+def result_of(session: Session, cost: float) -> ResultEvent:
+    """The run's ResultEvent (rebuilt from its turns when the run did not finish)."""
+    totals = Totals()
+    for turn in session.turns:
+        totals = totals.add_turn(turn.event, 0.0)
+    totals = Totals(
+        totals.usage,
+        totals.cleared_input_tokens,
+        totals.cleared_tool_uses,
+        totals.cleared_thinking_turns,
+        cost,
+    )
+    return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
+
+
+def show_view(session: Session, cost: float, trigger: int | None) -> RenderableType:
+    """`sessions show`: the per-turn table, the summary, the memory operations."""
+    events = [t.event for t in session.turns]
+    parts: list[RenderableType] = [
+        Text(f"session {session.id}  task {session.header.get('task_source') or '-'}", "bold"),
+        turn_table(events, trigger=trigger),
+        summary_table(result_of(session, cost), events),
+    ]
+    ops = session.memory_ops
+    if ops:
+        table = _table("turn", "memory command", "path", "ok", title="memory operations")
+        for turn, op in ops:
+            table.add_row(str(turn), op.command, op.path, "yes" if op.ok else "FAILED")
+        parts.append(table)
+    return Group(*parts)
+
+
+def ledger_table(balances: Sequence[EditBalance], title: str = "") -> RenderableType:
+    """Per edit: what it saved against the cache rewrite it caused, and when it paid off."""
+    if not balances:
+        return Text("no edit applied: nothing cleared, no cache rewrite")
+    table = _table(
+        "turn", "cleared", "new", "rewritten", "premium", "saved/turn", "break-even", "net",
+        "skip with\nclear_at_least",
+        title=title or "cache accounting per edit (saved on later turns vs cache rewrite)",
+    )  # fmt: skip
+    for b in balances:
+        style = "red" if b.net_usd < 0 else "green"
+        avoid = b.avoid_with_clear_at_least
+        _add(
+            table, str(b.turn), fmt_int(b.cleared_input_tokens), fmt_int(b.newly_cleared),
+            fmt_int(b.rewritten), _usd(b.premium_usd), _usd(b.saving_per_turn_usd),
+            "never" if b.break_even_turn is None else f"turn {b.break_even_turn}",
+            Text(_usd(b.net_usd, signed=True), style=style),
+            "" if avoid is None else f">= {fmt_int(avoid)}",
+        )  # fmt: skip
+    losses = sum(1 for b in balances if b.net_usd < 0)
+    if not losses:
+        return table
+    note = Text(
+        f"{losses} of {len(balances)} edits were net losses within the run. A clear_at_least "
+        "at the value shown skips that edit on its turn (and any smaller one); whether that "
+        "helps the whole run is what `agentctl tune` replays."
+    )
+    return Group(table, note)
+
+
+def _usd(value: float, *, signed: bool = False) -> str:
+    sign = "+" if signed and value >= 0 else "-" if value < 0 else ""
+    return f"{sign}${abs(value):.4f}"
+
+
+def comparison_table(recorded: Simulation, simulated: Simulation) -> Table:
+    """Per turn, side by side: input, cleared, cache read/write and cost, recorded | simulated."""
+    heads = ("input", "cleared", "cache\nread", "cache\nwrite", "cost")
+    columns = ["turn", *heads, *heads]
+    table = _table(*columns, title=f"per turn: recorded (left) | {simulated.label} (right)")
+    for rec, sim in zip(recorded.turns, simulated.turns, strict=True):
+        _add(table, str(rec.turn), *_turn_cells(rec), *_turn_cells(sim))
+    table.add_section()
+    _add(table, "total", *_totals_cells(recorded), *_totals_cells(simulated))
+    return table
+
+
+def _turn_cells(turn: SimTurn) -> list[str]:
+    u = turn.usage
+    return [
+        fmt_compact(u.input_tokens), fmt_compact(turn.cleared_input_tokens),
+        fmt_compact(u.cache_read_input_tokens), fmt_compact(u.cache_creation_input_tokens),
+        fmt_cost(turn.cost_usd),
+    ]  # fmt: skip
+
+
+def _totals_cells(sim: Simulation) -> list[str]:
+    u = sim.usage
+    return [
+        fmt_compact(u.input_tokens), fmt_compact(sim.cleared_input_tokens),
+        fmt_compact(u.cache_read_input_tokens), fmt_compact(u.cache_creation_input_tokens),
+        fmt_cost(sim.cost_usd),
+    ]  # fmt: skip
+
+
+def totals_table(
+    recorded: Simulation, simulated: Simulation, replayed: Simulation, cal: Calibration
+) -> Table:
+    """Totals of what happened and of the simulation, plus how faithful the replay is."""
+    table = _table("", "recorded", simulated.label, title="totals")
+    rows: tuple[tuple[str, Callable[[Simulation], str]], ...] = (
+        ("prompt tokens (seen)", lambda s: fmt_int(s.usage.prompt_tokens)),
+        ("cleared tokens", lambda s: fmt_int(s.cleared_input_tokens)),
+        ("cache read", lambda s: fmt_int(s.usage.cache_read_input_tokens)),
+        ("cache write", lambda s: fmt_int(s.usage.cache_creation_input_tokens)),
+        ("cache hit ratio", lambda s: fmt_ratio(s.cache_hit_ratio)),
+        ("peak prompt", lambda s: fmt_int(s.peak_prompt)),
+        ("estimated cost", lambda s: fmt_cost(s.cost_usd)),
+    )
+    for label, get in rows:
+        table.add_row(label, get(recorded), get(simulated))
+    exact = _same(recorded, replayed)
+    fidelity = "exact" if exact else f"{_deviation(recorded, replayed):.1%} off (prompt tokens)"
+    table.add_row("replay of recorded settings", fidelity, "")
+    table.add_row("calibration factor", f"{cal.factor:.4f}", f"max error {cal.max_error:.1%}")
+    return table
+
+
+def _same(a: Simulation, b: Simulation) -> bool:
+    return [(t.usage, t.applied_edits) for t in a.turns] == [
+        (t.usage, t.applied_edits) for t in b.turns
+    ]
+
+
+def _deviation(a: Simulation, b: Simulation) -> float:
+    total = a.usage.prompt_tokens
+    diff = sum(
+        abs(x.usage.prompt_tokens - y.usage.prompt_tokens)
+        for x, y in zip(a.turns, b.turns, strict=True)
+    )
+    return diff / total if total else 0.0
+
+
+def tune_table(results: Sequence[Candidate], title: str) -> Table:
+    """Candidates with their cost, tokens and cache hit ratio."""
+    table = _table(
+        "#", "settings", "cost", "prompt\ntokens", "peak\nprompt", "cleared", "cache\nhit",
+        title=title,
+    )  # fmt: skip
+    for index, c in enumerate(results, 1):
+        sim = c.simulation
+        label = c.label() + (" ◀ recorded" if c.recorded else "")
+        _add(
+            table, str(index), label, fmt_cost(sim.cost_usd), fmt_int(sim.usage.prompt_tokens),
+            fmt_int(sim.peak_prompt), fmt_int(sim.cleared_input_tokens),
+            fmt_ratio(sim.cache_hit_ratio), flex=1,
+        )  # fmt: skip
+    table.columns[1].justify = "left"
+    return table
