@@ -83,6 +83,7 @@ class LiveRenderer:
         self._view = TurnTableView(self._turns, None, fit_screen=True)
         self._status: str | None = None
         self._live: Live | None = None
+        self._spinner = Spinner("dots")
         self._closed = False
 
     def handle(self, event: Event) -> None:
@@ -158,5 +159,6 @@ class LiveRenderer:
     def _renderable(self) -> RenderableType:
         if self._status is None:
             return self._view
-        spinner = Spinner("dots", text=Text(self._status, style="cyan"))
-        return Group(self._view, spinner)
+        # One spinner for the run, so its animation does not restart with every update.
+        self._spinner.update(text=Text(self._status, style="cyan"))
+        return Group(self._view, self._spinner)
