@@ -66,7 +66,11 @@ class MemoryStore:
     @contextmanager
     def opened(self) -> Iterator[int]:
         """The root as an open directory fd, for the duration of the block."""
-        fd = open_root(self.root)
+        try:
+            fd = open_root(self.root)
+        except FileNotFoundError:  # removed since construction (memory clear by hand): remake
+            ensure_root(self.root)
+            fd = open_root(self.root)
         try:
             yield fd
         finally:

@@ -251,3 +251,14 @@ def test_os_errors_reach_the_model_without_host_paths(tmp_path: Path) -> None:
     assert str(os_error_text("insert", gone)) == (
         "The insert command failed: No such file or directory (changed concurrently? try again)"
     )
+
+
+def test_root_removed_by_hand_is_made_again(tmp_path: Path) -> None:
+    import shutil
+
+    store = MemoryStore(tmp_path / "m")
+    store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "a"})
+    shutil.rmtree(store.root)
+    out = store.execute({"command": "view", "path": M})
+    assert out.endswith("\n4K\t/memories")
+    assert stat.S_IMODE(store.root.stat().st_mode) == 0o700
