@@ -235,7 +235,6 @@ def execute(prep: PreparedRun, emit: Callable[[Event], None], client: ModelClien
     On failure an ErrorEvent goes out first, then the AgentctlError (with how to resume)
     propagates; Ctrl-C becomes InterruptedRunError.
     """
-    check_key(prep.offline)
     with TranscriptWriter(session_path(prep.session)) as writer:
         write_header(writer, prep)
 

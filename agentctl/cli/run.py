@@ -36,20 +36,27 @@ def register(root: typer.Typer) -> None:
 def run(
     task: Annotated[
         str | None,
-        typer.Argument(help="Task file (Markdown, optional +++ TOML front matter), or -."),
+        typer.Argument(
+            metavar="TASK", help="Task file (Markdown, optional +++ TOML front matter), or -."
+        ),
     ] = None,
-    profile: Annotated[str | None, typer.Option(help="Profile TOML file.")] = None,
-    model: Annotated[str | None, typer.Option(help="Model id for this run.")] = None,
-    max_turns: Annotated[int | None, typer.Option(help="Stop after N turns (exit 3).")] = None,
+    profile: Annotated[str | None, typer.Option(metavar="FILE", help="Profile TOML file.")] = None,
+    model: Annotated[
+        str | None, typer.Option(metavar="MODEL", help="Model id for this run.")
+    ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option(metavar="N", help="Stop after N turns (exit 3).")
+    ] = None,
     max_usd: Annotated[
-        float | None, typer.Option(help="Stop once the estimated cost reaches X USD (exit 3).")
+        float | None,
+        typer.Option(metavar="X", help="Stop once the estimated cost reaches X USD (exit 3)."),
     ] = None,
     set_: Annotated[
         list[str] | None,
         typer.Option("--set", metavar="KEY=VALUE", help="Override a profile key (repeatable)."),
     ] = None,
     workspace: Annotated[
-        Path | None, typer.Option(help="Root of the read-only workspace tools.")
+        Path | None, typer.Option(metavar="DIR", help="Root of the read-only workspace tools.")
     ] = None,
     json_mode: Annotated[bool, typer.Option("--json", help="NDJSON events on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table; errors only.")] = False,
