@@ -33,6 +33,7 @@ Json = dict[str, Any]
 
 MAX_FILES = 200  # any workspace terminates
 MAX_TURNS = 2 * MAX_FILES + 12  # a hard stop even if every result keeps being cleared
+MAX_IDLE_TURNS = 5  # answer after this many turns in a row without reading a file
 FACTS_PER_FILE = 3
 FACT_CHARS = 160
 PLAN_PREFIX = "Plan: "
@@ -50,38 +51,57 @@ class DefaultPolicy:
     """The model used when no script is given."""
 
     def __init__(self, placeholder: str) -> None:
-        self.placeholder = placeholder
+        self.placeholder = placeholder  # how it recognises a cleared result
 
     def reply(self, request: Json) -> Reply:
         task = task_text(request)
         offered = {str(t.get("name")) for t in request.get("tools") or []}
         notes = notes_path(task)
         state = recall(request, notes, self.placeholder)
-        calls, why = self._next_calls(state, offered, notes, task)
-        if assistant_turns(request) >= MAX_TURNS:
-            calls, why = [], "I have used my turn budget; answering now."
+        calls, why = _next_calls(state, offered, notes, task)
+        if assistant_turns(request) >= MAX_TURNS or state.idle_turns >= MAX_IDLE_TURNS:
+            calls, why = [], "I am not making progress; answering with what I have."
         blocks: list[Block] = [ThinkingOut(why)] if thinking_enabled(request) else []
         if calls:
             return Reply((*blocks, *calls))
         return Reply((*blocks, TextOut(answer(state, offered, notes, task))))
 
-    def _next_calls(
-        self, state: Recall, offered: set[str], notes: str, task: str
-    ) -> tuple[list[ToolCall], str]:
-        memory = "memory" in offered
-        if memory and not state.root_viewed:
-            return [_memory("view", path="/memories")], "First, check my memory directory."
-        if memory and state.notes_state == "unknown" and state.notes_views < 3:
-            return [_memory("view", path=notes)], f"Read my notes in {notes}."
-        # List once per conversation (the workspace may have changed since the notes).
-        if "list_files" in offered and (not state.listed or _known_files(state) is None):
-            return [ToolCall("list_files", {"path": "."})], "List the workspace files."
-        calls = _work(state, offered, notes, task)
-        if calls:
-            return calls, "Record what I found, then read the next file."
-        if memory and state.wrote_since_view and state.notes_state != "absent":
-            return [_memory("view", path=notes)], "Re-read my notes before answering."
-        return [], "I have everything I need; write the answer."
+
+def _repeats(state: Recall, call: ToolCall) -> bool:
+    """The previous turn made exactly this one call (its result was cleared at once)."""
+    return state.previous == [(call.name, call.input)]
+
+
+def _next_calls(
+    state: Recall, offered: set[str], notes: str, task: str
+) -> tuple[list[ToolCall], str]:
+    memory = "memory" in offered
+    view_notes = _memory("view", path=notes)
+    if memory and not state.root_viewed:
+        return [_memory("view", path="/memories")], "First, check my memory directory."
+    if memory and state.notes_exist is not None and _fresh_read(state, task):
+        # Note what was just read before anything else, while the result is still visible.
+        return _work(state, offered, notes, task), "Record what I just read."
+    unknown = state.notes_exist is None or (state.notes_exist and not state.knew_notes)
+    if memory and unknown and not _repeats(state, view_notes):
+        return [view_notes], f"Read my notes in {notes}."
+    listing = ToolCall("list_files", {"path": "."})
+    # List once per conversation (the workspace may have changed since the notes).
+    unlisted = not state.listed or _known_files(state) is None
+    if "list_files" in offered and unlisted and not _repeats(state, listing):
+        return [listing], "List the workspace files."
+    calls = _work(state, offered, notes, task)
+    if calls:
+        return calls, "Record what I found, then read the next file."
+    if memory and state.wrote_since_view and state.notes_exist:
+        return [view_notes], "Re-read my notes before answering."
+    return [], "I have everything I need; write the answer."
+
+
+def _fresh_read(state: Recall, task: str) -> bool:
+    """A read result is visible and not yet in the notes."""
+    pending = _pending_note(state, task)
+    return pending is not None and state.last_read is not None and state.last_read[1] is not None
 
 
 def _memory(command: str, **arguments: Any) -> ToolCall:
@@ -127,9 +147,10 @@ def _create_notes(files: list[str] | None, line: str | None, notes: str, task: s
 
 def _note_calls(state: Recall, files: list[str] | None, notes: str, task: str) -> list[ToolCall]:
     line = _pending_note(state, task)
-    if state.notes_state == "absent" and (files is not None or line):
+    if state.notes_exist is False and (files is not None or line):
         return [_create_notes(files, line, notes, task)]
-    if line and state.notes_state == "known" and NOTES_END in (state.notes or ""):
+    if line and state.notes_exist:
+        # The end marker is ours and always there: no need to know the rest of the file.
         new = f"{line}\n{NOTES_END}"
         return [_memory("str_replace", path=notes, old_str=NOTES_END, new_str=new)]
     return []
@@ -137,17 +158,22 @@ def _note_calls(state: Recall, files: list[str] | None, notes: str, task: str) -
 
 def _work(state: Recall, offered: set[str], notes: str, task: str) -> list[ToolCall]:
     files = _known_files(state)
-    calls = _note_calls(state, files, notes, task) if "memory" in offered else []
+    memory = "memory" in offered
+    calls = _note_calls(state, files, notes, task) if memory else []
+    if "read_file" not in offered or state.read_calls >= MAX_FILES:
+        return calls
+    if files is None and memory and state.notes_exist:
+        return [*calls, _memory("view", path=notes)]  # the plan is in the notes
     done = set(recorded_files(state.notes or "")) | set(state.reads)
     following = next((p for p in (files or [])[:MAX_FILES] if p not in done), None)
-    if following is not None and "read_file" in offered:
+    if following is not None:
         calls.append(ToolCall("read_file", {"path": following}))
     return calls
 
 
 def answer(state: Recall, offered: set[str], notes: str, task: str) -> str:
     """The final text: the facts in the notes, else those the model can still see."""
-    if "memory" in offered and state.notes:
+    if "memory" in offered and state.notes and recorded_files(state.notes):
         facts = recorded_files(state.notes)
         source = f"my notes ({notes})"
     else:

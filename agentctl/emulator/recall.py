@@ -78,15 +78,19 @@ class Recall:
     """The policy's knowledge after walking the conversation."""
 
     root_viewed: bool = False
-    notes: str | None = None  # believed content of the notes file, when known
-    notes_state: str = "absent"  # absent | unknown | known
-    notes_views: int = 0
+    notes_exist: bool | None = None  # None: unknown (not looked, or the evidence was cleared)
+    notes: str | None = None  # content of the notes file, when known
+    knew_notes: bool = False  # its content was known at some point in this conversation
     wrote_since_view: bool = False
     files: list[str] | None = None  # the workspace listing, None when unknown or cleared
     listed: bool = False  # list_files was called in this conversation
     reads: dict[str, str | None] = field(default_factory=dict)  # path -> text (None: cleared)
+    read_calls: int = 0  # read_file calls, counted even when their inputs were cleared
+    memory_calls: int = 0
     last_read: tuple[str, str | None] | None = None  # (path, text or None if cleared)
     last_read_error: str | None = None
+    idle_turns: int = 0  # trailing assistant turns without a read_file call
+    previous: list[tuple[str, Json]] = field(default_factory=list)  # last turn's calls
 
 
 def _pairs(messages: list[Json]) -> list[tuple[Json, Json | None]]:
@@ -108,9 +112,30 @@ def _pairs(messages: list[Json]) -> list[tuple[Json, Json | None]]:
     return pairs
 
 
+def _turn_calls(message: Json) -> list[tuple[str, Json]]:
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    calls: list[tuple[str, Json]] = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "tool_use":
+            raw = block.get("input")
+            calls.append((str(block.get("name")), raw if isinstance(raw, dict) else {}))
+    return calls
+
+
+def _progress(state: Recall, messages: list[Json]) -> None:
+    turns = [_turn_calls(m) for m in messages if m.get("role") == "assistant"]
+    state.previous = turns[-1] if turns else []
+    for calls in reversed(turns):
+        if any(name == "read_file" for name, _ in calls):
+            break
+        state.idle_turns += 1
+
+
 def recall(request: Json, notes: str, placeholder: str) -> Recall:
     """Walk the conversation and rebuild what the policy knows."""
     state = Recall()
+    _progress(state, request["messages"])
     for use, result in _pairs(request["messages"]):
         if result is None:
             continue
@@ -125,15 +150,34 @@ def _observe(state: Recall, use: Json, text: str | None, failed: bool, notes: st
     arguments: Json = raw if isinstance(raw, dict) else {}
     name = use.get("name")
     if name == "memory":
+        if not arguments:
+            arguments = _guess_memory_call(state, text, notes)
+        state.memory_calls += 1
         _observe_memory(state, arguments, text, failed, notes)
     elif name == "list_files":
         state.listed = True
         state.files = None if text is None or failed else _listing(text)
     elif name == "read_file":
+        state.read_calls += 1
         path = str(arguments.get("path", "?"))
         state.reads[path] = None if failed else text
         state.last_read = (path, text)
         state.last_read_error = text if failed else None
+
+
+def _guess_memory_call(state: Recall, text: str | None, notes: str) -> Json:
+    """A memory call whose input was cleared: what it must have been.
+
+    The result tells, if it is still visible; otherwise its own habits do: the first memory
+    call of a conversation is always the directory view.
+    """
+    if text is not None and text.startswith("Here're the files and directories"):
+        return {"command": "view", "path": "/memories"}
+    if text is not None and text.startswith(f"Here's the content of {notes}"):
+        return {"command": "view", "path": notes}
+    if state.memory_calls == 0:
+        return {"command": "view", "path": "/memories"}
+    return {}
 
 
 def _listing(text: str) -> list[str]:
@@ -147,34 +191,40 @@ def _observe_memory(
     command, path = arguments.get("command"), arguments.get("path")
     if command == "view" and path == "/memories":
         state.root_viewed = True
-        state.notes_state = "unknown" if text is None or notes in text else "absent"
+        if text is not None and not failed:
+            state.notes_exist = notes in text
     elif command == "view" and path == notes:
-        state.notes_views += 1
-        state.wrote_since_view = False
-        if failed:  # "The path ... does not exist": no notes yet
-            state.notes, state.notes_state = None, "absent"
-        else:
-            _set_notes(state, None if text is None else "\n".join(unnumber(text)))
+        _observe_notes_view(state, text, failed)
     elif not arguments or command is None:
-        _set_notes(state, None)  # our own input was cleared: view the notes again to know
-    elif path == notes and not failed:
-        state.wrote_since_view = True
-        _apply_write(state, arguments)
+        # Our own write, input cleared: the content is now unknown. A write to notes that
+        # did not exist was the create: nothing from earlier runs to learn then.
+        state.knew_notes = state.knew_notes or (state.notes_exist is False and not failed)
+        state.notes, state.wrote_since_view = None, True
+        state.notes_exist = True if not failed else None
     elif path == notes:
-        _set_notes(state, None)  # a write failed: re-read before trying again
+        _observe_write(state, arguments, failed)
 
 
-def _set_notes(state: Recall, text: str | None) -> None:
-    state.notes = text
-    state.notes_state = "unknown" if text is None else "known"
+def _observe_notes_view(state: Recall, text: str | None, failed: bool) -> None:
+    state.wrote_since_view = False
+    if failed:  # "The path ... does not exist": no notes yet
+        state.notes_exist, state.notes = False, None
+        return
+    state.notes_exist = True  # a cleared result keeps is_error: this view succeeded
+    state.notes = None if text is None else "\n".join(unnumber(text))
+    state.knew_notes = state.knew_notes or text is not None
 
 
-def _apply_write(state: Recall, arguments: Json) -> None:
+def _observe_write(state: Recall, arguments: Json, failed: bool) -> None:
+    if failed:  # e.g. the end marker is gone: look at the file again
+        state.notes, state.notes_exist = None, None
+        return
+    state.notes_exist, state.wrote_since_view = True, True
     command = arguments.get("command")
     if command == "create":
-        _set_notes(state, str(arguments.get("file_text", "")))
+        state.notes, state.knew_notes = str(arguments.get("file_text", "")), True
     elif command == "str_replace" and state.notes is not None:
         old, new = str(arguments.get("old_str", "")), str(arguments.get("new_str", ""))
-        _set_notes(state, state.notes.replace(old, new, 1))
+        state.notes = state.notes.replace(old, new, 1)
     else:
-        _set_notes(state, None)
+        state.notes = None

@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ class Emulator:
         self.service = service
         self.faults = faults
         self.requests: list[ReceivedRequest] = []
+        self.errors: list[str] = []  # tracebacks of unexpected exceptions (answered with 500)
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
@@ -121,6 +123,10 @@ class Emulator:
             message = self.service.create(headers, body)
         except ApiFailure as failure:
             return failure_response(failure)
+        except Exception as err:  # a bug in a model or the engine: answer 500, keep the trace
+            self.errors.append(traceback.format_exc())
+            why = f"Internal server error (emulator: {type(err).__name__}: {err})"
+            return failure_response(ApiFailure(500, why))
         if isinstance(body, dict) and body.get("stream") is True:
             frames = tuple(encode_event(n, d) for n, d in message_events(message))
             return Response(200, events=frames)

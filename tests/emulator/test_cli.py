@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,18 @@ def test_the_emulator_never_imports_anthropic() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_port_in_use_is_a_usage_error() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = subprocess.run(
+            [AGENTCTL, "emulator", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    assert result.returncode == 2
+    assert f"--port {port}: cannot listen on 127.0.0.1" in result.stderr

@@ -152,3 +152,40 @@ def test_keywords_and_notes_path_are_stable() -> None:
     assert keywords(TASK) == ["summarise", "project", "deadline", "budget", "owner"]
     assert notes_path(TASK) == notes_path(TASK + "  ")
     assert notes_path(TASK).startswith("/memories/summarise-project-deadline-")
+
+
+@pytest.mark.parametrize("keep", [0, 1, 2])
+@pytest.mark.parametrize("clear_inputs", [False, True])
+@pytest.mark.parametrize("exclude_memory", [False, True])
+def test_any_clearing_terminates_and_excluding_memory_keeps_every_fact(
+    tmp_path: Path, keep: int, clear_inputs: bool, exclude_memory: bool
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for i in range(6):
+        (workspace / f"f{i}.txt").write_text(f"intro\nthe deadline of f{i} is {i}\n" + "pad\n" * 50)
+    edit: dict[str, Any] = {
+        "type": "clear_tool_uses_20250919",
+        "trigger": {"type": "tool_uses", "value": 1},
+        "keep": {"type": "tool_uses", "value": keep},
+        "clear_tool_inputs": clear_inputs,
+    }
+    if exclude_memory:
+        edit["exclude_tools"] = ["memory"]
+    with running() as emu:
+        responses = run_session(
+            make_client(emu.base_url),
+            "Report each deadline.",
+            workspace,
+            tmp_path / "mem",
+            betas=[BETA],
+            context_management={"edits": [edit]},
+            max_turns=40,
+        )
+        assert emu.errors == []
+    answer = _final_text(responses)
+    facts = [f"the deadline of f{i} is {i}" in answer for i in range(6)]
+    if keep >= 1 and (exclude_memory or not clear_inputs):
+        assert all(facts), answer
+    else:  # it sees too little to make progress: it must still stop, honestly
+        assert len(responses) <= 25

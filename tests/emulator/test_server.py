@@ -184,3 +184,19 @@ def test_api_error_reaches_the_sdk_as_its_exception() -> None:
     with running() as emu, pytest.raises(anthropic.BadRequestError) as caught:
         make_client(emu.base_url).beta.messages.create(**request(max_tokens=0))
     assert "max_tokens" in str(caught.value)
+
+
+class BrokenModel:
+    """A model with a bug."""
+
+    def reply(self, request: dict[str, Any]) -> Any:
+        raise KeyError("oops")
+
+
+def test_a_bug_in_the_model_is_a_500_and_its_trace_is_kept() -> None:
+    with running(model=BrokenModel()) as emu:
+        with pytest.raises(anthropic.InternalServerError) as caught:
+            make_client(emu.base_url).beta.messages.create(**request())
+        errors = list(emu.errors)
+    assert "emulator: KeyError" in str(caught.value)
+    assert len(errors) == 1 and "KeyError: 'oops'" in errors[0]
