@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Sequence
 from contextlib import suppress
@@ -79,7 +80,14 @@ def _check_characters(rel: str, name: str) -> None:
         )
 
 
+# Overlong UTF-8 and IIS %u forms of '.', '/' and '\\': harmless on POSIX (we never decode
+# names), refused so that no layer that does decode them ever meets one.
+_ALT_ENCODINGS = re.compile(r"%c0%a[ef]|%c1%9c|%e0%80%a[ef]|%u00(?:2e|2f|5c)", re.IGNORECASE)
+
+
 def _decodes_to_hostile(rel: str) -> bool:
+    if _ALT_ENCODINGS.search(rel):
+        return True
     # Decode repeatedly so %252e%252e (double-encoded) is caught as well as %2e%2e.
     current = rel
     for _ in range(4):
