@@ -49,16 +49,19 @@ def turn_table(
 ) -> Table:
     """One row per turn; `trigger` adds the prompt's headroom below it (negative: over it).
 
-    `width` (what it will be drawn at; None = no limit) picks the widest layout that fits
-    without breaking a tool name: wide headers and gaps; short headers and one-space gaps;
-    and at last abbreviated numbers (`18.0k`), which keeps every column at 80 columns.
+    `width` (what it will be drawn at; None = no limit) picks the layout: wide headers and
+    gaps, or short headers and one-space gaps, whichever fits without wrapping the tools
+    column, else without breaking a tool name; failing both, abbreviated numbers (`18.0k`),
+    which keep every column readable at 80 columns.
     """
     if width is None:
         return layout_table(turns, trigger, "wide")
-    for layout in ("wide", "short"):
-        table = layout_table(turns, trigger, layout)
-        if _min_width(table) <= width:
-            return table
+    tables = [layout_table(turns, trigger, layout) for layout in ("wide", "short")]
+    sizes = [_measure(table) for table in tables]
+    for needed in ([size.maximum for size in sizes], [size.minimum for size in sizes]):
+        for table, size in zip(tables, needed, strict=True):
+            if size <= width:
+                return table
     return layout_table(turns, trigger, "narrow")
 
 
@@ -88,10 +91,10 @@ def _measuring_console() -> Console:
     return Console(file=io.StringIO(), width=10_000, color_system=None)
 
 
-def _min_width(table: Table) -> int:
-    """Narrowest the table can be drawn without folding a word (a tool name, a number)."""
+def _measure(table: Table) -> Measurement:
+    """Minimum: narrowest without folding a word (a tool name); maximum: with nothing wrapped."""
     console = _measuring_console()
-    return Measurement.get(console, console.options, table).minimum
+    return Measurement.get(console, console.options, table)
 
 
 def _turn_cells(

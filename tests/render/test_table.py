@@ -142,3 +142,11 @@ def test_model_chosen_names_are_not_markup() -> None:
     assert "[/bold], memory:[red]view" in text and "[/]" in text
     result = replace(RESULT, stop_reason="[b]x[/b]", session="[/s]")
     assert "[b]x[/b]" in text_of(summary_table(result, [hostile]))
+
+
+def test_short_headers_beat_wrapping_the_tools_column() -> None:
+    # Wide needs 97 columns for these rows unwrapped (92 wrapped), short headers 76.
+    lines = lines_of(turn_table(TURNS, width=96), width=96)
+    assert lines[1].split()[0] == "#" and len(lines) == 6  # header x2, rule, one line per turn
+    lines = lines_of(turn_table(TURNS, width=97), width=97)
+    assert lines[1].split()[0] == "turn" and len(lines) == 6
