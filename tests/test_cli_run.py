@@ -329,3 +329,15 @@ def test_request_shape_as_the_emulator_received_it(
     # Later turns resend the history unedited: thinking blocks included.
     assistant = [m for m in received[-1].body["messages"] if m["role"] == "assistant"]
     assert any(b["type"] == "thinking" for m in assistant for b in m["content"])
+
+
+def test_flags_override_the_profile(tmp_path: Path) -> None:
+    task = make_task(tmp_path, files=1)
+    result = invoke(
+        str(task), "--offline", "--json", "--model", "claude-opus-5-5", "--max-usd", "1e-9"
+    )
+    assert result.exit_code == 3, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["model"] == "claude-opus-5-5"
+    assert lines[-1]["kind"] == "limit" and "limits.max_usd=1e-09" in lines[-1]["message"]
+    assert len([e for e in lines if e["event"] == "turn"]) == 1

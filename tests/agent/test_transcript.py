@@ -1,0 +1,126 @@
+"""Transcripts on disk: records, crash-cut lines, session lookup, history replay for --resume."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
+from agentctl.errors import UsageError
+from agentctl.home import sessions_dir
+from agentctl.sessions.resume import load_run, replay_messages, resumable_history
+from agentctl.sessions.transcript import (
+    TranscriptWriter,
+    find_session,
+    read_records,
+    session_path,
+)
+
+
+def write_session(session: str, *records: tuple[str, dict[str, object]]) -> Path:
+    path = session_path(session)
+    with TranscriptWriter(path) as writer:
+        writer.write("session", session=session, task="t", profile={}, cwd=".")
+        for kind, fields in records:
+            writer.write(kind, **fields)
+    return path
+
+
+def test_records_are_versioned_lines_in_a_private_file() -> None:
+    path = write_session(
+        "20260101-000000-aaaaaa",
+        ("message", {"index": 0, "message": {"role": "user", "content": "t"}}),
+    )
+    records = read_records(path)
+    assert [r["type"] for r in records] == ["session", "message"]
+    assert all(r["v"] == 1 and isinstance(r["ts"], float) for r in records)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(sessions_dir()).st_mode) == 0o700
+
+
+def test_a_line_cut_by_a_crash_is_skipped_but_a_corrupt_middle_is_an_error() -> None:
+    path = write_session("20260101-000000-bbbbbb")
+    with path.open("a") as f:
+        f.write('{"v": 1, "type": "mess')
+    assert len(read_records(path)) == 1
+    with path.open("a") as f:
+        f.write("\n" + '{"v": 1, "type": "event"}' + "\n")
+    with pytest.raises(UsageError, match="line 2 is not a JSON record"):
+        read_records(path)
+
+
+def test_find_session_by_id_prefix_and_last() -> None:
+    first = write_session("20260101-000000-cccccc")
+    second = write_session("20260101-000001-dddddd")
+    os.utime(first, (1, 1))
+    assert find_session("last") == second
+    assert find_session("20260101-000000") == first
+    with pytest.raises(UsageError, match="ambiguous prefix"):
+        find_session("20260101")
+    with pytest.raises(UsageError, match="no such session"):
+        find_session("1999")
+
+
+def message(index: int, role: str, text: str) -> tuple[str, dict[str, object]]:
+    return ("message", {"index": index, "message": {"role": role, "content": text}})
+
+
+def test_replay_lets_a_later_record_replace_from_its_index() -> None:
+    records = [
+        {"type": "message", **message(0, "user", "task")[1]},
+        {"type": "message", **message(1, "assistant", "cut answer")[1]},
+        {"type": "message", **message(1, "assistant", "redone")[1]},
+        {"type": "message", **message(2, "user", "results")[1]},
+    ]
+    assert [m["content"] for m in replay_messages(records)] == ["task", "redone", "results"]
+
+
+@pytest.mark.parametrize(("stop", "kept"), [("tool_use", 1), ("max_tokens", 1), ("pause_turn", 2)])
+def test_a_trailing_answer_is_kept_only_when_it_is_resent(stop: str, kept: int) -> None:
+    write_session(
+        "20260101-000002-eeeeee",
+        message(0, "user", "task"),
+        ("request", {"turn": 1}),
+        message(1, "assistant", "partial"),
+        ("response", {"turn": 1, "message": {"stop_reason": stop}}),
+    )
+    run = load_run("last")
+    assert run.last_turn == 1 and run.last_stop == stop and run.outcome == "unknown"
+    assert len(resumable_history(run)) == kept
+
+
+def test_a_finished_session_cannot_be_resumed() -> None:
+    write_session(
+        "20260101-000003-ffffff",
+        message(0, "user", "task"),
+        ("event", {"event": {"event": "result", "stop_reason": "end_turn"}}),
+    )
+    with pytest.raises(UsageError, match="already finished"):
+        load_run("20260101-000003")
+
+
+def test_retry_policy_backoff_and_retry_after() -> None:
+    policy = RetryPolicy(base_delay=0.5, max_delay=8.0, jitter=lambda: 1.0)
+    assert [policy.delay(n) for n in range(6)] == [0.5, 1.0, 2.0, 4.0, 8.0, 8.0]
+    assert policy.delay(3, retry_after=0.25) == 0.25
+    assert policy.delay(0, retry_after=3600) == 60.0
+    assert parse_retry_after({"Retry-After-Ms": "1500"}) == 1.5
+    assert parse_retry_after({"retry-after": "2"}) == 2.0
+    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2026"}) is None
+    assert [status_is_retryable(s) for s in (400, 401, 403, 404, 408, 409, 429, 500, 529)] == [
+        False,
+        False,
+        False,
+        False,
+        True,
+        True,
+        True,
+        True,
+        True,
+    ]
+    assert status_is_retryable(200, "overloaded_error") and not status_is_retryable(
+        200, "invalid_request_error"
+    )
