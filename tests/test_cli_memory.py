@@ -131,14 +131,41 @@ def test_call_processes_every_line(root: Path) -> None:
     assert code == 0
     assert [a["ok"] for a in answers] == [True, False, False, False, True]
     assert answers[1]["error"].startswith("line 2: not JSON")
+    assert answers[2]["error"] == "line 3: expected a JSON object, got list"
     assert answers[3]["error"] == "Unknown command: nope"
     assert answers[4]["result"].endswith("     1\thi")
     assert read_entries(root)[-1]["session"] == "s9"
 
 
-def test_call_line_missing_fields(root: Path) -> None:
+def test_call_line_missing_fields_and_bad_bytes(root: Path) -> None:
     answer = call_line(MemoryStore(root), '{"command": "view"}', 1)
     assert answer == {"ok": False, "error": "Missing required field `path` for the view command"}
+    assert call_line(MemoryStore(root), b'{"path": "\xff"}', 7) == {
+        "ok": False,
+        "error": "line 7: not UTF-8",
+    }
+
+
+def test_export_to_stdout_is_a_tar(root: Path) -> None:
+    done = subprocess.run(
+        [*AGENTCTL, "memory", "export", "-", "--root", str(root)], capture_output=True, check=True
+    )
+    with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
+        member = tar.extractfile("memories/notes.md")
+        assert member is not None and member.read() == b"a\nb\nc\n"
+    assert done.stderr == b"Exported 2 files\n"
+
+
+def test_call_answers_unicode_as_utf8(root: Path) -> None:
+    line = '{"command": "create", "path": "/memories/ü.md", "file_text": "é"}\n'
+    done = subprocess.run(
+        [*AGENTCTL, "memory", "call", "--root", str(root)],
+        input=line.encode(),
+        capture_output=True,
+        check=True,
+        env={**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "ascii"},
+    )
+    assert json.loads(done.stdout.decode("utf-8"))["result"].endswith("/memories/ü.md")
 
 
 def test_edit_with_a_real_editor(

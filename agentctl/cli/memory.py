@@ -392,19 +392,26 @@ def call(
         '{"command":"view","path":"/memories/a.md"}' | agentctl memory call
     """
     store = open_store(root, profile, session=session)
-    for number, line in enumerate(sys.stdin, start=1):
+    out = sys.stdout.buffer  # UTF-8 whatever the locale: the answers are for programs
+    for number, line in enumerate(sys.stdin.buffer, start=1):
         if line.strip():
-            print(json.dumps(call_line(store, line, number), ensure_ascii=False), flush=True)
+            answer = json.dumps(call_line(store, line, number), ensure_ascii=False)
+            out.write(answer.encode("utf-8") + b"\n")
+            out.flush()
 
 
-def call_line(store: MemoryStore, line: str, number: int) -> dict[str, Any]:
-    """One stdin line -> the JSON answer for it."""
+def call_line(store: MemoryStore, line: bytes | str, number: int) -> dict[str, Any]:
+    """One stdin line (UTF-8 JSON) -> the JSON answer for it."""
     try:
-        command = json.loads(line)
+        text = line.decode("utf-8") if isinstance(line, bytes) else line
+        command = json.loads(text)
+    except UnicodeDecodeError:
+        return {"ok": False, "error": f"line {number}: not UTF-8"}
     except json.JSONDecodeError as err:
         return {"ok": False, "error": f"line {number}: not JSON: {err.msg} (column {err.colno})"}
     if not isinstance(command, dict):
-        return {"ok": False, "error": f"line {number}: expected a JSON object, got {command!r}"}
+        kind = type(command).__name__
+        return {"ok": False, "error": f"line {number}: expected a JSON object, got {kind}"}
     try:
         return {"ok": True, "result": store.execute(command)}
     except ToolError as err:
