@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
+import sys
 import threading
 import time
 import traceback
@@ -69,9 +70,8 @@ class Emulator:
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._connections: set[socket.socket] = set()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.emulator = self  # type: ignore[attr-defined]
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
+        self._httpd.emulator = self
         # A short poll interval keeps close() fast (serve_forever checks for shutdown this often).
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -143,6 +143,18 @@ def _shut(connection: socket.socket) -> None:
         connection.shutdown(socket.SHUT_RDWR)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a client that keeps a connection open never blocks shutdown
+    emulator: Emulator
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """socketserver prints tracebacks to stderr; the core never prints, so keep them."""
+        kind = sys.exc_info()[0]
+        if kind is not None and issubclass(kind, ConnectionError | TimeoutError):
+            return  # the client went away (or a fault dropped it): normal here
+        self.emulator.errors.append(traceback.format_exc())
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as httpx's connection pool expects
     server_version = "agentctl-emulator"
@@ -151,9 +163,11 @@ class _Handler(BaseHTTPRequestHandler):
     # holds the body back ~40 ms per request.
     disable_nagle_algorithm = True
 
+    server: _Server
+
     @property
     def emulator(self) -> Emulator:
-        return self.server.emulator  # type: ignore[attr-defined,no-any-return]
+        return self.server.emulator
 
     def setup(self) -> None:
         super().setup()
