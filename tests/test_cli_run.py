@@ -341,3 +341,11 @@ def test_flags_override_the_profile(tmp_path: Path) -> None:
     assert lines[0]["model"] == "claude-opus-5-5"
     assert lines[-1]["kind"] == "limit" and "limits.max_usd=1e-09" in lines[-1]["message"]
     assert len([e for e in lines if e["event"] == "turn"]) == 1
+
+
+def test_unknown_model_price_gives_null_cost(tmp_path: Path) -> None:
+    result = invoke(
+        str(make_task(tmp_path, files=1)), "--offline", "--json", "--model", "claude-x-9"
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout.splitlines()[-1])["totals"]["cost_usd"] is None

@@ -186,3 +186,61 @@ def test_unreachable_api_is_retried_then_reported() -> None:
     with pytest.raises(ApiError, match="connection failed"):
         list(make_client("http://127.0.0.1:9", sleeps, max_retries=1).stream(a_request()))
     assert len(sleeps) == 1
+
+
+@contextmanager
+def stream_error(error_type: str) -> Iterator[tuple[str, list[int]]]:
+    """A 200 event stream that starts a message, then sends an in-stream `error` event."""
+    hits: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            hits.append(1)
+            start = {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 1, "output_tokens": 0},
+                },
+            }
+            error = {"type": "error", "error": {"type": error_type, "message": "Overloaded"}}
+            body = (
+                f"event: message_start\ndata: {json.dumps(start)}\n\n"
+                f"event: error\ndata: {json.dumps(error)}\n\n"
+            ).encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("request-id", "req_stream")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", hits
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_in_stream_errors_retry_by_their_type() -> None:
+    with stream_error("overloaded_error") as (url, hits), pytest.raises(ApiError) as info:
+        list(make_client(url, [], max_retries=2).stream(a_request()))
+    assert len(hits) == 3 and "overloaded_error" in str(info.value)
+    with stream_error("invalid_request_error") as (url, hits), pytest.raises(ApiError):
+        list(make_client(url, [], max_retries=2).stream(a_request()))
+    assert len(hits) == 1
