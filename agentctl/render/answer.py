@@ -6,7 +6,6 @@ import os
 from typing import TextIO
 
 from rich.console import Console
-from rich.markdown import Markdown
 
 from agentctl.render.format import isatty
 
@@ -26,4 +25,6 @@ def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> N
         no_color=no_color,
         color_system=None if no_color else "auto",
     )
+    from rich.markdown import Markdown  # markdown-it is only needed on a terminal
+
     console.print(Markdown(text))
