@@ -103,6 +103,12 @@ def fmt_progress(event: ProgressEvent) -> str:
     return f"turn {event.turn} · {what}"
 
 
+def fmt_elapsed(seconds: float) -> str:
+    """`7s`, `1m05s`: how long the current turn has been running."""
+    whole = max(int(seconds), 0)
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m{whole % 60:02d}s"
+
+
 def isatty(stream: TextIO) -> bool:
     """`stream.isatty()`, False for closed streams and file-likes without the method."""
     try:

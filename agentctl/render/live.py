@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
@@ -18,7 +19,7 @@ from agentctl.agent.events import (
     StartEvent,
     TurnEvent,
 )
-from agentctl.render.format import fmt_progress, fmt_waiting, trigger_from
+from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting, trigger_from
 from agentctl.render.plain import format_error_line
 from agentctl.render.table import summary_table, turn_table
 
@@ -73,17 +74,44 @@ def _continues_row(line: list[Segment]) -> bool:
     return not "".join(segment.text for segment in line)[:4].strip()
 
 
+class StatusLine:
+    """The line under the table: what the current turn is doing, and for how long it has run."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self.text = ""
+        self.turn = 0
+        self.since = clock()
+
+    def set(self, turn: int, text: str) -> None:
+        if turn != self.turn:
+            self.turn, self.since = turn, self._clock()
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        elapsed = fmt_elapsed(self._clock() - self.since)
+        yield Text(f"{self.text} · {elapsed}", style="cyan", end="")
+
+
 class LiveRenderer:
     """Draws on a terminal Console; `close()` stops the display and leaves the table in place."""
 
-    def __init__(self, console: Console, *, refresh_per_second: float = 8) -> None:
+    def __init__(
+        self,
+        console: Console,
+        *,
+        refresh_per_second: float = 8,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._console = console
         self._refresh = refresh_per_second
         self._turns: list[TurnEvent] = []
         self._view = TurnTableView(self._turns, None, fit_screen=True)
-        self._status: str | None = None
         self._live: Live | None = None
-        self._spinner = Spinner("dots")
+        self._status = StatusLine(clock)
+        self._busy = False  # whether a turn is running (the status line shows)
+        # One spinner for the run, so its animation does not restart with every update.
+        self._spinner = Spinner("dots", text=self._status)
         self._closed = False
 
     def handle(self, event: Event) -> None:
@@ -91,12 +119,14 @@ class LiveRenderer:
             return
         if isinstance(event, ProgressEvent):
             # Streams can report often: let the auto refresh (8/s) draw these, when it runs.
-            self._show(fmt_progress(event), force=self._refresh <= 0)
+            self._show(event.turn, fmt_progress(event), force=self._refresh <= 0)
         elif isinstance(event, TurnEvent):
             self._turns.append(event)
             # Only tool_use and pause_turn lead to another request; others end the run.
-            more = event.stop_reason in ("tool_use", "pause_turn")
-            self._show(fmt_waiting(event.turn + 1) if more else None)
+            if event.stop_reason in ("tool_use", "pause_turn"):
+                self._show(event.turn + 1, fmt_waiting(event.turn + 1))
+            else:
+                self._show(None, "")
         elif isinstance(event, StartEvent):
             self._on_start(event)
         elif isinstance(event, ResultEvent):
@@ -120,15 +150,18 @@ class LiveRenderer:
         self._view.trigger = trigger_from(event.context_management)
         header = f"session {event.session} · {event.model} · profile {event.profile}"
         self._console.print(Text(header, style="dim"))
-        self._show(fmt_waiting(1))
+        self._show(1, fmt_waiting(1))
 
     def _on_result(self, event: ResultEvent) -> None:
         self._stop_live()
         self._console.print()
         self._console.print(summary_table(event, self._turns))
 
-    def _show(self, status: str | None, *, force: bool = True) -> None:
-        self._status = status
+    def _show(self, turn: int | None, status: str, *, force: bool = True) -> None:
+        """Status `status` for turn `turn`; turn None: no turn running, no status line."""
+        self._busy = turn is not None
+        if turn is not None:
+            self._status.set(turn, status)
         if self._live is None:
             self._live = self._start_live()
         self._live.update(self._renderable(), refresh=force)
@@ -150,15 +183,11 @@ class LiveRenderer:
         return live
 
     def _stop_live(self) -> None:
-        self._status = None
+        self._busy = False
         if self._live is not None:
             live, self._live = self._live, None
             live.stop()
             self._console.print(TurnTableView(self._turns, self._view.trigger))
 
     def _renderable(self) -> RenderableType:
-        if self._status is None:
-            return self._view
-        # One spinner for the run, so its animation does not restart with every update.
-        self._spinner.update(text=Text(self._status, style="cyan"))
-        return Group(self._view, self._spinner)
+        return Group(self._view, self._spinner) if self._busy else self._view

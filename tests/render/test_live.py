@@ -229,3 +229,17 @@ def test_dumb_terminal_gets_plain_lines(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("TERM", "xterm-256color")
     renderer = make_renderer(json_mode=False, quiet=False, stdout=FakeTty(), stderr=FakeTty())
     assert isinstance(renderer, LiveRenderer)
+
+
+def test_status_line_shows_how_long_the_turn_has_run() -> None:
+    now = [100.0]
+    live = LiveRenderer(recording_console(), refresh_per_second=0, clock=lambda: now[0])
+    live.handle(START)
+    now[0] += 7.4
+    assert "turn 1 · waiting for the model… · 7s" in text_now(live)
+    live.handle(ProgressEvent(1, "thinking", 2000))
+    now[0] += 58
+    assert "turn 1 · thinking… 2.0k chars · 1m05s" in text_now(live)  # same turn: same clock
+    live.handle(TURN1)
+    assert "turn 2 · waiting for the model… · 0s" in text_now(live)  # a new turn restarts it
+    live.close()
