@@ -1,0 +1,108 @@
+"""Transcripts from real offline runs, made once per test session and copied into each test's home.
+
+`research`: the shipped research example under configs/default.toml (23 turns, clears on
+turns 14-21). `thinking`: a scripted run with extended thinking, clear_thinking and a low
+clear_tool_uses trigger, so both edits apply.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentctl.cli.main import app
+from agentctl.sessions.catalog import Session, load_session
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_PROFILE = REPO / "configs" / "default.toml"
+
+THINKING_PROFILE = """\
+model = "claude-sonnet-5"
+max_tokens = 8192
+[thinking]
+enabled = true
+budget_tokens = 2048
+[context_editing.tool_uses]
+trigger = 2500
+keep = 2
+[context_editing.thinking]
+enabled = true
+keep = 2
+[tools]
+memory = false
+"""
+
+THINKING_SCRIPT = (
+    "\n".join(
+        f'[[turn]]\nthinking = "Step {i}: read note-{i}.txt and compare it with the others."\n'
+        f'[[turn.tool_use]]\nname = "read_file"\ninput = {{ path = "note-{i}.txt" }}\n'
+        for i in range(1, 7)
+    )
+    + 'final_text = "All six notes are read."\n'
+)
+
+
+def _run(home: Path, task: Path, profile: Path) -> Path:
+    """One offline run with AGENTCTL_HOME=home; the path of its transcript."""
+    env = {"AGENTCTL_HOME": str(home), "NO_COLOR": "1", "ANTHROPIC_API_KEY": ""}
+    args = ["run", str(task), "--offline", "--json", "--profile", str(profile)]
+    result = CliRunner().invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    (path,) = (home / "sessions").glob("*.jsonl")
+    return path
+
+
+def _thinking_task(root: Path) -> Path:
+    workspace = root / "workspace"
+    workspace.mkdir(parents=True)
+    for i in range(1, 7):
+        line = f"note {i}: the figure for region {i} is {i * 37} units, checked twice.\n"
+        (workspace / f"note-{i}.txt").write_text(line * 30)
+    (root / "script.toml").write_text(THINKING_SCRIPT)
+    task = root / "task.md"
+    task.write_text('+++\nemulator_script = "script.toml"\n+++\nRead every note.\n')
+    return task
+
+
+@pytest.fixture(scope="session")
+def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """name -> transcript file, from real offline runs (made once)."""
+    base = tmp_path_factory.mktemp("transcripts")
+    shutil.copytree(
+        REPO / "examples" / "research", base / "research", ignore=shutil.ignore_patterns("memory")
+    )
+    saved = os.getcwd()
+    try:
+        os.chdir(base / "research")  # memory and workspace resolve from the task folder
+        research = _run(base / "home-research", base / "research" / "task.md", DEFAULT_PROFILE)
+    finally:
+        os.chdir(saved)
+    profile = base / "thinking.toml"
+    profile.write_text(THINKING_PROFILE)
+    thinking = _run(base / "home-thinking", _thinking_task(base / "thinking"), profile)
+    return {"research": research, "thinking": thinking}
+
+
+def install(home: Path, transcript: Path) -> str:
+    """Copy a transcript into this test's AGENTCTL_HOME; its session id."""
+    folder = home / "sessions"
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(transcript, folder / transcript.name)
+    return transcript.stem
+
+
+@pytest.fixture
+def research(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
+    install(_isolated_env, transcripts["research"])
+    yield load_session(transcripts["research"].stem)
+
+
+@pytest.fixture
+def thinking(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
+    install(_isolated_env, transcripts["thinking"])
+    yield load_session(transcripts["thinking"].stem)

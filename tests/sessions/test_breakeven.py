@@ -1,0 +1,86 @@
+"""The per-edit cache ledger on hand-computed runs, and on the recorded research run."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentctl.agent.events import AppliedEdit, TurnEvent, Usage
+from agentctl.context.prices import Price
+from agentctl.sessions.breakeven import balances_for_run, edit_balances
+from agentctl.sessions.catalog import Session, session_profile
+from agentctl.sessions.simulate import SimTurn, recorded_run
+
+PRICE = Price(input=2, output=10, cache_write_5m=2.5, cache_write_1h=4, cache_read=0.2)
+
+
+def _turn(turn: int, read: int, write: int, cleared: int, write_1h: int = 0) -> SimTurn:
+    return SimTurn(turn, Usage(0, 10, write, read), cleared, (), None, write_1h)
+
+
+def _run(length: int) -> list[SimTurn]:
+    """Turn 3 clears 8,000 tokens; its prefix after the first 1,000 tokens is rewritten."""
+    turns = [_turn(1, 0, 10_000, 0), _turn(2, 10_000, 2_000, 0), _turn(3, 1_000, 4_000, 8_000)]
+    turns += [_turn(t, 5_000 + 500 * (t - 4), 500, 8_000) for t in range(4, length + 1)]
+    return turns
+
+
+def test_an_edit_that_pays_off_within_the_run() -> None:
+    (edit,) = edit_balances(_run(7), PRICE)
+    # rewritten = prompt(2) 12,000 - newly cleared 8,000 - read(3) 1,000
+    assert (edit.turn, edit.newly_cleared, edit.rewritten) == (3, 8_000, 3_000)
+    assert edit.premium_usd == pytest.approx(3_000 * (2.5 - 0.2) / 1e6)  # 0.0069
+    assert edit.saving_per_turn_usd == pytest.approx(8_000 * 0.2 / 1e6)  # 0.0016
+    assert edit.break_even_turn == 7  # 5 turns of 0.0016 cover 0.0069
+    assert edit.net_usd == pytest.approx(5 * 0.0016 - 0.0069)
+    assert edit.avoid_with_clear_at_least is None
+
+
+def test_an_edit_that_never_pays_off_is_a_net_loss_with_the_clear_at_least_to_avoid_it() -> None:
+    (edit,) = edit_balances(_run(6), PRICE)
+    assert edit.break_even_turn is None
+    assert edit.net_usd == pytest.approx(4 * 0.0016 - 0.0069)
+    assert edit.avoid_with_clear_at_least == 8_001
+    assert edit.to_json()["break_even_turn"] is None
+
+
+def test_a_one_hour_rewrite_costs_the_one_hour_premium() -> None:
+    turns = _run(7)
+    turns[2] = _turn(3, 1_000, 4_000, 8_000, write_1h=4_000)
+    (edit,) = edit_balances(turns, PRICE)
+    assert edit.premium_usd == pytest.approx(3_000 * (4 - 0.2) / 1e6)
+
+
+def test_without_caching_there_is_no_premium_and_savings_are_at_the_input_price() -> None:
+    turns = [SimTurn(1, Usage(9_000, 5), 0, (), None), SimTurn(2, Usage(4_000, 5), 6_000, (), None)]
+    (edit,) = edit_balances(turns, PRICE)
+    assert (edit.rewritten, edit.premium_usd, edit.break_even_turn) == (0, 0.0, 2)
+    assert edit.saving_per_turn_usd == pytest.approx(6_000 * 2 / 1e6)
+
+
+def test_only_growth_of_the_clearing_is_a_new_edit() -> None:
+    turns = _run(7)
+    turns[5] = _turn(6, 1_000, 5_000, 9_000)  # clears 1,000 more on turn 6
+    assert [b.turn for b in edit_balances(turns, PRICE)] == [3, 6]
+    assert edit_balances(turns, PRICE)[1].newly_cleared == 1_000
+
+
+def test_the_research_run_ledger(research: Session) -> None:
+    profile = session_profile(research)
+    balances = edit_balances(recorded_run(research, profile).turns, PRICE)
+    assert [b.turn for b in balances] == list(range(14, 22))
+    first = balances[0]
+    assert (first.newly_cleared, first.rewritten) == (37_664, 20_178)
+    assert first.break_even_turn is not None and first.net_usd > 0
+    assert all(b.break_even_turn is None for b in balances[1:])
+
+
+def test_the_run_summary_helper_takes_turn_events() -> None:
+    edit = AppliedEdit("clear_tool_uses_20250919", 8_000, 2)
+    events = [
+        TurnEvent(1, "tool_use", Usage(0, 10, 10_000, 0)),
+        TurnEvent(2, "tool_use", Usage(0, 10, 2_000, 10_000)),
+        TurnEvent(3, "tool_use", Usage(0, 10, 4_000, 1_000), (edit,)),
+    ]
+    balances = balances_for_run("claude-sonnet-5", events)
+    assert balances is not None and [b.rewritten for b in balances] == [3_000]
+    assert balances_for_run("not-a-model", events) is None

@@ -1,0 +1,203 @@
+"""simulate: the run's own settings reproduce an emulator run exactly; other settings as hand-computed."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
+from agentctl.context.tokens import estimate_block_tokens, estimate_request_tokens
+from agentctl.errors import ConfigError
+from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditing, Profile
+from agentctl.sessions.catalog import Session, parse_session, session_profile
+from agentctl.sessions.replay import ReplaySettings, replay_request
+from agentctl.sessions.simulate import calibrate, recorded_run, scaled_edits, simulate
+
+
+def _with_editing(profile: Profile, **tool_uses: Any) -> Profile:
+    tu = dataclasses.replace(profile.context_editing.tool_uses, **tool_uses)
+    return dataclasses.replace(profile, context_editing=ContextEditing(tu, ClearThinking()))
+
+
+@pytest.mark.parametrize("name", ["research", "thinking"])
+def test_own_settings_reproduce_every_recorded_turn_exactly(
+    name: str, request: pytest.FixtureRequest
+) -> None:
+    session: Session = request.getfixturevalue(name)
+    profile = session_profile(session)
+    sim = simulate(session, ReplaySettings.from_profile(profile), profile)
+    rec = recorded_run(session, profile)
+    assert len(sim.turns) == len(session.turns) >= 7
+    for recorded, simulated in zip(rec.turns, sim.turns, strict=True):
+        assert simulated.usage == recorded.usage, recorded.turn
+        assert simulated.applied_edits == recorded.applied_edits, recorded.turn
+    assert sum(1 for t in rec.turns if t.applied_edits) >= 3
+    assert sim.cost_usd == rec.cost_usd
+
+
+def test_calibration_factor_is_exactly_one_for_emulator_runs(research: Session) -> None:
+    cal = calibrate(research, ReplaySettings.from_profile(session_profile(research)))
+    assert (cal.factor, cal.max_error, cal.turns) == (1.0, 0.0, 23)
+
+
+def test_recorded_cost_matches_the_runs_own_total(research: Session) -> None:
+    rec = recorded_run(research, session_profile(research))
+    assert research.result is not None
+    assert rec.cost_usd == pytest.approx(research.result["totals"]["cost_usd"], abs=1e-6)
+
+
+def test_no_editing_sends_everything_and_each_turn_reads_the_last(research: Session) -> None:
+    """Hand-computed: without edits the model sees what was sent, and the cache reads the
+    previous turn's whole prompt and writes the difference."""
+    own = session_profile(research)
+    off = _with_editing(own, enabled=False)
+    sim = simulate(research, ReplaySettings.from_profile(off), own)
+    rec = recorded_run(research, own)
+    sent = [t.sent_tokens for t in rec.turns]
+    assert [t.usage.prompt_tokens for t in sim.turns] == sent
+    assert all(t.cleared_input_tokens == 0 and not t.applied_edits for t in sim.turns)
+    reads = [t.usage.cache_read_input_tokens for t in sim.turns]
+    writes = [t.usage.cache_creation_input_tokens for t in sim.turns]
+    assert reads == [0, *sent[:-1]]
+    assert writes == [sent[0]] + [b - a for a, b in zip(sent, sent[1:], strict=False)]
+
+
+def _hand_clearing(session: Session, settings: ReplaySettings, keep: int) -> list[int | None]:
+    """Per turn, the tool uses the rules clear (None: no clearing), computed from the messages:
+    trigger 60,000 exceeded, non-memory pairs beyond `keep` oldest first, >= 10,000 freed."""
+    out: list[int | None] = []
+    for turn in session.turns:
+        sent = estimate_request_tokens(replay_request(turn, settings))
+        results = {
+            b["tool_use_id"]: b
+            for m in turn.messages
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        }
+        uses = [
+            b
+            for m in turn.messages
+            if m["role"] == "assistant"
+            for b in m["content"]
+            if b.get("type") == "tool_use" and b["name"] != "memory"
+        ]
+        victims = [results[u["id"]] for u in uses[: max(len(uses) - keep, 0)] if u["id"] in results]
+        placeholder = DEFAULT_CLEARED_RESULT_PLACEHOLDER
+        freed = sum(
+            estimate_block_tokens(r) - estimate_block_tokens({**r, "content": placeholder})
+            for r in victims
+        )
+        out.append(len(victims) if sent > 60_000 and victims and freed >= 10_000 else None)
+    return out
+
+
+def test_a_larger_keep_clears_fewer_uses_as_hand_computed(research: Session) -> None:
+    own = session_profile(research)
+    other = _with_editing(own, keep=7)
+    settings = ReplaySettings.from_profile(other)
+    sim = simulate(research, settings, own)
+    got = [t.applied_edits[0]["cleared_tool_uses"] if t.applied_edits else None for t in sim.turns]
+    expected = _hand_clearing(research, settings, keep=7)
+    assert got == expected
+    recorded = [t.applied_edits[0]["cleared_tool_uses"] if t.applied_edits else None
+                for t in recorded_run(research, own).turns]  # fmt: skip
+    assert got != recorded and sum(1 for g in got if g) >= 3
+
+
+def test_a_trigger_above_the_largest_prompt_never_clears(research: Session) -> None:
+    own = session_profile(research)
+    high = _with_editing(own, trigger=1_000_000)
+    off = _with_editing(own, enabled=False)
+    a = simulate(research, ReplaySettings.from_profile(high), own)
+    b = simulate(research, ReplaySettings.from_profile(off), own)
+    assert a.cleared_input_tokens == 0
+    assert [t.usage for t in a.turns] == [t.usage for t in b.turns]
+
+
+def test_clear_thinking_on_a_run_without_thinking_is_refused(research: Session) -> None:
+    own = session_profile(research)
+    editing = ContextEditing(ClearToolUses(), ClearThinking(enabled=True, keep=1))
+    with pytest.raises(ConfigError, match="requires `thinking`"):
+        simulate(
+            research,
+            ReplaySettings.from_profile(dataclasses.replace(own, context_editing=editing)),
+            own,
+        )
+
+
+def test_thinking_keep_all_keeps_every_thinking_turn(thinking: Session) -> None:
+    own = session_profile(thinking)
+    keep_all = dataclasses.replace(
+        own,
+        context_editing=dataclasses.replace(
+            own.context_editing, thinking=ClearThinking(True, "all")
+        ),
+    )
+    sim = simulate(thinking, ReplaySettings.from_profile(keep_all), own)
+    kinds = {e["type"] for t in sim.turns for e in t.applied_edits}
+    assert kinds == {"clear_tool_uses_20250919"}
+    rec = recorded_run(thinking, own)
+    assert any(e["type"] == "clear_thinking_20251015" for t in rec.turns for e in t.applied_edits)
+
+
+def _scaled_records(path: Path, factor: float) -> list[dict[str, Any]]:
+    """The transcript as if a real server had counted `factor` tokens per estimated token
+    (and the profile's thresholds had been set in those tokens, so it cleared the same turns)."""
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    for record in records:
+        if record["type"] == "session":
+            record["offline"] = False
+            tool_uses = record["profile"]["context_editing"]["tool_uses"]
+            for key in ("trigger", "clear_at_least"):
+                tool_uses[key] = round(tool_uses[key] * factor)
+        usage_holders = []
+        if record["type"] == "response":
+            usage_holders.append(record["message"]["usage"])
+            edits = (record["message"].get("context_management") or {}).get("applied_edits") or []
+        elif record["type"] == "event" and record["event"]["event"] == "turn":
+            usage_holders.append(record["event"]["usage"])
+            edits = record["event"]["applied_edits"]
+        else:
+            continue
+        for usage in usage_holders:
+            for key in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+                usage[key] = round(usage[key] * factor)
+        for edit in edits:
+            edit["cleared_input_tokens"] = round(edit["cleared_input_tokens"] * factor)
+    return records
+
+
+def test_calibration_recovers_a_tokenizer_that_counts_more(
+    research: Session, transcripts: dict[str, Path]
+) -> None:
+    path = transcripts["research"]
+    session = parse_session(path, _scaled_records(path, 1.25))
+    own = session_profile(session)
+    cal = calibrate(session, ReplaySettings.from_profile(own))
+    assert cal.factor == pytest.approx(1.25, rel=1e-3)
+    assert cal.max_error < 0.01
+    sim = simulate(session, ReplaySettings.from_profile(own), own, factor=cal.factor)
+    rec = recorded_run(session, own)
+    for a, b in zip(rec.turns, sim.turns, strict=True):
+        assert b.usage.prompt_tokens == pytest.approx(a.usage.prompt_tokens, rel=0.01)
+        assert bool(a.applied_edits) == bool(b.applied_edits)
+
+
+def test_thresholds_enter_the_engine_in_estimator_units() -> None:
+    cm = {"edits": [{"type": "clear_tool_uses_20250919",
+                     "trigger": {"type": "input_tokens", "value": 50_000},
+                     "keep": {"type": "tool_uses", "value": 3},
+                     "clear_at_least": {"type": "input_tokens", "value": 10_000}}]}  # fmt: skip
+    (edit,) = scaled_edits(cm, 1.25)
+    assert edit["trigger"]["value"] == 40_000
+    assert edit["clear_at_least"]["value"] == 8_000
+    assert edit["keep"] == {"type": "tool_uses", "value": 3}
+    (tool_trigger,) = scaled_edits(
+        {"edits": [{"type": "x", "trigger": {"type": "tool_uses", "value": 5}}]}, 2.0
+    )
+    assert tool_trigger["trigger"]["value"] == 5

@@ -1,0 +1,118 @@
+"""tune: grid syntax, the sweep never loses to the recorded settings, Pareto front, --write."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agentctl.errors import UsageError
+from agentctl.profile.loader import build_profile
+from agentctl.profile.settings import ContextEditing
+from agentctl.sessions.catalog import Session, session_profile
+from agentctl.sessions.report import tuning
+from agentctl.sessions.tune import (
+    candidates,
+    parse_grid,
+    pareto_front,
+    settings_label,
+    write_profile,
+)
+
+
+def test_grid_syntax() -> None:
+    grid = parse_grid(
+        "trigger=20000, 40k ,off; keep=2,4;clear_at_least=0,1.5k; thinking_keep=1,all"
+    )
+    assert grid == {
+        "trigger": (20_000, 40_000, "off"),
+        "keep": (2, 4),
+        "clear_at_least": (0, 1_500),
+        "thinking_keep": (1, "all"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("trigger", "expected KEY=V1,V2"),
+        ("speed=1", "expected KEY=V1,V2"),
+        ("keep=two", "keep: 'two' is not a whole number"),
+        ("keep=0", "keep: 0 is out of range"),
+        ("keep=", "keep: no values given"),
+    ],
+)
+def test_bad_grids_name_the_key(text: str, message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        parse_grid(text)
+
+
+@given(st.lists(st.integers(1, 10**6), min_size=1, max_size=5))
+def test_any_list_of_triggers_parses_back(values: list[int]) -> None:
+    assert parse_grid("trigger=" + ",".join(map(str, values)))["trigger"] == tuple(values)
+
+
+def test_candidates_start_with_the_recorded_settings_and_no_clearing() -> None:
+    recorded = ContextEditing()
+    found = candidates(recorded, {"trigger": (1000, 2000), "keep": (recorded.tool_uses.keep,)})
+    assert found[0] == recorded
+    assert not found[1].tool_uses.enabled
+    assert [settings_label(c) for c in found[2:]] == [
+        "trigger=1000 keep=3 clear_at_least=0",
+        "trigger=2000 keep=3 clear_at_least=0",
+    ]
+
+
+def test_tune_never_picks_settings_dearer_than_the_recorded_ones(research: Session) -> None:
+    result = tuning(research, "trigger=20000,40000;keep=1,4;clear_at_least=0,10000")
+    assert len(result.ranked) == 10  # 8 grid points + recorded + no clearing
+    assert result.winner.cost <= result.recorded.cost
+    assert result.winner.cost < result.recorded.cost  # this run clears too often
+    assert result.recorded.simulation.cost_usd == pytest.approx(
+        research.result["totals"]["cost_usd"] if research.result else 0, abs=1e-6
+    )
+
+
+def test_a_grid_point_equal_to_the_recorded_settings_is_replayed_once(research: Session) -> None:
+    result = tuning(research, "trigger=60000;keep=4;clear_at_least=10000")
+    assert [c.recorded for c in result.ranked].count(True) == 1
+    assert len(result.ranked) == 2  # recorded + no clearing
+    assert result.winner.cost == min(c.cost for c in result.ranked)
+
+
+def test_the_pareto_front_has_no_dominated_point(research: Session) -> None:
+    result = tuning(research, "trigger=10000,30000,60000;keep=1,3,6")
+    front = pareto_front(result.ranked)
+    assert front[0] is result.winner
+    for a in front:
+        for b in result.ranked:
+            cheaper = b.cost <= a.cost and b.simulation.peak_prompt <= a.simulation.peak_prompt
+            assert not (
+                cheaper and (b.cost, b.simulation.peak_prompt) != (a.cost, a.simulation.peak_prompt)
+            )
+
+
+def test_thinking_keep_is_swept_when_thinking_was_on(thinking: Session) -> None:
+    result = tuning(thinking, None)
+    assert "thinking_keep" in result.grid
+    keeps = {c.editing.thinking.keep for c in result.ranked}
+    assert {1, 2, "all"} <= keeps
+    assert result.winner.cost <= result.recorded.cost
+
+
+def test_write_saves_a_full_profile_that_loads_back(research: Session, tmp_path: Path) -> None:
+    result = tuning(research, "trigger=20000;keep=1,2")
+    target = tmp_path / "tuned.toml"
+    write_profile(target, session_profile(research), result.winner.editing, force=False)
+    data = tomllib.loads(target.read_text())
+    profile, _ = build_profile(data, source=str(target), base_dir=tmp_path)
+    assert profile.context_editing == result.winner.editing
+    assert profile.model == research.model
+    with pytest.raises(UsageError, match="already exists"):
+        write_profile(target, session_profile(research), result.winner.editing, force=False)
+    write_profile(target, session_profile(research), ContextEditing(), force=True)
+    again, _ = build_profile(tomllib.loads(target.read_text()), source="x", base_dir=tmp_path)
+    assert again.context_editing == ContextEditing()
