@@ -29,13 +29,13 @@ def make_renderer(
     """
     # A dumb terminal cannot move the cursor: treat it as no terminal.
     tty = isatty(stderr) and os.environ.get("TERM") != "dumb" if is_tty is None else is_tty
-    plain_colors = not (bool(os.environ.get("NO_COLOR")) if no_color is None else no_color)
+    color = not (bool(os.environ.get("NO_COLOR")) if no_color is None else no_color)
     side: Renderer
     # NDJSON written to the same terminal would tear a live display: use plain lines then.
     if quiet or not tty or (json_mode and isatty(stdout)):
-        side = PlainRenderer(stderr, quiet=quiet, color=tty and plain_colors)
+        side = PlainRenderer(stderr, quiet=quiet, color=tty and color)
     else:
-        side = LiveRenderer(make_console(stderr, no_color=not plain_colors))
+        side = LiveRenderer(make_console(stderr, no_color=not color))
     return MultiRenderer((NdjsonWriter(stdout), side)) if json_mode else side
 
 

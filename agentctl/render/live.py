@@ -187,7 +187,8 @@ class LiveRenderer:
         if self._live is not None:
             live, self._live = self._live, None
             live.stop()
-            self._console.print(TurnTableView(self._turns, self._view.trigger))
+            if self._turns:  # an empty table (a run that failed at once) says nothing
+                self._console.print(TurnTableView(self._turns, self._view.trigger))
 
     def _renderable(self) -> RenderableType:
         return Group(self._view, self._spinner) if self._busy else self._view

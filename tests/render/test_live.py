@@ -243,3 +243,14 @@ def test_status_line_shows_how_long_the_turn_has_run() -> None:
     live.handle(TURN1)
     assert "turn 2 · waiting for the model… · 0s" in text_now(live)  # a new turn restarts it
     live.close()
+
+
+def test_failure_before_any_turn_prints_no_empty_table() -> None:
+    console = recording_console()
+    live = LiveRenderer(console, refresh_per_second=0)
+    live.handle(START)
+    live.handle(ErrorEvent("api", "HTTP 401"))
+    live.close()
+    recorded = console.export_text()
+    final = recorded[recorded.rindex("waiting for the model") :]  # after the last live frame
+    assert "stop" not in final and final.rstrip().endswith("error (api): HTTP 401")
