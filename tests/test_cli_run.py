@@ -349,3 +349,20 @@ def test_unknown_model_price_gives_null_cost(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout.splitlines()[-1])["totals"]["cost_usd"] is None
+
+
+def test_subprocess_stdin_task_piped_stdout_is_the_raw_answer(tmp_path: Path) -> None:
+    make_task(tmp_path, files=2)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentctl", "run", "-", "--offline", "--workspace", "workspace"],
+        input="Summarise the findings about the cache hit ratio.\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.endswith("\n") and not proc.stdout.endswith("\n\n")
+    assert "\x1b[" not in proc.stdout + proc.stderr  # not a terminal: no escape codes
+    assert "Finding 1: the cache hit ratio rose to 51%" in proc.stdout
+    assert proc.stderr.startswith("start  session=")  # plain lines on stderr
