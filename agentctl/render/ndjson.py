@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from typing import Any, TextIO
 
 from agentctl.agent.events import Event, ProgressEvent
@@ -48,6 +49,23 @@ class NdjsonWriter:
         except BrokenPipeError:
             # `agentctl run --json | head -1`: the reader has what it wanted; the run goes on.
             self._broken = True
+            _silence(self._stream)
 
     def close(self) -> None:
         self._broken = True
+
+
+def _silence(stream: TextIO) -> None:
+    """Point the dead pipe's descriptor at /dev/null, so the flush at exit cannot fail again.
+
+    This is what the Python docs advise for SIGPIPE; file-likes without a descriptor are left.
+    """
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)

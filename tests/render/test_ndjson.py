@@ -129,3 +129,14 @@ def test_unknown_cost_is_null_not_nan() -> None:
     NdjsonWriter(out).handle(replace(RESULT, totals=totals(float("nan"))))
     assert "NaN" not in out.getvalue()
     assert json.loads(out.getvalue())["totals"]["cost_usd"] is None
+
+
+def test_broken_real_pipe_is_silenced_for_the_exit_flush() -> None:
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)  # the reader went away (`| head -1` after its line)
+    stream = os.fdopen(write_fd, "w")
+    writer = NdjsonWriter(stream)
+    writer.handle(START)  # BrokenPipeError inside, caught
+    stream.write("more\n")
+    stream.close()  # would raise BrokenPipeError had the descriptor not been redirected
+    assert stream.closed
