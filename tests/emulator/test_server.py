@@ -200,3 +200,19 @@ def test_a_bug_in_the_model_is_a_500_and_its_trace_is_kept() -> None:
         errors = list(emu.errors)
     assert "emulator: KeyError" in str(caught.value)
     assert len(errors) == 1 and "KeyError: 'oops'" in errors[0]
+
+
+def test_http_keep_alive_serves_many_requests_on_one_connection() -> None:
+    headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
+    with running(script=Script()) as emu:
+        host, port = emu.base_url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        sockets = []
+        for body in (request(), request(stream=True), request()):
+            conn.request("POST", "/v1/messages", json.dumps(body), headers)
+            response = conn.getresponse()
+            response.read()
+            sockets.append(conn.sock)
+            assert response.status == 200 and not response.will_close
+        conn.close()
+    assert sockets[0] is not None and sockets[0] is sockets[1] is sockets[2]
