@@ -115,7 +115,13 @@ def test_no_key_and_no_offline_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "ANTHROPIC_API_KEY" in result.stderr and "--offline" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
     assert not sessions_dir().exists() or not list(sessions_dir().iterdir())
+    with_json = invoke(str(make_task(tmp_path)), "--json")
+    assert with_json.exit_code == 2
+    event = json.loads(with_json.stdout)
+    assert event["event"] == "error" and event["kind"] == "usage"
+    assert "ANTHROPIC_API_KEY" in event["message"]
 
 
 @pytest.mark.parametrize(

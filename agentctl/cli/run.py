@@ -76,9 +76,18 @@ def run(
     try:
         _run(opts, json_mode=json_mode, quiet=quiet, shown=shown)
     except AgentctlError as err:
-        if not shown:  # the renderer has already put the run's error line on stderr
-            print(f"agentctl: {err}", file=sys.stderr)
+        if not shown:  # else the renderer has already shown the run's error event
+            _report_early(err, json_mode=json_mode)
         raise typer.Exit(err.exit_code) from None
+
+
+def _report_early(err: AgentctlError, *, json_mode: bool) -> None:
+    """An error before the run started: one line on stderr, and the error event with --json."""
+    print(f"agentctl: {err}", file=sys.stderr)
+    if json_mode:
+        from agentctl.render.ndjson import NdjsonWriter
+
+        NdjsonWriter(sys.stdout).handle(ErrorEvent(err.kind, str(err)))
 
 
 def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEvent]) -> None:
