@@ -215,7 +215,8 @@ class SessionSummary:
 
     id: str
     started: float
-    task: str
+    task: str  # the first line of the prompt
+    task_source: str
     model: str
     turns: int
     status: str
@@ -229,6 +230,7 @@ class SessionSummary:
             "session": self.id,
             "started": self.started,
             "task": self.task,
+            "task_source": self.task_source,
             "model": self.model,
             "turns": self.turns,
             "status": self.status,
@@ -269,7 +271,8 @@ def summarize(path: Path) -> SessionSummary | None:
     return SessionSummary(
         id=str(header.get("session") or path.stem),
         started=float(header.get("ts") or 0.0),
-        task=str(header.get("task_source") or "") or _first_line(str(header.get("task", ""))),
+        task=_first_line(str(header.get("task", ""))) or str(header.get("task_source") or ""),
+        task_source=str(header.get("task_source") or ""),
         model=str(header.get("model") or ""),
         turns=len(turns),
         status=status,

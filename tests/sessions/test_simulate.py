@@ -1,8 +1,9 @@
-"""simulate: the run's own settings reproduce an emulator run exactly; other settings as hand-computed."""
+"""simulate: own settings reproduce an emulator run exactly; other settings as hand-computed."""
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,7 @@ def test_no_editing_sends_everything_and_each_turn_reads_the_last(research: Sess
     reads = [t.usage.cache_read_input_tokens for t in sim.turns]
     writes = [t.usage.cache_creation_input_tokens for t in sim.turns]
     assert reads == [0, *sent[:-1]]
-    assert writes == [sent[0]] + [b - a for a, b in zip(sent, sent[1:], strict=False)]
+    assert writes == [sent[0]] + [b - a for a, b in itertools.pairwise(sent)]
 
 
 def _hand_clearing(session: Session, settings: ReplaySettings, keep: int) -> list[int | None]:

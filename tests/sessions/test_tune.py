@@ -16,8 +16,8 @@ from agentctl.sessions.catalog import Session, session_profile
 from agentctl.sessions.report import tuning
 from agentctl.sessions.tune import (
     candidates,
-    parse_grid,
     pareto_front,
+    parse_grid,
     settings_label,
     write_profile,
 )

@@ -1,0 +1,179 @@
+"""The sessions, stats, simulate and tune commands end to end (CliRunner on real transcripts)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentctl.cli.main import app
+from agentctl.sessions.catalog import Session
+
+from .conftest import REPO
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "100"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_list_json_has_one_row_per_session(research: Session, thinking: Session) -> None:
+    code, out, _ = invoke("sessions", "list", "--json")
+    rows = json.loads(out)
+    assert code == 0
+    assert {r["session"] for r in rows} == {research.id, thinking.id} and len(rows) == 2
+    row = next(r for r in rows if r["session"] == research.id)
+    assert (row["turns"], row["status"], row["model"]) == (23, "end_turn", "claude-sonnet-5")
+    assert row["task"] == "Kestrel outage" and row["task_source"].endswith("task.md")
+    assert row["cost_usd"] == pytest.approx(
+        research.result["totals"]["cost_usd"] if research.result else 0
+    )
+
+
+def test_list_table_and_empty_list(research: Session) -> None:
+    code, out, _ = invoke("sessions", "list")
+    assert code == 0 and research.id in out and "end_turn" in out
+    research.path.unlink()
+    code, out, err = invoke("sessions", "list")
+    assert (code, out) == (0, "") and "no sessions yet" in err
+
+
+def test_show_has_turns_answer_and_memory_operations(research: Session) -> None:
+    code, out, _ = invoke("sessions", "show", research.id[:12])
+    assert code == 0
+    assert "memory operations" in out and "str_replace" in out
+    assert "From my notes" in out  # the final answer
+    assert "cache hit ratio" in out
+
+
+@pytest.mark.parametrize("ref", ["nope", "2"])
+def test_unknown_or_ambiguous_ids_are_one_line_errors(
+    research: Session, thinking: Session, ref: str
+) -> None:
+    code, out, err = invoke("sessions", "show", ref)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"agentctl: session {ref}:")
+    assert ("ambiguous" in err) == (ref == "2")
+
+
+def test_last_is_the_newest(research: Session, thinking: Session, tmp_path: Path) -> None:
+    code, out, _ = invoke("sessions", "export", "last")
+    assert code == 0 and json.loads(out)["session"] == thinking.id
+
+
+def test_export_to_a_file(research: Session, tmp_path: Path) -> None:
+    target = tmp_path / "out.json"
+    code, out, err = invoke("sessions", "export", research.id, "-o", str(target))
+    data = json.loads(target.read_text())
+    assert code == 0 and out == "" and "wrote" in err
+    assert data["format"] == "agentctl-session-export" and data["status"] == "end_turn"
+    assert len(data["turns"]) == 23 and data["turns"][13]["event"]["applied_edits"]
+    assert data["turns"][0]["request"]["model"] == "claude-sonnet-5"
+    assert data["messages"][0]["role"] == "user" and data["result"]["turns"] == 23
+
+
+def test_rm_asks_and_refuses_without_a_terminal(research: Session) -> None:
+    code, _, err = invoke("sessions", "rm", research.id)
+    assert code == 2 and "--yes" in err and research.path.exists()
+    code, _, err = invoke("sessions", "rm", research.id, "--yes")
+    assert code == 0 and not research.path.exists() and research.id in err
+
+
+def test_stats_prints_the_chart_and_writes_svg(research: Session, tmp_path: Path) -> None:
+    svg = tmp_path / "chart.svg"
+    code, out, err = invoke("stats", research.id, "--svg", str(svg))
+    assert code == 0 and "wrote" in err
+    assert "prompt size per turn" in out and "✂ new" in out and "break-even" in out
+    text = svg.read_text()
+    assert text.startswith("<svg") and "prompt&#160;size&#160;per&#160;turn" in text
+
+
+def test_simulate_json_side_by_side(research: Session) -> None:
+    code, out, _ = invoke(
+        "simulate", research.id, "--profile", str(REPO / "configs" / "aggressive.toml"), "--json"
+    )
+    data = json.loads(out)
+    assert code == 0
+    assert data["replay_matches_recording"] is True and data["reconstructed"] is False
+    assert data["calibration"]["factor"] == 1.0
+    assert len(data["turns"]) == 23
+    assert data["totals"]["recorded"]["cost_usd"] == pytest.approx(
+        research.result["totals"]["cost_usd"] if research.result else 0
+    )
+    assert (
+        data["totals"]["simulated"]["cleared_input_tokens"]
+        != data["totals"]["recorded"]["cleared_input_tokens"]
+    )
+    assert "cannot know how the model would have acted" in data["limits"]
+
+
+def test_simulate_table_says_what_it_cannot_know(research: Session) -> None:
+    code, out, _ = invoke(
+        "simulate", research.id, "--profile", str(REPO / "configs" / "no-editing.toml")
+    )
+    assert code == 0 and "replay of recorded settings" in out and "exact" in out
+    assert "cannot know how the model would have acted" in out
+
+
+def test_simulate_with_a_missing_profile_is_a_config_error(research: Session) -> None:
+    code, _, err = invoke("simulate", research.id, "--profile", "nope.toml")
+    assert code == 2 and "nope.toml" in err
+
+
+def test_tune_writes_the_winner(research: Session, tmp_path: Path) -> None:
+    target = tmp_path / "tuned.toml"
+    code, out, err = invoke(
+        "tune", research.id, "--grid", "trigger=20000;keep=1,4", "--write", str(target)
+    )
+    assert code == 0 and "Pareto front" in out and "◀ recorded" in out
+    assert "keep = 1" in target.read_text()
+    code, _, err = invoke("tune", research.id, "--grid", "keep=x")
+    assert code == 2 and "keep" in err
+
+
+def test_tune_json(research: Session) -> None:
+    code, out, _ = invoke("tune", research.id, "--grid", "trigger=30000;keep=2", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["candidates"] == 3
+    assert data["winner"]["cost_usd"] <= data["recorded"]["cost_usd"]
+
+
+def test_sessions_list_does_not_import_the_sdk(research: Session) -> None:
+    code = (
+        "import sys\n"
+        "from agentctl.cli.main import main\n"
+        "sys.argv = ['agentctl', 'sessions', 'list', '--json']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "assert 'anthropic' not in sys.modules and 'httpx' not in sys.modules, 'heavy import'\n"
+    )
+    env_home = str(research.path.parent.parent)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True,
+        env={"AGENTCTL_HOME": env_home, "PATH": "/usr/bin:/bin"}, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)[0]["session"] == research.id
+
+
+def test_stats_and_simulate_do_not_import_the_sdk(research: Session) -> None:
+    aggressive = str(REPO / "configs" / "aggressive.toml")
+    code = (
+        "import sys\n"
+        "from typer.testing import CliRunner\n"
+        "from agentctl.cli.main import app\n"
+        f"r = CliRunner().invoke(app, ['stats', {research.id!r}])\n"
+        "assert r.exit_code == 0, r.output\n"
+        f"r = CliRunner().invoke(app, ['simulate', {research.id!r}, '--profile', {aggressive!r}])\n"
+        "assert r.exit_code == 0, r.output\n"
+        "assert 'anthropic' not in sys.modules, 'anthropic imported'\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True,
+        env={"AGENTCTL_HOME": str(research.path.parent.parent), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
