@@ -21,7 +21,8 @@ FAULTS_HELP = (
     "Inject failures, e.g. '429:0.5@1,529@3,hang:5@4,drop@6,malformed@7,rate=0.2:500|drop,"
     "seed=7'. KIND@N hits request N (N-M a range); rate=P:KINDS hits other requests at "
     "random (seeded). Kinds: 429[:retry-after s], 529, 500, hang[:seconds], "
-    "drop[:SSE events before the drop], malformed."
+    "drop[:SSE events before the drop], malformed, streamerror[:SSE events before an "
+    "overloaded error event]."
 )
 
 

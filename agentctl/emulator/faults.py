@@ -6,7 +6,9 @@ Spec grammar (comma-separated items):
   seed=S                     seed of the rate draw (default 0); the draw for request N
                              depends only on (S, N), so it is independent of thread timing
 KIND: 429 (ARG = retry-after seconds, default 1), 529, 500, hang (ARG = seconds, default 30),
-drop (ARG = SSE events sent before the drop when streaming, default 3), malformed.
+drop (ARG = SSE events sent before the drop when streaming, default 3), malformed,
+streamerror (ARG = SSE events before an `error` event with overloaded_error, default 3;
+a 529 when not streaming).
 Example: "429:0.05@1,529@3,hang:2@5,rate=0.3:500|drop,seed=7".
 """
 
@@ -17,8 +19,8 @@ from dataclasses import dataclass, field
 
 from agentctl.errors import UsageError
 
-KINDS = ("429", "529", "500", "hang", "drop", "malformed")
-DEFAULT_ARGS = {"429": 1.0, "hang": 30.0, "drop": 3.0}
+KINDS = ("429", "529", "500", "hang", "drop", "malformed", "streamerror")
+DEFAULT_ARGS = {"429": 1.0, "hang": 30.0, "drop": 3.0, "streamerror": 3.0}
 
 
 @dataclass(frozen=True)

@@ -239,7 +239,7 @@ def _inject_before(handler: _Handler, fault: Fault, streaming: bool) -> bool:
     if fault.kind == "drop" and not streaming:
         _drop_before_any_byte(handler)
         return True
-    if fault.kind in ("429", "529", "500"):
+    if fault.kind in ("429", "529", "500") or (fault.kind == "streamerror" and not streaming):
         handler._send(_status_fault(fault), None)
         return True
     if fault.kind == "hang":
@@ -253,7 +253,7 @@ def _status_fault(fault: Fault) -> Response:
     if fault.kind == "429":
         failure = ApiFailure(429, "Number of request tokens has exceeded your rate limit.")
         return Response(429, failure, headers=(("retry-after", f"{fault.arg:g}"),))
-    if fault.kind == "529":
+    if fault.kind in ("529", "streamerror"):
         return Response(529, ApiFailure(529, "Overloaded"))
     return Response(500, ApiFailure(500, "Internal server error"))
 
@@ -271,6 +271,9 @@ def _write_stream(
         frames[1] = b'event: content_block_start\ndata: {"type": "content_block_st\n\n'
     if fault is not None and fault.kind == "drop":
         frames = frames[: int(fault.arg)]
+    if fault is not None and fault.kind == "streamerror":  # as the API does mid-stream
+        error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+        frames = [*frames[: int(fault.arg)], encode_event("error", error)]
     handler.wfile.write(b"".join(b"%x\r\n%s\r\n" % (len(f), f) for f in frames))
     if fault is not None and fault.kind == "drop":
         handler.close_connection = True

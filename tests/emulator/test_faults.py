@@ -117,3 +117,16 @@ def test_bad_specs_name_the_item(spec: str, fragment: str) -> None:
     with pytest.raises(UsageError, match="faults spec item") as caught:
         parse_faults(spec)
     assert fragment in str(caught.value)
+
+
+def test_streamerror_sends_an_sse_error_event_mid_stream() -> None:
+    with running(faults="streamerror:2@1,streamerror@2") as emu:
+        client = make_client(emu.base_url)
+        seen = []
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            for event in client.beta.messages.create(**request(stream=True)):
+                seen.append(event.type)
+        with pytest.raises(anthropic.OverloadedError):  # not streaming: a plain 529
+            client.beta.messages.create(**request())
+    assert seen == ["message_start", "content_block_start"]
+    assert caught.value.body["error"]["type"] == "overloaded_error"  # type: ignore[index]
