@@ -124,7 +124,7 @@ def _start_event(setup: LoopSetup) -> StartEvent:
 
 def _send(setup: LoopSetup, state: _State) -> Generator[Event, None, ModelResponse]:
     request = build_request(setup.profile, state.messages, setup.tools.definitions())
-    setup.recorder.request(state.turn, {**request, "messages": len(state.messages)})
+    setup.recorder.request(state.turn, request)
     response: ModelResponse | None = None
     for item in setup.client.stream(request):
         if isinstance(item, Progress):

@@ -68,8 +68,10 @@ class TranscriptWriter:
         self.write("message", index=index, message=dict(message))
 
     def request(self, turn: int, request: Mapping[str, Any]) -> None:
+        """The request minus its messages, which are recorded once each as `message` records."""
         body = {k: v for k, v in request.items() if k != "messages"}
-        self.write("request", turn=turn, messages_count=request.get("messages"), request=body)
+        count = len(request.get("messages") or ())
+        self.write("request", turn=turn, messages_count=count, request=body)
 
     def response(self, turn: int, response: ModelResponse) -> None:
         self.write("response", turn=turn, request_id=response.request_id, message=response.raw)

@@ -124,3 +124,12 @@ def test_retry_policy_backoff_and_retry_after() -> None:
     assert status_is_retryable(200, "overloaded_error") and not status_is_retryable(
         200, "invalid_request_error"
     )
+
+
+def test_request_records_leave_out_the_messages_but_count_them() -> None:
+    path = session_path("20260101-000004-aaaaaa")
+    with TranscriptWriter(path) as writer:
+        writer.request(3, {"model": "m", "messages": [{"role": "user", "content": "x"}] * 5})
+    (record,) = read_records(path)
+    assert record["turn"] == 3 and record["messages_count"] == 5
+    assert record["request"] == {"model": "m"}
