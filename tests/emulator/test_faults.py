@@ -44,10 +44,13 @@ def test_server_errors(kind: str, error: type[anthropic.APIStatusError], error_t
 
 def test_hang_times_out_the_client_and_does_not_block_shutdown() -> None:
     started = time.monotonic()
-    with running(faults="hang:30@1") as emu:
+    with running(faults="hang:30@1-2") as emu:
         client = make_client(emu.base_url, timeout=0.3)
         with pytest.raises(anthropic.APITimeoutError):
             client.beta.messages.create(**request())
+        retrying = make_client(emu.base_url, timeout=0.3, max_retries=1)
+        assert retrying.beta.messages.create(**request()).content  # request 3 has no fault
+        assert len(emu.requests) == 3
     assert time.monotonic() - started < 5  # close() woke the 30 s hang
 
 
