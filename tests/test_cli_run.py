@@ -372,3 +372,23 @@ def test_subprocess_stdin_task_piped_stdout_is_the_raw_answer(tmp_path: Path) ->
     assert "\x1b[" not in proc.stdout + proc.stderr  # not a terminal: no escape codes
     assert "Finding 1: the cache hit ratio rose to 51%" in proc.stdout
     assert proc.stderr.startswith("start  session=")  # plain lines on stderr
+
+
+def test_transcript_rebuilds_every_request_exactly_as_sent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentctl.sessions.resume import requests_sent
+
+    task = make_task(tmp_path, front='system = "Be exact."\n', files=2)
+    with running() as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        result = invoke(str(task), "--quiet")
+        received = [r.body for r in emu.requests if r.path == "/v1/messages"]
+    assert result.exit_code == 0, result.output
+    rebuilt = requests_sent(transcript())
+    assert [turn for turn, _ in rebuilt] == list(range(1, len(received) + 1))
+    for (_, body), got in zip(rebuilt, received, strict=True):
+        betas = body.pop("betas")
+        assert "context-management-2025-06-27" in betas
+        assert body == {k: v for k, v in got.items() if k != "stream"}

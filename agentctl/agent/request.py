@@ -81,11 +81,12 @@ def _messages(
 ) -> list[dict[str, Any]]:
     out = [copy.deepcopy(dict(m)) for m in messages]
     if marker and out:
-        _mark_last_block(out[-1], marker)
+        mark_last_block(out[-1], marker)
     return out
 
 
-def _mark_last_block(message: dict[str, Any], marker: dict[str, Any]) -> None:
+def mark_last_block(message: dict[str, Any], marker: dict[str, Any]) -> None:
+    """Put the cache marker on the last block that can carry one (in place)."""
     content = message.get("content")
     if isinstance(content, str):
         message["content"] = [{"type": "text", "text": content, "cache_control": dict(marker)}]
