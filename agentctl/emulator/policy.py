@@ -21,6 +21,7 @@ from agentctl.emulator.recall import (
     NOTES_END,
     Recall,
     keywords,
+    note_path,
     notes_path,
     recall,
     recorded_files,
@@ -33,17 +34,18 @@ Json = dict[str, Any]
 
 MAX_FILES = 200  # any workspace terminates
 MAX_TURNS = 2 * MAX_FILES + 12  # a hard stop even if every result keeps being cleared
+MAX_CHUNKS = 5  # reads of one long file (read_file cuts at its line/size limit)
 MAX_IDLE_TURNS = 5  # answer after this many turns in a row without reading a file
 FACTS_PER_FILE = 3
 FACT_CHARS = 160
 PLAN_PREFIX = "Plan: "
 
 
-def file_facts(text: str, words: list[str]) -> list[str]:
+def file_facts(text: str, words: list[str], fallback: bool = True) -> list[str]:
     """Up to 3 lines naming a task keyword, else the first non-empty line."""
     lines = [line.strip() for line in text.split("\n") if line.strip()]
     hits = [line for line in lines if any(w in line.lower() for w in words)]
-    chosen = hits[:FACTS_PER_FILE] or lines[:1]
+    chosen = hits[:FACTS_PER_FILE] or (lines[:1] if fallback else [])
     return [line[:FACT_CHARS] for line in chosen]
 
 
@@ -101,7 +103,7 @@ def _next_calls(
 def _fresh_read(state: Recall, task: str) -> bool:
     """A read result is visible and not yet in the notes."""
     pending = _pending_note(state, task)
-    return pending is not None and state.last_read is not None and state.last_read[1] is not None
+    return pending is not None and state.last_read is not None and state.last_read.text is not None
 
 
 def _memory(command: str, **arguments: Any) -> ToolCall:
@@ -112,15 +114,17 @@ def _pending_note(state: Recall, task: str) -> str | None:
     """The `- path: facts` line for the file just read, if it is not recorded yet."""
     if state.last_read is None:
         return None
-    path, text = state.last_read
+    path, text = state.last_read.key, state.last_read.text
     if path in recorded_files(state.notes or ""):
         return None
     if state.last_read_error is not None:
         return f"- {path}: (could not read it: {state.last_read_error.strip()[:FACT_CHARS]})"
     if text is None:
         return f"- {path}: (its content was cleared before I noted it)"
-    facts = file_facts("\n".join(unnumber(text)), keywords(task))
-    return f"- {path}: {' | '.join(facts) if facts else '(empty)'}"
+    # A later chunk without a keyword says so, rather than quoting its first line.
+    first = state.last_read.offset <= 1
+    facts = file_facts("\n".join(unnumber(text)), keywords(task), fallback=first)
+    return f"- {path}: {' | '.join(facts) if facts else '(nothing relevant)'}"
 
 
 def plan_files(notes: str | None) -> list[str] | None:
@@ -164,11 +168,25 @@ def _work(state: Recall, offered: set[str], notes: str, task: str) -> list[ToolC
         return calls
     if files is None and memory and state.notes_exist:
         return [*calls, _memory("view", path=notes)]  # the plan is in the notes
-    done = set(recorded_files(state.notes or "")) | set(state.reads)
-    following = next((p for p in (files or [])[:MAX_FILES] if p not in done), None)
+    following = _continuation(state) or _next_file(state, files)
     if following is not None:
-        calls.append(ToolCall("read_file", {"path": following}))
+        calls.append(following)
     return calls
+
+
+def _continuation(state: Recall) -> ToolCall | None:
+    """The next chunk of a file whose read was cut, up to MAX_CHUNKS reads per file."""
+    last = state.last_read
+    offset = last.continuation() if last is not None else None
+    if last is None or offset is None or state.chunks.get(last.path, 0) >= MAX_CHUNKS:
+        return None
+    return ToolCall("read_file", {"path": last.path, "offset": offset})
+
+
+def _next_file(state: Recall, files: list[str] | None) -> ToolCall | None:
+    done = {note_path(key) for key in recorded_files(state.notes or "")} | set(state.reads)
+    following = next((p for p in (files or [])[:MAX_FILES] if p not in done), None)
+    return ToolCall("read_file", {"path": following}) if following is not None else None
 
 
 def answer(state: Recall, offered: set[str], notes: str, task: str) -> str:

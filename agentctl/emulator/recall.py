@@ -16,6 +16,7 @@ from typing import Any
 Json = dict[str, Any]
 
 NOTES_END = "(end of notes)"
+CHUNK_MARK = " (from line "
 _STOPWORD_TEXT = """
 that this with from have what which when where will would your their there these those
 them then than into about each every other some such only also just more most very
@@ -73,6 +74,31 @@ def recorded_files(notes: str) -> dict[str, str]:
     return found
 
 
+@dataclass(frozen=True)
+class Read:
+    """One read_file call as the policy remembers it."""
+
+    path: str
+    offset: int  # 1 = from the start
+    text: str | None  # None: the result was cleared
+
+    @property
+    def key(self) -> str:
+        """How the notes name this read: the path, plus the first line for a later chunk."""
+        return self.path if self.offset <= 1 else f"{self.path}{CHUNK_MARK}{self.offset})"
+
+    def continuation(self) -> int | None:
+        """The offset the result asks to continue from (`[truncated: ... offset=N ...]`)."""
+        last = (self.text or "").rstrip("\n").rsplit("\n", 1)[-1]
+        found = re.search(r"offset=(\d+)", last) if last.startswith("[truncated") else None
+        return int(found.group(1)) if found else None
+
+
+def note_path(key: str) -> str:
+    """The file a notes key is about (`a.py (from line 401)` -> `a.py`)."""
+    return key.split(CHUNK_MARK, 1)[0]
+
+
 @dataclass
 class Recall:
     """The policy's knowledge after walking the conversation."""
@@ -87,8 +113,9 @@ class Recall:
     reads: dict[str, str | None] = field(default_factory=dict)  # path -> text (None: cleared)
     read_calls: int = 0  # read_file calls, counted even when their inputs were cleared
     memory_calls: int = 0
-    last_read: tuple[str, str | None] | None = None  # (path, text or None if cleared)
+    last_read: Read | None = None
     last_read_error: str | None = None
+    chunks: dict[str, int] = field(default_factory=dict)  # path -> read_file calls on it
     idle_turns: int = 0  # trailing assistant turns without a read_file call
     previous: list[tuple[str, Json]] = field(default_factory=list)  # last turn's calls
 
@@ -160,8 +187,10 @@ def _observe(state: Recall, use: Json, text: str | None, failed: bool, notes: st
     elif name == "read_file":
         state.read_calls += 1
         path = str(arguments.get("path", "?"))
+        offset = arguments.get("offset", 1)
         state.reads[path] = None if failed else text
-        state.last_read = (path, text)
+        state.chunks[path] = state.chunks.get(path, 0) + 1
+        state.last_read = Read(path, offset if isinstance(offset, int) else 1, text)
         state.last_read_error = text if failed else None
 
 

@@ -59,10 +59,18 @@ def list_files(root: Path) -> str:
     return "\n".join(f"{p.relative_to(root).as_posix()}\t{p.stat().st_size}" for p in files)
 
 
-def read_file(root: Path, path: str) -> str:
-    """The workspace contract's read_file result (no size cap in this test double)."""
+def read_file(root: Path, path: str, offset: int = 1, limit: int = 2000) -> str:
+    """The workspace contract's read_file result (line limit, no size cap in this double)."""
     lines = (root / path).read_text().split("\n")
-    return "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(lines, 1))
+    shown = lines[offset - 1 : offset - 1 + limit]
+    out = [f"{n:>6}\t{line}" for n, line in enumerate(shown, offset)]
+    rest = len(lines) - (offset - 1 + len(shown))
+    if rest > 0:
+        following = offset + len(shown)
+        out.append(
+            f"[truncated: {rest} more lines; call read_file with offset={following} to continue]"
+        )
+    return "\n".join(out)
 
 
 def run_tool(block: Any, workspace: Path, memory: Any) -> dict[str, Any]:
@@ -74,7 +82,9 @@ def run_tool(block: Any, workspace: Path, memory: Any) -> dict[str, Any]:
         elif block.name == "list_files":
             result["content"] = list_files(workspace)
         else:
-            result["content"] = read_file(workspace, block.input["path"])
+            result["content"] = read_file(
+                workspace, block.input["path"], block.input.get("offset", 1)
+            )
     except (ToolError, OSError) as err:
         result.update(content=str(err), is_error=True)
     return result

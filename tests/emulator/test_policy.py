@@ -189,3 +189,30 @@ def test_any_clearing_terminates_and_excluding_memory_keeps_every_fact(
         assert all(facts), answer
     else:  # it sees too little to make progress: it must still stop, honestly
         assert len(responses) <= 25
+
+
+def test_a_long_file_is_read_in_chunks_and_each_chunk_noted(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    lines = ["filler"] * 4500
+    lines[10], lines[4400] = "deadline one: May", "deadline two: June"
+    (workspace / "big.txt").write_text("\n".join(lines))
+    with running() as emu:
+        responses = run_session(
+            make_client(emu.base_url), "Find every deadline.", workspace, tmp_path / "mem"
+        )
+    reads = [
+        b.input
+        for r in responses
+        for b in r.content
+        if b.type == "tool_use" and b.name == "read_file"
+    ]
+    assert reads == [
+        {"path": "big.txt"},
+        {"path": "big.txt", "offset": 2001},
+        {"path": "big.txt", "offset": 4001},
+    ]
+    answer = _final_text(responses)
+    assert "- big.txt: deadline one: May" in answer
+    assert "- big.txt (from line 2001): (nothing relevant)" in answer
+    assert "- big.txt (from line 4001): deadline two: June" in answer
