@@ -105,7 +105,8 @@ def show(
 
     cost = _recorded(loaded).cost_usd
     trigger = trigger_from(loaded.turns[0].body.get("context_management") if loaded.turns else None)
-    _print(show_view(loaded, float("nan") if cost is None else cost, trigger))
+    console = _console()
+    console.print(show_view(loaded, float("nan") if cost is None else cost, trigger, console.width))
     if loaded.answer:
         print("\n" + loaded.answer)
 

@@ -31,6 +31,7 @@ class TurnRecord:
     messages: tuple[dict[str, Any], ...]  # the unedited history this request carried
     response: dict[str, Any]  # the API's message object
     event: TurnEvent
+    segment: int = 0  # how many times the run had been resumed before this turn
 
     @property
     def usage(self) -> Usage:
@@ -123,6 +124,7 @@ class _Builder:
         self.events: dict[int, TurnEvent] = {}
         self.result: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
+        self.segment = 0
 
     def add(self, record: Mapping[str, Any]) -> None:
         kind = record.get("type")
@@ -138,6 +140,9 @@ class _Builder:
             self._close_turn(record)
         elif kind == "event":
             self._event(record.get("event") or {})
+        elif kind == "resume":
+            self.segment += 1
+            self.result = self.error = None
 
     def _close_turn(self, record: Mapping[str, Any]) -> None:
         assert self.pending is not None
@@ -147,7 +152,8 @@ class _Builder:
         event = _event_from_response(turn, response)
         body = dict(request.get("request") or {})
         ts = float(request.get("ts") or 0.0)
-        self.turns.append(TurnRecord(turn, ts, body, request["_messages"], response, event))
+        messages = request["_messages"]
+        self.turns.append(TurnRecord(turn, ts, body, messages, response, event, self.segment))
 
     def _event(self, event: Mapping[str, Any]) -> None:
         name = event.get("event")

@@ -160,13 +160,19 @@ def simulate(
     factor: float = 1.0,
     label: str = "simulated",
 ) -> Simulation:
-    """Replay every recorded turn under `settings`; token figures scaled by `factor`."""
+    """Replay every recorded turn under `settings`; token figures scaled by `factor`.
+
+    An offline run that was resumed ran against a new emulator, whose cache started empty:
+    so does the replay's (a real server's cache outlives the client; its TTL decides).
+    """
     clock = _Clock()
     cache = PromptCache(clock=clock)
     edits = scaled_edits(settings.context_management, factor)
     turns: list[SimTurn] = []
     for turn in session.turns:
         clock.now = turn.ts
+        if session.offline and turns and turn.segment != session.turns[len(turns) - 1].segment:
+            cache = PromptCache(clock=clock)
         request = replay_request(turn, settings)
         if not turns:
             _check(request, session)

@@ -75,12 +75,15 @@ def result_of(session: Session, cost: float) -> ResultEvent:
     return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
 
 
-def show_view(session: Session, cost: float, trigger: int | None) -> RenderableType:
+def show_view(
+    session: Session, cost: float, trigger: int | None, width: int | None = None
+) -> RenderableType:
     """`sessions show`: the per-turn table, the summary, the memory operations."""
     events = [t.event for t in session.turns]
+    task = session.header.get("task_source") or "-"
     parts: list[RenderableType] = [
-        Text(f"session {session.id}  task {session.header.get('task_source') or '-'}", "bold"),
-        turn_table(events, trigger=trigger),
+        Text(f"session {session.id}  task {task}  model {session.model}", "bold"),
+        turn_table(events, trigger=trigger, width=width),
         summary_table(result_of(session, cost), events),
     ]
     ops = session.memory_ops

@@ -2,7 +2,9 @@
 
 `research`: the shipped research example under configs/default.toml (23 turns, clears on
 turns 14-21). `thinking`: a scripted run with extended thinking, clear_thinking and a low
-clear_tool_uses trigger, so both edits apply.
+clear_tool_uses trigger, so both edits apply. `resumed`: the same script without thinking or
+clearing, stopped by max_turns after 4 turns and continued with `run --resume` (a new
+emulator, so a cold cache).
 """
 
 from __future__ import annotations
@@ -37,6 +39,14 @@ keep = 2
 memory = false
 """
 
+PLAIN_PROFILE = """\
+model = "claude-sonnet-5"
+[context_editing.tool_uses]
+trigger = 100_000
+[tools]
+memory = false
+"""
+
 THINKING_SCRIPT = (
     "\n".join(
         f'[[turn]]\nthinking = "Step {i}: read note-{i}.txt and compare it with the others."\n'
@@ -47,13 +57,22 @@ THINKING_SCRIPT = (
 )
 
 
-def _run(home: Path, task: Path, profile: Path) -> Path:
+def _run(home: Path, task: Path, profile: Path, *extra: str, code: int = 0) -> Path:
     """One offline run with AGENTCTL_HOME=home; the path of its transcript."""
     env = {"AGENTCTL_HOME": str(home), "NO_COLOR": "1", "ANTHROPIC_API_KEY": ""}
-    args = ["run", str(task), "--offline", "--json", "--profile", str(profile)]
+    args = ["run", str(task), "--offline", "--json", "--profile", str(profile), *extra]
     result = CliRunner().invoke(app, args, env=env)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output
     (path,) = (home / "sessions").glob("*.jsonl")
+    return path
+
+
+def _resumed(home: Path, task: Path, profile: Path) -> Path:
+    """The task stopped by max_turns after 4 turns, then resumed to the end."""
+    path = _run(home, task, profile, "--max-turns", "4", code=3)
+    env = {"AGENTCTL_HOME": str(home), "NO_COLOR": "1"}
+    result = CliRunner().invoke(app, ["run", "--resume", path.stem, "--json"], env=env)
+    assert result.exit_code == 0, result.output
     return path
 
 
@@ -84,8 +103,12 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         os.chdir(saved)
     profile = base / "thinking.toml"
     profile.write_text(THINKING_PROFILE)
-    thinking = _run(base / "home-thinking", _thinking_task(base / "thinking"), profile)
-    return {"research": research, "thinking": thinking}
+    task = _thinking_task(base / "thinking")
+    thinking = _run(base / "home-thinking", task, profile)
+    plain = base / "plain.toml"
+    plain.write_text(PLAIN_PROFILE)
+    resumed = _resumed(base / "home-resumed", task, plain)
+    return {"research": research, "thinking": thinking, "resumed": resumed}
 
 
 def install(home: Path, transcript: Path) -> str:
@@ -106,3 +129,9 @@ def research(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Sess
 def thinking(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
     install(_isolated_env, transcripts["thinking"])
     yield load_session(transcripts["thinking"].stem)
+
+
+@pytest.fixture
+def resumed(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
+    install(_isolated_env, transcripts["resumed"])
+    yield load_session(transcripts["resumed"].stem)

@@ -24,9 +24,11 @@ def _with_editing(profile: Profile, **tool_uses: Any) -> Profile:
     return dataclasses.replace(profile, context_editing=ContextEditing(tu, ClearThinking()))
 
 
-@pytest.mark.parametrize("name", ["research", "thinking"])
+@pytest.mark.parametrize(
+    ("name", "edit_turns"), [("research", 10), ("thinking", 4), ("resumed", 0)]
+)
 def test_own_settings_reproduce_every_recorded_turn_exactly(
-    name: str, request: pytest.FixtureRequest
+    name: str, edit_turns: int, request: pytest.FixtureRequest
 ) -> None:
     session: Session = request.getfixturevalue(name)
     profile = session_profile(session)
@@ -36,8 +38,19 @@ def test_own_settings_reproduce_every_recorded_turn_exactly(
     for recorded, simulated in zip(rec.turns, sim.turns, strict=True):
         assert simulated.usage == recorded.usage, recorded.turn
         assert simulated.applied_edits == recorded.applied_edits, recorded.turn
-    assert sum(1 for t in rec.turns if t.applied_edits) >= 3
+    assert sum(1 for t in rec.turns if t.applied_edits) == edit_turns
     assert sim.cost_usd == rec.cost_usd
+
+
+def test_a_resumed_offline_run_restarts_with_a_cold_cache(resumed: Session) -> None:
+    assert [t.segment for t in resumed.turns] == [0, 0, 0, 0, 1, 1, 1]
+    assert resumed.status == "end_turn"
+    reads = [t.usage.cache_read_input_tokens for t in resumed.turns]
+    assert reads[3] > 0 and reads[4] == 0 and reads[5] > 0  # turn 5 ran on a new emulator
+    sim = simulate(
+        resumed, ReplaySettings.from_profile(session_profile(resumed)), session_profile(resumed)
+    )
+    assert [t.usage.cache_read_input_tokens for t in sim.turns] == reads
 
 
 def test_calibration_factor_is_exactly_one_for_emulator_runs(research: Session) -> None:
