@@ -79,7 +79,8 @@ def list_(as_json: JsonOption = False) -> None:
     elif not rows:
         print("no sessions yet (agentctl run records one per run)", file=sys.stderr)
     else:
-        _print(sessions_table(rows))
+        console = _console()
+        console.print(sessions_table(rows, console.width))
 
 
 @app.command()

@@ -44,19 +44,33 @@ def _table(*columns: str, title: str = "") -> Table:
     return table
 
 
-def sessions_table(rows: Sequence[SessionSummary]) -> Table:
-    """`sessions list`: oldest first, like `ls -tr`."""
+def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> Table:
+    """`sessions list`: oldest first, like `ls -tr`; under 100 columns without the date and
+    with shorter model names and token counts."""
+    narrow = width is not None and width < 100
+    names = ["session", "task", "model", "turns", "status", "tokens", "cost"]
+    if not narrow:
+        names.insert(1, "UTC")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=_PAD)
-    for name in ("session", "UTC", "task", "model", "turns", "status"):
-        table.add_column(name, no_wrap=True, overflow="ellipsis")
-    table.add_column("tokens", justify="right", no_wrap=True)
-    table.add_column("cost", justify="right", no_wrap=True)
+    for name in names:
+        # only the task may wrap: the one column that gives way on a narrow terminal
+        right = name in ("turns", "tokens", "cost")
+        table.add_column(name, no_wrap=name != "task", justify="right" if right else "left")
     for row in rows:
-        started = time.strftime("%m-%d %H:%M", time.gmtime(row.started))
-        _add(
-            table, row.id, started, row.task, row.model, str(row.turns), row.status,
-            fmt_int(row.prompt_tokens), fmt_cost(row.cost_usd), flex=2,
-        )  # fmt: skip
+        model = row.model.removeprefix("claude-") if narrow else row.model
+        tokens = fmt_compact(row.prompt_tokens) if narrow else fmt_int(row.prompt_tokens)
+        cells = [
+            row.id,
+            row.task,
+            model,
+            str(row.turns),
+            row.status,
+            tokens,
+            fmt_cost(row.cost_usd),
+        ]
+        if not narrow:
+            cells.insert(1, time.strftime("%m-%d %H:%M", time.gmtime(row.started)))
+        _add(table, *cells, flex=names.index("task"))
     return table
 
 
