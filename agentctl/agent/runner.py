@@ -70,6 +70,8 @@ class PreparedRun:
     first_turn: int = 0
     resumed: bool = False
     script: Path | None = None
+    # How many leading messages the transcript already holds (the rest get recorded first).
+    recorded: int = 0
 
 
 def flag_overrides(opts: RunOptions) -> list[str]:
@@ -120,18 +122,20 @@ def prepare_resume(opts: RunOptions) -> PreparedRun:
     saved_ws = head.get("workspace")
     workspace = opts.workspace or (Path(saved_ws) if saved_ws else None)
     script = head.get("emulator_script")
+    history = resumable_history(saved)
     return PreparedRun(
         session=saved.session,
         profile=profile,
         prompt=str(head.get("task", "")),
         task_source=str(head.get("task_source", "")),
         workspace=_workspace(profile, workspace),
-        messages=resumable_history(saved),
+        messages=history,
         offline=opts.offline or bool(head.get("offline")),
         warnings=warnings,
         first_turn=saved.last_turn,
         resumed=True,
         script=Path(script) if script else None,
+        recorded=min(len(saved.messages), len(history)),
     )
 
 
@@ -207,10 +211,16 @@ def open_client(prep: PreparedRun, retry: RetryPolicy | None = None) -> Iterator
 
 
 def write_header(writer: TranscriptWriter, prep: PreparedRun) -> None:
-    """The session record (new run) or a resume record (continued run)."""
+    """The session record (new run) or a resume record, then the messages not yet recorded."""
     if prep.resumed:
         writer.write("resume", session=prep.session, from_turn=prep.first_turn)
-        return
+    else:
+        _write_session_record(writer, prep)
+    for index in range(prep.recorded, len(prep.messages)):
+        writer.message(index, prep.messages[index])
+
+
+def _write_session_record(writer: TranscriptWriter, prep: PreparedRun) -> None:
     writer.write(
         "session",
         session=prep.session,
@@ -226,7 +236,6 @@ def write_header(writer: TranscriptWriter, prep: PreparedRun) -> None:
         emulator_script=str(prep.script) if prep.script else None,
         agentctl_version=__version__,
     )
-    writer.message(0, prep.messages[0])
 
 
 def execute(prep: PreparedRun, emit: Callable[[Event], None], client: ModelClient) -> ResultEvent:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,8 @@ class SavedRun:
     last_turn: int
     last_stop: str
     outcome: str  # "result", an error kind ("limit", "interrupted", "api", ...), or "unknown"
+    # tool_use id -> its recorded tool_result record (to finish a turn cut mid-tools)
+    tool_results: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def load_run(ref: str) -> SavedRun:
@@ -45,6 +47,9 @@ def load_run(ref: str) -> SavedRun:
         ),
         last_stop=_last_stop(records),
         outcome=_outcome(records),
+        tool_results={
+            str(r.get("tool_use_id")): r for r in records if r.get("type") == "tool_result"
+        },
     )
     if run.outcome == "result":
         raise UsageError(
@@ -98,19 +103,46 @@ def _cache_marker(body: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def resumable_history(run: SavedRun) -> list[dict[str, Any]]:
-    """The history to continue from: a trailing assistant message is dropped unless it is resent.
+INTERRUPTED_RESULT = (
+    "Error: the run was interrupted before this tool call finished; call it again if you "
+    "still need its result"
+)
 
-    An assistant message whose tool calls were not all answered (interrupted mid-tool), or one
-    cut by max_tokens, cannot be sent back as it is; the model redoes that turn instead.
+
+def resumable_history(run: SavedRun) -> list[dict[str, Any]]:
+    """The history to continue from.
+
+    A trailing answer with tool calls (the run stopped while running them) gets its tool
+    results from the transcript, so calls that ran are not run twice; a call with no recorded
+    result is answered with an is_error "interrupted" result. A trailing answer cut by
+    max_tokens (or any other that is not resent as is) is dropped: the model redoes that turn.
     """
     messages = list(run.messages)
-    last_is_answer = bool(messages) and messages[-1].get("role") == "assistant"
-    if last_is_answer and run.last_stop not in RESEND_STOPS:
-        messages.pop()
+    last = messages[-1] if messages else {}
+    if last.get("role") == "assistant" and run.last_stop not in RESEND_STOPS:
+        content = last.get("content")
+        blocks = content if isinstance(content, list) else []
+        uses = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if run.last_stop == "tool_use" and uses:
+            messages.append({"role": "user", "content": [_result(u, run) for u in uses]})
+        else:
+            messages.pop()
     if not messages:
         raise UsageError(f"session {run.session}: the transcript holds no messages to resume from")
     return messages
+
+
+def _result(use: dict[str, Any], run: SavedRun) -> dict[str, Any]:
+    record = run.tool_results.get(str(use.get("id")))
+    content = str(record["content"]) if record else INTERRUPTED_RESULT
+    result: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": use.get("id"),
+        "content": content,
+    }
+    if record is None or record.get("is_error"):
+        result["is_error"] = True
+    return result
 
 
 def _last_stop(records: Sequence[dict[str, Any]]) -> str:

@@ -133,3 +133,27 @@ def test_request_records_leave_out_the_messages_but_count_them() -> None:
     (record,) = read_records(path)
     assert record["turn"] == 3 and record["messages_count"] == 5
     assert record["request"] == {"model": "m"}
+
+
+def test_a_turn_cut_mid_tools_is_finished_from_the_recorded_results() -> None:
+    uses = [
+        {"type": "tool_use", "id": "a", "name": "memory", "input": {"command": "create"}},
+        {"type": "tool_use", "id": "b", "name": "read_file", "input": {"path": "x"}},
+    ]
+    write_session(
+        "20260101-000005-aaaaaa",
+        message(0, "user", "task"),
+        ("request", {"turn": 1}),
+        ("message", {"index": 1, "message": {"role": "assistant", "content": uses}}),
+        ("response", {"turn": 1, "message": {"stop_reason": "tool_use"}}),
+        (
+            "tool_result",
+            {"turn": 1, "tool_use_id": "a", "content": "File created", "is_error": False},
+        ),
+    )
+    history = resumable_history(load_run("last"))
+    assert len(history) == 3
+    first, second = history[2]["content"]
+    assert first == {"type": "tool_result", "tool_use_id": "a", "content": "File created"}
+    assert second["tool_use_id"] == "b" and second["is_error"] is True
+    assert "interrupted" in second["content"]
