@@ -392,3 +392,18 @@ def test_transcript_rebuilds_every_request_exactly_as_sent(
         betas = body.pop("betas")
         assert "context-management-2025-06-27" in betas
         assert body == {k: v for k, v in got.items() if k != "stream"}
+
+
+def test_run_help_does_not_import_the_sdk() -> None:
+    code = (
+        "import sys\n"
+        "from agentctl.cli.main import app\n"
+        "try:\n"
+        "    app(['run', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('HEAVY=' + ','.join(m for m in ('anthropic', 'httpx2') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Exit codes: 0 finished" in out.stdout
+    assert "HEAVY=\n" in out.stdout
