@@ -159,10 +159,8 @@ def _status_failure(exc: anthropic.APIStatusError) -> Failure:
 
 
 def _api_error(failure: Failure, attempts: int) -> ApiError:
-    parts = ["API error"]
-    if failure.status is not None:
-        parts.append(str(failure.status))
-    text = " ".join(parts) + f" ({failure.message})"
+    head = "API request failed" if failure.status is None else f"API error {failure.status}"
+    text = f"{head} ({failure.message})"
     if failure.retryable:
         text += f", gave up after {attempts} attempts (api.max_retries)"
     if failure.request_id:
