@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentctl.agent.request import build_request, count_breakpoints
 from agentctl.context.edits import build_context_management
@@ -95,3 +99,36 @@ def test_server_tools_pass_through() -> None:
     req = build_request(p, HISTORY, [MEMORY, *server_tools(p)])
     assert [t["name"] for t in req["tools"]] == ["memory", "web_search", "web_fetch"]
     assert "web-fetch-2025-09-10" in req["betas"]
+
+
+_block = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, st.text(max_size=5)),
+    st.just({"type": "thinking", "thinking": "x", "signature": "s"}),
+    st.just({"type": "tool_use", "id": "a", "name": "memory", "input": {}}),
+    st.just({"type": "tool_result", "tool_use_id": "a", "content": "ok"}),
+)
+_message = st.builds(
+    lambda role, content: {"role": role, "content": content},
+    st.sampled_from(["user", "assistant"]),
+    st.one_of(st.text(max_size=5), st.lists(_block, max_size=4)),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_message, min_size=1, max_size=6), st.booleans(), st.booleans())
+def test_never_more_than_three_breakpoints_and_the_history_is_untouched(
+    messages: list[dict[str, object]], system: bool, tools: bool
+) -> None:
+    before = copy.deepcopy(messages)
+    p = profile() if system else dataclasses.replace(Profile(), system="")
+    req = build_request(p, messages, [MEMORY] if tools else [])
+    assert count_breakpoints(req) <= 3
+    assert messages == before
+    thinking = [
+        b
+        for m in req["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b["type"] == "thinking"
+    ]
+    assert all("cache_control" not in b for b in thinking)
