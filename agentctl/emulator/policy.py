@@ -17,17 +17,17 @@ from __future__ import annotations
 from typing import Any
 
 from agentctl.emulator.model import Block, Reply, TextOut, ThinkingOut, ToolCall, assistant_turns
-from agentctl.emulator.recall import (
+from agentctl.emulator.notes import (
     NOTES_END,
-    Recall,
     keywords,
     note_path,
     notes_path,
-    recall,
+    notes_text,
+    plan_files,
     recorded_files,
-    task_text,
     unnumber,
 )
+from agentctl.emulator.recall import Recall, recall, task_text
 from agentctl.emulator.validation import thinking_enabled
 
 Json = dict[str, Any]
@@ -38,7 +38,6 @@ MAX_CHUNKS = 5  # reads of one long file (read_file cuts at its line/size limit)
 MAX_IDLE_TURNS = 5  # answer after this many turns in a row without reading a file
 FACTS_PER_FILE = 3
 FACT_CHARS = 160
-PLAN_PREFIX = "Plan: "
 
 
 def file_facts(text: str, words: list[str], fallback: bool = True) -> list[str]:
@@ -84,6 +83,10 @@ def _next_calls(
     if memory and state.notes_exist is not None and _fresh_read(state, task):
         # Note what was just read before anything else, while the result is still visible.
         return _work(state, offered, notes, task), "Record what I just read."
+    if memory and state.notes_next is not None:
+        page = _memory("view", path=notes, view_range=[state.notes_next, -1])
+        if not _repeats(state, page):
+            return [page], "My notes are long: read the next part."
     unknown = state.notes_exist is None or (state.notes_exist and not state.knew_notes)
     if memory and unknown and not _repeats(state, view_notes):
         return [view_notes], f"Read my notes in {notes}."
@@ -112,7 +115,7 @@ def _memory(command: str, **arguments: Any) -> ToolCall:
 
 def _pending_note(state: Recall, task: str) -> str | None:
     """The `- path: facts` line for the file just read, if it is not recorded yet."""
-    if state.last_read is None:
+    if state.last_read is None or state.noted_last_read:
         return None
     path, text = state.last_read.key, state.last_read.text
     if path in recorded_files(state.notes or ""):
@@ -127,32 +130,15 @@ def _pending_note(state: Recall, task: str) -> str | None:
     return f"- {path}: {' | '.join(facts) if facts else '(nothing relevant)'}"
 
 
-def plan_files(notes: str | None) -> list[str] | None:
-    """The workspace listing as recorded in the notes' `Plan:` line."""
-    for line in (notes or "").split("\n"):
-        if line.startswith(PLAN_PREFIX):
-            rest = line[len(PLAN_PREFIX) :].strip()
-            return [p for p in rest.split(" | ") if p] if rest != "(no files)" else []
-    return None
-
-
 def _known_files(state: Recall) -> list[str] | None:
     """The listing if still visible, else the plan saved in memory (listings get cleared too)."""
     return state.files if state.files is not None else plan_files(state.notes)
 
 
-def _create_notes(files: list[str] | None, line: str | None, notes: str, task: str) -> ToolCall:
-    first = task.strip().split("\n")[0][:100]
-    plan = " | ".join(files[:MAX_FILES]) if files else "(no files)"
-    body = f"{line}\n" if line else ""
-    text = f"# Notes for: {first}\n{PLAN_PREFIX}{plan}\n\n## Files\n{body}{NOTES_END}\n"
-    return _memory("create", path=notes, file_text=text)
-
-
 def _note_calls(state: Recall, files: list[str] | None, notes: str, task: str) -> list[ToolCall]:
     line = _pending_note(state, task)
     if state.notes_exist is False and (files is not None or line):
-        return [_create_notes(files, line, notes, task)]
+        return [_memory("create", path=notes, file_text=notes_text(task, files, line))]
     if line and state.notes_exist:
         # The end marker is ours and always there: no need to know the rest of the file.
         new = f"{line}\n{NOTES_END}"

@@ -8,40 +8,19 @@ memory, which it can view again.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-Json = dict[str, Any]
+from agentctl.emulator.notes import chunk_key, next_page, numbered
 
-NOTES_END = "(end of notes)"
-CHUNK_MARK = " (from line "
-_STOPWORD_TEXT = """
-that this with from have what which when where will would your their there these those
-them then than into about each every other some such only also just more most very
-file files task please make sure list should could does done using used
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+Json = dict[str, Any]
 
 
 def task_text(request: Json) -> str:
     """The task: the text of the first user message."""
     first = request["messages"][0]
     return result_text(first.get("content"))
-
-
-def keywords(task: str) -> list[str]:
-    """Words of 4+ letters of the task, lowercased, stopwords removed, in first-seen order."""
-    words = (w.lower() for w in re.findall(r"[A-Za-z]{4,}", task))
-    return list(dict.fromkeys(w for w in words if w not in STOPWORDS))
-
-
-def notes_path(task: str) -> str:
-    """`/memories/<slug>-<shorthash>.md`: the same task always finds the same notes."""
-    slug = "-".join(keywords(task)[:3]) or "task"
-    digest = hashlib.sha256(task.strip().encode()).hexdigest()[:8]
-    return f"/memories/{slug[:40]}-{digest}.md"
 
 
 def result_text(content: object) -> str:
@@ -54,26 +33,6 @@ def result_text(content: object) -> str:
     return ""
 
 
-def unnumber(text: str) -> list[str]:
-    """Lines of a numbered view (`{n:>6}\\t{line}`), header and truncation lines dropped."""
-    lines = []
-    for line in text.split("\n"):
-        number, tab, rest = line.partition("\t")
-        if tab and number.strip().isdigit():
-            lines.append(rest)
-    return lines
-
-
-def recorded_files(notes: str) -> dict[str, str]:
-    """`- path: facts` lines of a notes text -> {path: facts}."""
-    found: dict[str, str] = {}
-    for line in notes.split("\n"):
-        if line.startswith("- ") and ": " in line:
-            path, _, facts = line[2:].partition(": ")
-            found[path] = facts
-    return found
-
-
 @dataclass(frozen=True)
 class Read:
     """One read_file call as the policy remembers it."""
@@ -84,8 +43,8 @@ class Read:
 
     @property
     def key(self) -> str:
-        """How the notes name this read: the path, plus the first line for a later chunk."""
-        return self.path if self.offset <= 1 else f"{self.path}{CHUNK_MARK}{self.offset})"
+        """How the notes name this read."""
+        return chunk_key(self.path, self.offset)
 
     def continuation(self) -> int | None:
         """The offset the result asks to continue from (`[truncated: ... offset=N ...]`)."""
@@ -94,18 +53,15 @@ class Read:
         return int(found.group(1)) if found else None
 
 
-def note_path(key: str) -> str:
-    """The file a notes key is about (`a.py (from line 401)` -> `a.py`)."""
-    return key.split(CHUNK_MARK, 1)[0]
-
-
 @dataclass
 class Recall:
     """The policy's knowledge after walking the conversation."""
 
     root_viewed: bool = False
     notes_exist: bool | None = None  # None: unknown (not looked, or the evidence was cleared)
-    notes: str | None = None  # content of the notes file, when known
+    notes: str | None = None  # content of the notes file, when known (maybe a first part)
+    notes_lines: dict[int, str] = field(default_factory=dict)  # from views, by line number
+    notes_next: int | None = None  # a view was truncated: the line to view from next
     knew_notes: bool = False  # its content was known at some point in this conversation
     wrote_since_view: bool = False
     files: list[str] | None = None  # the workspace listing, None when unknown or cleared
@@ -115,6 +71,7 @@ class Recall:
     memory_calls: int = 0
     last_read: Read | None = None
     last_read_error: str | None = None
+    noted_last_read: bool = False  # a notes write came after the last read
     chunks: dict[str, int] = field(default_factory=dict)  # path -> read_file calls on it
     idle_turns: int = 0  # trailing assistant turns without a read_file call
     previous: list[tuple[str, Json]] = field(default_factory=list)  # last turn's calls
@@ -191,6 +148,7 @@ def _observe(state: Recall, use: Json, text: str | None, failed: bool, notes: st
         state.reads[path] = None if failed else text
         state.chunks[path] = state.chunks.get(path, 0) + 1
         state.last_read = Read(path, offset if isinstance(offset, int) else 1, text)
+        state.noted_last_read = False
         state.last_read_error = text if failed else None
 
 
@@ -223,37 +181,57 @@ def _observe_memory(
         if text is not None and not failed:
             state.notes_exist = notes in text
     elif command == "view" and path == notes:
-        _observe_notes_view(state, text, failed)
+        _observe_notes_view(state, text, failed, arguments.get("view_range"))
     elif not arguments or command is None:
         # Our own write, input cleared: the content is now unknown. A write to notes that
         # did not exist was the create: nothing from earlier runs to learn then.
         state.knew_notes = state.knew_notes or (state.notes_exist is False and not failed)
-        state.notes, state.wrote_since_view = None, True
+        _set_notes(state, None)
+        state.wrote_since_view = True
         state.notes_exist = True if not failed else None
+        state.noted_last_read = state.noted_last_read or not failed
     elif path == notes:
         _observe_write(state, arguments, failed)
 
 
-def _observe_notes_view(state: Recall, text: str | None, failed: bool) -> None:
+def _set_notes(state: Recall, text: str | None) -> None:
+    """Known content replaces the paged lines; unknown content forgets them."""
+    state.notes, state.notes_next = text, None
+    lines = text.split("\n") if text is not None else []
+    state.notes_lines = dict(enumerate(lines, 1))
+
+
+def _observe_notes_view(state: Recall, text: str | None, failed: bool, pages: object) -> None:
     state.wrote_since_view = False
     if failed:  # "The path ... does not exist": no notes yet
-        state.notes_exist, state.notes = False, None
+        state.notes_exist = False
+        _set_notes(state, None)
         return
     state.notes_exist = True  # a cleared result keeps is_error: this view succeeded
-    state.notes = None if text is None else "\n".join(unnumber(text))
-    state.knew_notes = state.knew_notes or text is not None
+    if text is None:
+        _set_notes(state, None)
+        return
+    start = pages[0] if isinstance(pages, list) and pages and isinstance(pages[0], int) else 1
+    if start <= 1:
+        state.notes_lines = {}
+    state.notes_lines.update(numbered(text))
+    state.notes_next = next_page(text)  # long notes come in pages (memory view truncates)
+    state.notes = "\n".join(state.notes_lines[n] for n in sorted(state.notes_lines))
+    state.knew_notes = True
 
 
 def _observe_write(state: Recall, arguments: Json, failed: bool) -> None:
     if failed:  # e.g. the end marker is gone: look at the file again
-        state.notes, state.notes_exist = None, None
+        _set_notes(state, None)
+        state.notes_exist = None
         return
-    state.notes_exist, state.wrote_since_view = True, True
+    state.notes_exist, state.wrote_since_view, state.noted_last_read = True, True, True
     command = arguments.get("command")
     if command == "create":
-        state.notes, state.knew_notes = str(arguments.get("file_text", "")), True
-    elif command == "str_replace" and state.notes is not None:
+        _set_notes(state, str(arguments.get("file_text", "")))
+        state.knew_notes = True
+    elif command == "str_replace" and state.notes is not None and state.notes_next is None:
         old, new = str(arguments.get("old_str", "")), str(arguments.get("new_str", ""))
-        state.notes = state.notes.replace(old, new, 1)
+        _set_notes(state, state.notes.replace(old, new, 1))
     else:
-        state.notes = None
+        _set_notes(state, None)

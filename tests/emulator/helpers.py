@@ -73,6 +73,27 @@ def read_file(root: Path, path: str, offset: int = 1, limit: int = 2000) -> str:
     return "\n".join(out)
 
 
+class PagedMemory:
+    """The SDK's memory tool with views cut at `limit` characters, as agentctl's store does."""
+
+    def __init__(self, base_path: Path, limit: int) -> None:
+        self.inner = BetaLocalFilesystemMemoryTool(base_path=str(base_path))
+        self.limit = limit
+
+    def call(self, arguments: dict[str, Any]) -> Any:
+        text = self.inner.call(arguments)
+        if arguments.get("command") != "view" or len(text) <= self.limit:
+            return text
+        kept = text[: self.limit].rsplit("\n", 1)[0]
+        first = (arguments.get("view_range") or [1])[0]
+        following = first + kept.count("\n")
+        return (
+            f"{kept}\n[Output truncated at {self.limit} characters: showing lines "
+            f"{first}-{following - 1}. To read the rest, call view with view_range "
+            f"[{following}, -1] (or a smaller range).]"
+        )
+
+
 def run_tool(block: Any, workspace: Path, memory: Any) -> dict[str, Any]:
     """Execute one tool_use block; errors become is_error results."""
     result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.id}
@@ -98,10 +119,13 @@ def run_session(
     *,
     tools: tuple[dict[str, Any], ...] = (MEMORY, LIST_FILES, READ_FILE),
     max_turns: int = 60,
+    view_limit: int | None = None,
     **extra: Any,
 ) -> list[Any]:
     """Drive the emulator like an agent loop; returns every response (BetaMessage)."""
-    memory = BetaLocalFilesystemMemoryTool(base_path=str(memory_base))
+    memory: Any = BetaLocalFilesystemMemoryTool(base_path=str(memory_base))
+    if view_limit is not None:
+        memory = PagedMemory(memory_base, view_limit)
     messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
     extra.setdefault("max_tokens", 4000)
     responses = []

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentctl.emulator.recall import keywords, notes_path
+from agentctl.emulator.notes import keywords, notes_path
 from agentctl.emulator.server import running
 
 from .helpers import BETA, LIST_FILES, READ_FILE, make_client, run_session, tool_calls
@@ -216,3 +216,25 @@ def test_a_long_file_is_read_in_chunks_and_each_chunk_noted(tmp_path: Path) -> N
     assert "- big.txt: deadline one: May" in answer
     assert "- big.txt (from line 2001): (nothing relevant)" in answer
     assert "- big.txt (from line 4001): deadline two: June" in answer
+
+
+def test_long_notes_are_viewed_page_by_page(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for i in range(30):
+        (workspace / f"f{i:02}.txt").write_text(f"the deadline of f{i} is day {i}\n")
+    with running() as emu:
+        client = make_client(emu.base_url)
+        first = run_session(client, "Every deadline.", workspace, tmp_path / "m", view_limit=800)
+        again = run_session(client, "Every deadline.", workspace, tmp_path / "m", view_limit=800)
+    pages = [
+        b.input.get("view_range")
+        for r in first
+        for b in r.content
+        if b.type == "tool_use" and b.name == "memory" and b.input["command"] == "view"
+    ]
+    assert len(pages) > 2 and pages[-1] is not None  # the final view took more than a page
+    for responses in (first, again):
+        answer = _final_text(responses)
+        assert all(f"the deadline of f{i} is day {i}" in answer for i in range(30))
+    assert not any(call.startswith("read_file") for call in tool_calls(again))
