@@ -50,14 +50,14 @@ def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 
-def _console(width: int | None = None, record: bool = False) -> Console:
+def _console(width: int | None = None) -> Console:
     from rich.console import Console
 
-    return Console(width=width, record=record, highlight=False, soft_wrap=False)
+    return Console(width=width, highlight=False, soft_wrap=False)
 
 
-def _print(*renderables: RenderableType) -> None:
-    console = _console()
+def _print(*renderables: RenderableType, width: int | None = None) -> None:
+    console = _console(width)
     for renderable in renderables:
         console.print(renderable)
 
@@ -170,11 +170,11 @@ def stats(
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
-    console = _console(width=max(width, 60), record=svg is not None)
-    for part in report.stats_report(load_session(session), console.width):
-        console.print(part)
+    width = max(width, 60)
+    parts = report.stats_report(load_session(session), width)
+    _print(*parts, width=width)
     if svg is not None:
-        report.save_svg(console, svg)
+        report.save_svg(parts, width, svg)
         print(f"wrote {svg}", file=sys.stderr)
 
 

@@ -30,7 +30,7 @@ from agentctl.sessions.simulate import (
 )
 
 if TYPE_CHECKING:
-    from rich.console import Console, RenderableType
+    from rich.console import RenderableType
 
     from agentctl.sessions.tune import Candidate
 
@@ -64,8 +64,18 @@ def stats_report(session: Session, width: int) -> list[RenderableType]:
     return [chart, ledger_table(ledger(session, profile, recorded)), summary_table(result, events)]
 
 
-def save_svg(console: Console, path: Path) -> None:
-    """Save what a recording console printed as an SVG image."""
+def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:
+    """Render `parts` into an SVG image, in colour whatever NO_COLOR says (a file for reports,
+    not terminal output)."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(
+        file=io.StringIO(), width=width, record=True, color_system="truecolor", no_color=False
+    )
+    for part in parts:
+        console.print(part)
     try:
         console.save_svg(str(path), title="agentctl stats")
     except OSError as err:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,6 +91,7 @@ def test_stats_prints_the_chart_and_writes_svg(research: Session, tmp_path: Path
     assert "prompt size per turn" in out and "✂ new" in out and "break-even" in out
     text = svg.read_text()
     assert text.startswith("<svg") and "prompt&#160;size&#160;per&#160;turn" in text
+    assert len(set(re.findall(r"fill: (#[0-9a-f]{6})", text))) >= 4  # coloured despite NO_COLOR
 
 
 def test_simulate_json_side_by_side(research: Session) -> None:
