@@ -145,6 +145,7 @@ def _shut(connection: socket.socket) -> None:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a client that keeps a connection open never blocks shutdown
+    request_queue_size = 64  # bursts of parallel clients (tests, benches) are not refused
     emulator: Emulator
 
     def handle_error(self, request: Any, client_address: Any) -> None:
