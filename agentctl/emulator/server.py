@@ -89,7 +89,8 @@ class Emulator:
     def close(self) -> None:
         """Stop serving, wake hanging handlers and drop open keep-alive connections."""
         self.stopping.set()
-        self._httpd.shutdown()
+        if self._thread.is_alive():  # shutdown() waits for serve_forever: never if unstarted
+            self._httpd.shutdown()
         with self._lock:
             for connection in list(self._connections):
                 _shut(connection)
