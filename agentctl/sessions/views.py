@@ -147,12 +147,13 @@ def _usd(value: float, *, signed: bool = False) -> str:
 def comparison_table(recorded: Simulation, simulated: Simulation) -> Table:
     """Per turn, side by side: input, cleared, cache read/write and cost, recorded | simulated."""
     heads = ("input", "cleared", "cache\nread", "cache\nwrite", "cost")
-    columns = ["turn", *heads, *heads]
+    columns = ["turn", *heads, "", *heads]
     table = _table(*columns, title=f"per turn: recorded (left) | {simulated.label} (right)")
+    table.padding = (0, 0, 0, 0)  # one space between columns: 75 columns wide in all
     for rec, sim in zip(recorded.turns, simulated.turns, strict=True):
-        _add(table, str(rec.turn), *_turn_cells(rec), *_turn_cells(sim))
+        _add(table, str(rec.turn), *_turn_cells(rec), "│", *_turn_cells(sim))
     table.add_section()
-    _add(table, "total", *_totals_cells(recorded), *_totals_cells(simulated))
+    _add(table, "total", *_totals_cells(recorded), "│", *_totals_cells(simulated))
     return table
 
 
@@ -227,4 +228,5 @@ def tune_table(results: Sequence[Candidate], title: str) -> Table:
             fmt_ratio(sim.cache_hit_ratio), flex=1,
         )  # fmt: skip
     table.columns[1].justify = "left"
+    table.columns[1].no_wrap = False  # the label wraps (at spaces) on a narrow terminal
     return table

@@ -67,9 +67,15 @@ def test_only_growth_of_the_clearing_is_a_new_edit() -> None:
 def test_the_research_run_ledger(research: Session) -> None:
     profile = session_profile(research)
     balances = edit_balances(recorded_run(research, profile).turns, PRICE)
-    assert [b.turn for b in balances] == list(range(14, 22))
-    first = balances[0]
-    assert (first.newly_cleared, first.rewritten) == (37_664, 20_178)
+    cleared = [t.cleared_input_tokens for t in research.turns]
+    pairs = zip(research.turns[1:], cleared, cleared[1:], strict=False)
+    grew = [t.turn for t, a, b in pairs if b > a]
+    assert [b.turn for b in balances] == grew and len(grew) >= 3
+    index = grew[0] - 1
+    first, (before, now) = balances[0], research.turns[index - 1 : index + 1]
+    assert first.newly_cleared == now.cleared_input_tokens > 30_000
+    expected = before.usage.prompt_tokens - now.cleared_input_tokens
+    assert first.rewritten == expected - now.usage.cache_read_input_tokens
     assert first.break_even_turn is not None and first.net_usd > 0
     assert all(b.break_even_turn is None for b in balances[1:])
 

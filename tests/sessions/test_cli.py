@@ -28,7 +28,9 @@ def test_list_json_has_one_row_per_session(research: Session, thinking: Session)
     assert code == 0
     assert {r["session"] for r in rows} == {research.id, thinking.id} and len(rows) == 2
     row = next(r for r in rows if r["session"] == research.id)
-    assert (row["turns"], row["status"], row["model"]) == (23, "end_turn", "claude-sonnet-5")
+    assert (row["turns"], row["status"], row["model"]) == (
+        len(research.turns), "end_turn", "claude-sonnet-5",
+    )  # fmt: skip
     assert row["task"] == "Kestrel outage" and row["task_source"].endswith("task.md")
     assert row["cost_usd"] == pytest.approx(
         research.result["totals"]["cost_usd"] if research.result else 0
@@ -72,9 +74,10 @@ def test_export_to_a_file(research: Session, tmp_path: Path) -> None:
     data = json.loads(target.read_text())
     assert code == 0 and out == "" and "wrote" in err
     assert data["format"] == "agentctl-session-export" and data["status"] == "end_turn"
-    assert len(data["turns"]) == 23 and data["turns"][13]["event"]["applied_edits"]
+    assert len(data["turns"]) == len(research.turns) >= 20
+    assert data["turns"][-1]["event"]["applied_edits"]
     assert data["turns"][0]["request"]["model"] == "claude-sonnet-5"
-    assert data["messages"][0]["role"] == "user" and data["result"]["turns"] == 23
+    assert data["messages"][0]["role"] == "user" and data["result"]["turns"] == len(research.turns)
 
 
 def test_rm_asks_and_refuses_without_a_terminal(research: Session) -> None:
@@ -102,7 +105,7 @@ def test_simulate_json_side_by_side(research: Session) -> None:
     assert code == 0
     assert data["replay_matches_recording"] is True and data["reconstructed"] is False
     assert data["calibration"]["factor"] == 1.0
-    assert len(data["turns"]) == 23
+    assert len(data["turns"]) == len(research.turns)
     assert data["totals"]["recorded"]["cost_usd"] == pytest.approx(
         research.result["totals"]["cost_usd"] if research.result else 0
     )
