@@ -216,3 +216,31 @@ def test_http_keep_alive_serves_many_requests_on_one_connection() -> None:
             assert response.status == 200 and not response.will_close
         conn.close()
     assert sockets[0] is not None and sockets[0] is sockets[1] is sockets[2]
+
+
+def test_json_and_every_sse_event_validate_strictly_against_the_sdk_types() -> None:
+    import pydantic
+    from anthropic.types.beta import (
+        BetaMessage,
+        BetaMessageTokensCount,
+        BetaRawMessageStreamEvent,
+    )
+
+    body = request(max_tokens=2000, thinking=THINKING, tools=[MEMORY_TOOL], betas=[BETA])
+    body["context_management"] = {"edits": [{"type": "clear_tool_uses_20250919"}]}
+    with running(script=SCRIPT) as emu:
+        client = make_client(emu.base_url)
+        raw = client.beta.messages.with_raw_response.create(**body).http_response.json()
+        counted = client.beta.messages.with_raw_response.count_tokens(
+            model=MODEL, messages=body["messages"], betas=[BETA]
+        ).http_response.json()
+        streamed = request(max_tokens=2000, thinking=THINKING, stream=True)
+        _, _, text = _raw_text(emu.base_url, streamed)
+    message = BetaMessage.model_validate(raw)  # strict: every field's type is checked
+    assert message.usage.cache_creation is not None
+    assert BetaMessageTokensCount.model_validate(counted).input_tokens > 0
+    adapter: Any = pydantic.TypeAdapter(BetaRawMessageStreamEvent)
+    events = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+    kinds = [adapter.validate_python(e).type for e in events if e["type"] != "ping"]
+    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    assert any(e.get("delta", {}).get("type") == "signature_delta" for e in events)
