@@ -407,3 +407,17 @@ def test_run_help_does_not_import_the_sdk() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Exit codes: 0 finished" in out.stdout
     assert "HEAVY=\n" in out.stdout
+
+
+def test_a_bearer_token_works_instead_of_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with running() as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", SENTINEL_KEY)
+        result = invoke(str(make_task(tmp_path, files=1)), "--quiet")
+        auth = {k.lower(): v for k, v in emu.requests[0].headers.items()}.get("authorization")
+    assert result.exit_code == 0, result.output
+    assert auth == "REDACTED"
+    (path,) = sessions_dir().glob("*.jsonl")
+    assert SENTINEL_KEY not in path.read_text()

@@ -54,12 +54,22 @@ class AnthropicClient:
     """A ModelClient over `client.beta.messages.stream(**request)`."""
 
     def __init__(
-        self, *, api_key: str, base_url: str | None, timeout_s: float, retry: RetryPolicy
+        self,
+        *,
+        base_url: str | None,
+        timeout_s: float,
+        retry: RetryPolicy,
+        api_key: str | None = None,
+        auth_token: str | None = None,
     ) -> None:
         import anthropic
 
         self._sdk = anthropic.Anthropic(
-            api_key=api_key, base_url=base_url or None, timeout=timeout_s, max_retries=0
+            api_key=api_key,
+            auth_token=auth_token,
+            base_url=base_url or None,
+            timeout=timeout_s,
+            max_retries=0,
         )
         self._retry = retry
         self._timeout_s = timeout_s

@@ -34,6 +34,7 @@ from agentctl.tools.workspace import WorkspaceTools
 
 OFFLINE_KEY = "offline-dummy-key"
 KEY_ENV = "ANTHROPIC_API_KEY"
+TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
 NO_KEY = (
     "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...), "
     "or run against the built-in emulator with --offline"
@@ -179,14 +180,20 @@ def cost_function(profile: Profile) -> Callable[[Usage], float]:
     return cost
 
 
-def check_key(offline: bool) -> str:
-    """The API key to use; UsageError (exit 2) when there is none and no --offline."""
+def credentials(offline: bool) -> dict[str, str]:
+    """SDK credentials: ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN (a bearer token).
+
+    UsageError (exit 2) when there is neither and no --offline, which uses a dummy key.
+    """
     if offline:
-        return OFFLINE_KEY
+        return {"api_key": OFFLINE_KEY}
     key = os.environ.get(KEY_ENV, "").strip()
-    if not key:
-        raise UsageError(NO_KEY)
-    return key
+    if key:
+        return {"api_key": key}
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        return {"auth_token": token}
+    raise UsageError(NO_KEY)
 
 
 @contextmanager
@@ -196,17 +203,15 @@ def open_client(prep: PreparedRun, retry: RetryPolicy | None = None) -> Iterator
 
     api = prep.profile.api
     policy = retry or RetryPolicy(max_retries=api.max_retries)
-    key = check_key(prep.offline)
+    creds = credentials(prep.offline)
     if not prep.offline:
-        yield AnthropicClient(
-            api_key=key, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy
-        )
+        yield AnthropicClient(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy)
         return
     from agentctl.emulator.server import running
 
     with running(script=prep.script) as emulator:
         yield AnthropicClient(
-            api_key=key, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy
+            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy
         )
 
 
