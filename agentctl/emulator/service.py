@@ -8,6 +8,7 @@ from typing import Any
 from agentctl.emulator.editing import CacheFigures, ContextEngine, Edited
 from agentctl.emulator.model import Block, Model, Reply, TextOut, ThinkingOut, assistant_turns
 from agentctl.emulator.protocol import header_betas, invalid, new_message_id, stable_id
+from agentctl.emulator.threads import ThreadStore
 from agentctl.emulator.validation import validate_count_request, validate_request
 
 Json = dict[str, Any]
@@ -21,19 +22,24 @@ class MessagesService:
         self.model = model
         self.placeholder = placeholder
         self._cache_lock = threading.Lock()
+        self.threads = ThreadStore()
 
     def create(self, headers: dict[str, str], body: object) -> Json:
         """The BetaMessage JSON for a request (raises ApiFailure for invalid ones)."""
-        request = validate_request(body, header_betas(headers))
+        betas = header_betas(headers)
+        request = validate_request(self.threads.expand(body, betas), betas)
         edited = self._edit(request)
         with self._cache_lock:  # the cache state is shared across requests
             cache = self.engine.account(edited.request, request["model"])
         reply = self.model.reply(edited.request)
-        return build_message(reply, edited, cache, self.engine)
+        message = build_message(reply, edited, cache, self.engine)
+        self.threads.hold(body, request["messages"], message)
+        return message
 
     def count_tokens(self, headers: dict[str, str], body: object) -> Json:
         """The count_tokens answer: post-edit input tokens (and the pre-edit figure with edits)."""
-        request = validate_count_request(body, header_betas(headers))
+        betas = header_betas(headers)
+        request = validate_count_request(self.threads.expand(body, betas), betas)
         edited = self._edit(request)
         answer: Json = {"input_tokens": edited.input_tokens}
         if edited.applied_edits is not None:
