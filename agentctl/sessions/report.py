@@ -238,7 +238,7 @@ def tuning(session: Session, grid_text: str | None) -> Tuning:
             f"session {session.id}: no price for model {session.model}; tune ranks by cost "
             f'(add [prices."{session.model}"] to the profile)'
         )
-    thinking_on = profile.thinking.enabled and profile.context_editing.thinking.enabled
+    thinking_on = profile.thinking.enabled
     grid = (
         parse_grid(grid_text)
         if grid_text

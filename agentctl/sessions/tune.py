@@ -159,8 +159,8 @@ def _grid_point(recorded: ContextEditing, point: dict[str, GridValue | None]) ->
             clear_at_least=_or(point["clear_at_least"], tu.clear_at_least),
         )
     think = point["thinking_keep"]
-    if think is not None and th.enabled:
-        th = dataclasses.replace(th, keep="all" if think == "all" else int(think))
+    if think is not None:  # turns clear_thinking on (the replay refuses it without thinking)
+        th = dataclasses.replace(th, enabled=True, keep="all" if think == "all" else int(think))
     return ContextEditing(tu, th)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 from pathlib import Path
 
@@ -9,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentctl.errors import UsageError
+from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.loader import build_profile
 from agentctl.profile.settings import ContextEditing
-from agentctl.sessions.catalog import Session, session_profile
+from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.report import tuning
 from agentctl.sessions.tune import (
     candidates,
@@ -116,3 +118,36 @@ def test_write_saves_a_full_profile_that_loads_back(research: Session, tmp_path:
     write_profile(target, session_profile(research), ContextEditing(), force=True)
     again, _ = build_profile(tomllib.loads(target.read_text()), source="x", base_dir=tmp_path)
     assert again.context_editing == ContextEditing()
+
+
+def test_thinking_keep_turns_clear_thinking_on_when_thinking_was_on(resumed: Session) -> None:
+    """The resumed run had thinking off: a thinking_keep grid cannot be replayed on it."""
+    with pytest.raises(ConfigError, match="requires `thinking`"):
+        tuning(resumed, "thinking_keep=1")
+
+
+def test_the_grid_in_the_docs_parses() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "sessions.md").read_text()
+    example = re.search(r'`--grid "([^"]+)"`', docs)
+    assert example is not None
+    assert set(parse_grid(example.group(1))) == {
+        "trigger",
+        "keep",
+        "clear_at_least",
+        "thinking_keep",
+    }
+
+
+def test_thinking_keep_is_swept_even_if_clear_thinking_was_off(
+    thinking: Session, transcripts: dict[str, Path]
+) -> None:
+    path = transcripts["thinking"]
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records[0]["profile"]["context_editing"]["thinking"]["enabled"] = False
+    session = parse_session(path, records)
+    result = tuning(session, None)
+    assert result.grid["thinking_keep"] == (1, 2, "all")
+    assert not result.recorded.editing.thinking.enabled
+    swept = {c.editing.thinking.keep for c in result.ranked if c.editing.thinking.enabled}
+    assert swept == {1, 2, "all"}
+    assert result.winner.cost <= result.recorded.cost
