@@ -56,6 +56,7 @@ class MessagesService:
 def build_message(reply: Reply, edited: Edited, cache: CacheFigures, engine: ContextEngine) -> Json:
     """Assemble the API's message object from the model's reply and the accounting."""
     request = edited.request
+    reply = stop_at_sequences(reply, request.get("stop_sequences") or [])
     turn = assistant_turns(request)
     blocks = [_block_json(block, turn, index) for index, block in enumerate(reply.blocks)]
     blocks, output_tokens, cut = fit_max_tokens(blocks, request["max_tokens"], engine)
@@ -75,6 +76,23 @@ def build_message(reply: Reply, edited: Edited, cache: CacheFigures, engine: Con
     if edited.applied_edits is not None:
         message["context_management"] = {"applied_edits": edited.applied_edits}
     return message
+
+
+def stop_at_sequences(reply: Reply, sequences: list[str]) -> Reply:
+    """The model stops where its text first produces one of the request's stop_sequences."""
+    for index, block in enumerate(reply.blocks):
+        found = _first_stop(block.text, sequences) if isinstance(block, TextOut) else None
+        if found is None or not isinstance(block, TextOut):
+            continue
+        at, sequence = found
+        kept = (*reply.blocks[:index], *([TextOut(block.text[:at])] if at else []))
+        return Reply(kept, "stop_sequence", sequence)
+    return reply
+
+
+def _first_stop(text: str, sequences: list[str]) -> tuple[int, str] | None:
+    hits = [(text.find(q), q) for q in sequences if q]
+    return min(((at, q) for at, q in hits if at >= 0), default=None)
 
 
 def usage_json(cache: CacheFigures, output_tokens: int) -> Json:

@@ -19,6 +19,11 @@ def validate_request(body: object, betas: set[str]) -> Json:
     request = validate_count_request(body, betas)
     _check_max_tokens(request)
     _check_thinking(request)
+    sequences = request.get("stop_sequences")
+    if sequences is not None and not (
+        isinstance(sequences, list) and all(isinstance(q, str) for q in sequences)
+    ):
+        raise invalid("stop_sequences: Input should be a valid list of strings")
     if "stream" in request and not isinstance(request["stream"], bool):
         raise invalid("stream: Input should be a valid boolean")
     return request

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentctl.emulator.model import Script, ScriptTurn
+from agentctl.emulator.model import Script, ScriptTurn, ToolCall
 from agentctl.emulator.script import load_script, parse_script
 from agentctl.emulator.server import running
 from agentctl.errors import ConfigError
@@ -134,3 +134,20 @@ def test_bad_scripts_name_file_and_key(tmp_path: Path, text: str, message: str) 
 def test_missing_script_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_script(tmp_path / "absent.toml")
+
+
+def test_text_stops_at_the_first_stop_sequence_it_produces() -> None:
+    script = Script(
+        (
+            ScriptTurn(
+                text="alpha STOP beta END gamma",
+                tool_calls=(ToolCall("rf", {}),),
+            ),
+        )
+    )
+    with running(script=script) as emu:
+        message = make_client(emu.base_url).beta.messages.create(
+            **request(stop_sequences=["END", "STOP"])
+        )
+    assert [b.to_dict() for b in message.content] == [{"type": "text", "text": "alpha "}]
+    assert (message.stop_reason, message.stop_sequence) == ("stop_sequence", "STOP")

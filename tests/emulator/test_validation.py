@@ -84,6 +84,11 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
         f"documentation at {THINKING_DOCS}",
     ),
     (
+        "stop_sequences not strings",
+        request(stop_sequences=[1]),
+        "stop_sequences: Input should be a valid list of strings",
+    ),
+    (
         "custom tool without schema",
         request(tools=[{"name": "rf"}]),
         "tools.0.custom.input_schema: Field required",
