@@ -163,14 +163,16 @@ def _recorded(loaded: Any) -> Any:
 def stats(
     session: SessionArg,
     svg: Annotated[Path | None, typer.Option(help="Also save the chart as an SVG file.")] = None,
-    width: Annotated[int, typer.Option(help="Chart width in columns.")] = 100,
+    width: Annotated[
+        int | None, typer.Option(help="Width in columns (default: the terminal's, at most 120).")
+    ] = None,
 ) -> None:
     """Chart of the prompt size per turn (sent, seen after edits, read from cache), edit turns
     marked, the per-edit cache accounting and the summary table."""
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
-    width = max(width, 60)
+    width = max(width or min(_console().width, 120), 60)
     parts = report.stats_report(load_session(session), width)
     _print(*parts, width=width)
     if svg is not None:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.context.tokens import estimate_block_tokens, estimate_request_tokens
@@ -215,3 +217,31 @@ def test_thresholds_enter_the_engine_in_estimator_units() -> None:
         {"edits": [{"type": "x", "trigger": {"type": "tool_uses", "value": 5}}]}, 2.0
     )
     assert tool_trigger["trigger"]["value"] == 5
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    trigger=st.integers(500, 20_000),
+    keep=st.integers(1, 6),
+    at_least=st.integers(0, 3_000),
+    think=st.sampled_from([1, 2, 3, "all"]),
+)
+def test_any_settings_conserve_the_prompt(
+    thinking: Session, trigger: int, keep: int, at_least: int, think: int | str
+) -> None:
+    """Whatever the settings: seen + cleared = what was sent; output tokens stay as recorded."""
+    own = session_profile(thinking)
+    tu = dataclasses.replace(
+        own.context_editing.tool_uses, trigger=trigger, keep=keep, clear_at_least=at_least
+    )
+    th = ClearThinking(True, "all" if think == "all" else int(think))
+    other = dataclasses.replace(own, context_editing=ContextEditing(tu, th))
+    sim = simulate(thinking, ReplaySettings.from_profile(other), own)
+    for rec, turn in zip(recorded_run(thinking, own).turns, sim.turns, strict=True):
+        assert turn.sent_tokens == rec.sent_tokens
+        assert turn.usage.output_tokens == rec.usage.output_tokens
+        assert (
+            sum(e["cleared_input_tokens"] for e in turn.applied_edits) == turn.cleared_input_tokens
+        )
