@@ -101,13 +101,10 @@ def show(
     if as_seen is not None:
         sys.stdout.write(seen.as_seen_report(loaded, as_seen, limit=None if full else 600))
         return
-    from agentctl.render.format import trigger_from
-    from agentctl.sessions.views import show_view
+    from agentctl.sessions.report import show_report
 
-    cost = _recorded(loaded).cost_usd
-    trigger = trigger_from(loaded.turns[0].body.get("context_management") if loaded.turns else None)
     console = _console()
-    console.print(show_view(loaded, float("nan") if cost is None else cost, trigger, console.width))
+    console.print(show_report(loaded, console.width))
     if loaded.answer:
         print("\n" + loaded.answer)
 
@@ -150,13 +147,6 @@ def export(
     except OSError as err:
         raise UsageError(f"{output}: cannot write: {err.strerror or err}") from None
     print(f"wrote {output}", file=sys.stderr)
-
-
-def _recorded(loaded: Any) -> Any:
-    from agentctl.sessions.catalog import session_profile
-    from agentctl.sessions.simulate import recorded_run
-
-    return recorded_run(loaded, session_profile(loaded))
 
 
 @one_line_errors

@@ -8,14 +8,21 @@ overrides, so a comparison changes settings only.
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from rich.console import Console, RenderableType
+from rich.text import Text
 
 from agentctl.context.prices import price_for
 from agentctl.errors import UsageError
+from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
+from agentctl.render.format import trigger_from
+from agentctl.render.table import summary_table
 from agentctl.sessions.breakeven import EditBalance, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
 from agentctl.sessions.chart import chart_rows, prompt_chart
@@ -23,16 +30,29 @@ from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
     Calibration,
+    SimTurn,
     Simulation,
     calibrate,
     recorded_run,
     simulate,
 )
-
-if TYPE_CHECKING:
-    from rich.console import RenderableType
-
-    from agentctl.sessions.tune import Candidate
+from agentctl.sessions.tune import (
+    Candidate,
+    default_grid,
+    pareto_front,
+    parse_grid,
+    ranked,
+    sweep,
+    write_profile,
+)
+from agentctl.sessions.views import (
+    comparison_table,
+    ledger_table,
+    result_of,
+    show_view,
+    totals_table,
+    tune_table,
+)
 
 
 def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
@@ -41,25 +61,35 @@ def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalan
     return edit_balances(sim.turns, price) if price is not None else []
 
 
+def _trigger(session: Session) -> int | None:
+    """The recorded clear_tool_uses input-token trigger, if the run had one."""
+    body = session.turns[0].body if session.turns else {}
+    return trigger_from(body.get("context_management"))
+
+
+def _cost(sim: Simulation) -> float:
+    """For the summary table, which shows NaN as n/a."""
+    cost = sim.cost_usd
+    return float("nan") if cost is None else cost
+
+
+def show_report(session: Session, width: int | None) -> RenderableType:
+    """`sessions show`: the per-turn table, summary and memory operations."""
+    cost = _cost(recorded_run(session, session_profile(session)))
+    return show_view(session, cost, _trigger(session), width)
+
+
 def stats_report(session: Session, width: int) -> list[RenderableType]:
     """`stats`: the chart, the per-edit ledger, the summary table."""
-    from agentctl.render.format import trigger_from
-    from agentctl.sessions.views import ledger_table, result_of
-
     profile = session_profile(session)
     recorded = recorded_run(session, profile)
     figures = [
         (t.turn, t.usage.prompt_tokens, t.cleared_input_tokens, t.usage.cache_read_input_tokens)
         for t in recorded.turns
     ]
-    body = session.turns[0].body if session.turns else {}
-    trigger = trigger_from(body.get("context_management"))
     title = f"session {session.id}: prompt size per turn ({session.model})"
-    chart = prompt_chart(chart_rows(figures), width=width, trigger=trigger, title=title)
-    from agentctl.render.table import summary_table
-
-    cost = recorded.cost_usd
-    result = result_of(session, float("nan") if cost is None else cost)
+    chart = prompt_chart(chart_rows(figures), width=width, trigger=_trigger(session), title=title)
+    result = result_of(session, _cost(recorded))
     events = [t.event for t in session.turns]
     return [chart, ledger_table(ledger(session, profile, recorded)), summary_table(result, events)]
 
@@ -67,10 +97,6 @@ def stats_report(session: Session, width: int) -> list[RenderableType]:
 def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:
     """Render `parts` into an SVG image, in colour whatever NO_COLOR says (a file for reports,
     not terminal output)."""
-    import io
-
-    from rich.console import Console
-
     console = Console(
         file=io.StringIO(), width=width, record=True, color_system="truecolor", no_color=False
     )
@@ -118,7 +144,7 @@ class WhatIf:
         }
 
 
-def _turn_json(turn: Any) -> dict[str, Any]:
+def _turn_json(turn: SimTurn) -> dict[str, Any]:
     return {
         **turn.usage.to_json(),
         "cleared_input_tokens": turn.cleared_input_tokens,
@@ -145,8 +171,6 @@ def _matches(a: Simulation, b: Simulation) -> bool:
 
 
 def load_other_profile(path: str, sets: Sequence[str]) -> Profile:
-    from agentctl.profile.loader import resolve_profile
-
     profile, _ = resolve_profile(path, sets)
     return profile
 
@@ -169,8 +193,6 @@ def what_if(session: Session, profile_path: str, sets: Sequence[str] = ()) -> Wh
 
 
 def _honesty(session: Session) -> RenderableType:
-    from rich.text import Text
-
     how = (
         "offline run: the emulator uses this same engine"
         if session.offline
@@ -180,10 +202,6 @@ def _honesty(session: Session) -> RenderableType:
 
 
 def what_if_view(w: WhatIf) -> list[RenderableType]:
-    from rich.text import Text
-
-    from agentctl.sessions.views import comparison_table, ledger_table, totals_table
-
     head = Text(f"session {w.session.id}: recorded vs {w.profile_source}", style="bold")
     return [
         head,
@@ -230,8 +248,6 @@ class Tuning:
 
 def tuning(session: Session, grid_text: str | None) -> Tuning:
     """Sweep the grid (default: one derived from the run) and rank the results."""
-    from agentctl.sessions.tune import default_grid, pareto_front, parse_grid, ranked, sweep
-
     profile = session_profile(session)
     if price_for(session.model, profile.prices) is None:
         raise UsageError(
@@ -250,10 +266,6 @@ def tuning(session: Session, grid_text: str | None) -> Tuning:
 
 
 def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
-    from rich.text import Text
-
-    from agentctl.sessions.views import tune_table
-
     best = t.ranked[: max(top, 1)]
     rec = t.recorded
     saving = rec.cost - t.winner.cost
@@ -273,8 +285,6 @@ def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
 
 
 def write_winner(t: Tuning, path: Path, *, force: bool) -> None:
-    from agentctl.sessions.tune import write_profile
-
     write_profile(
         path, dataclasses.replace(t.profile, source=str(path)), t.winner.editing, force=force
     )
