@@ -17,6 +17,8 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+KEEP_REQUESTS = 50  # a long-lived server must not keep every prompt it was sent
+
 FAULTS_HELP = (
     "Inject failures, e.g. '429:0.5@1,529@3,hang:5@4,drop@6,malformed@7,rate=0.2:500|drop,"
     "seed=7'. KIND@N hits request N (N-M a range); rate=P:KINDS hits other requests at "
@@ -52,7 +54,11 @@ def serve(
 
     try:
         with running(
-            script=script, faults=faults, result_placeholder=placeholder, port=port
+            script=script,
+            faults=faults,
+            result_placeholder=placeholder,
+            port=port,
+            keep_requests=KEEP_REQUESTS,
         ) as emu:
             print(emu.base_url, flush=True)
             threading.Event().wait()

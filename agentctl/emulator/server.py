@@ -62,10 +62,18 @@ class Response:
 class Emulator:
     """A running emulator: its base URL and the requests it has received (thread-safe)."""
 
-    def __init__(self, service: MessagesService, faults: FaultPlan, port: int = 0) -> None:
+    def __init__(
+        self,
+        service: MessagesService,
+        faults: FaultPlan,
+        port: int = 0,
+        keep_requests: int | None = None,
+    ) -> None:
         self.service = service
         self.faults = faults
         self.requests: list[ReceivedRequest] = []
+        self.keep_requests = keep_requests  # None: all (tests); a long-lived server keeps a few
+        self._count = 0
         self.errors: list[str] = []  # tracebacks of unexpected exceptions (answered with 500)
         self.stopping = threading.Event()
         self._lock = threading.Lock()
@@ -100,9 +108,11 @@ class Emulator:
         """Append a ReceivedRequest; returns its 1-based number (the fault plan's key)."""
         shown = {k: ("REDACTED" if k in REDACTED_HEADERS else v) for k, v in headers.items()}
         with self._lock:
-            number = len(self.requests) + 1
-            self.requests.append(ReceivedRequest(number, method, path, shown, body))
-        return number
+            self._count += 1
+            self.requests.append(ReceivedRequest(self._count, method, path, shown, body))
+            if self.keep_requests is not None and len(self.requests) > self.keep_requests:
+                del self.requests[: -self.keep_requests or None]
+            return self._count
 
     def track(self, connection: socket.socket, live: bool) -> None:
         """Keep the set of open connections, so close() can drop them."""
@@ -308,6 +318,7 @@ def running(
     clock: Callable[[], float] = time.monotonic,
     model: Model | None = None,
     engine: ContextEngine | None = None,
+    keep_requests: int | None = None,
 ) -> Iterator[Emulator]:
     """Start an emulator on a background thread for the duration of the block."""
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
@@ -316,7 +327,7 @@ def running(
         model or build_model(script, result_placeholder),
         result_placeholder,
     )
-    emulator = Emulator(service, plan, port)
+    emulator = Emulator(service, plan, port, keep_requests)
     emulator.start()
     try:
         yield emulator

@@ -244,3 +244,12 @@ def test_json_and_every_sse_event_validate_strictly_against_the_sdk_types() -> N
     kinds = [adapter.validate_python(e).type for e in events if e["type"] != "ping"]
     assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
     assert any(e.get("delta", {}).get("type") == "signature_delta" for e in events)
+
+
+def test_keep_requests_bounds_the_record_but_numbering_goes_on() -> None:
+    with running(script=Script(), keep_requests=2) as emu:
+        client = make_client(emu.base_url)
+        for _ in range(5):
+            client.beta.messages.create(**request())
+        kept = [r.number for r in emu.requests]
+    assert kept == [4, 5]
