@@ -13,14 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.agent.request import cache_control
+from agentctl.agent.request import cache_control, mark_last_block
 from agentctl.context.edits import build_context_management
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import TurnRecord
 
 # Request keys that travel as headers or client options, never in the body the server reads.
 _NOT_BODY = frozenset({"betas", "extra_headers", "extra_query", "extra_body", "timeout"})
-_UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
 
 
 @dataclass(frozen=True)
@@ -63,16 +62,10 @@ def replay_request(turn: TurnRecord, settings: ReplaySettings) -> dict[str, Any]
 
 
 def _mark_last_block(message: Mapping[str, Any], marker: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `message` whose last cacheable block carries `marker` (as the run loop does)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        block = {"type": "text", "text": content, "cache_control": dict(marker)}
-        return {**message, "content": [block]}
-    if not isinstance(content, list):
-        return dict(message)
-    blocks = list(content)
-    for index in range(len(blocks) - 1, -1, -1):
-        if blocks[index].get("type") not in _UNCACHEABLE:
-            blocks[index] = {**blocks[index], "cache_control": dict(marker)}
-            break
-    return {**message, "content": blocks}
+    """A copy of `message` with the marker placed as the run loop places it; the content list
+    is copied first (`mark_last_block` edits in place, the recorded history must not change)."""
+    copy = dict(message)
+    if isinstance(copy.get("content"), list):
+        copy["content"] = list(copy["content"])
+    mark_last_block(copy, dict(marker))
+    return copy

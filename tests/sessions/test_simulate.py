@@ -18,6 +18,7 @@ from agentctl.errors import ConfigError
 from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditing, Profile
 from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.replay import ReplaySettings, replay_request
+from agentctl.sessions.resume import replay_messages, requests_sent
 from agentctl.sessions.simulate import calibrate, recorded_run, scaled_edits, simulate
 
 
@@ -245,3 +246,18 @@ def test_any_settings_conserve_the_prompt(
         assert (
             sum(e["cleared_input_tokens"] for e in turn.applied_edits) == turn.cleared_input_tokens
         )
+
+
+@pytest.mark.parametrize("name", ["research", "thinking", "resumed"])
+def test_replayed_requests_are_the_requests_sent(name: str, request: pytest.FixtureRequest) -> None:
+    """Under the run's own profile the rebuilt bodies equal the run engineer's `requests_sent`
+    (which is tested against what the emulator received), betas aside (they are a header)."""
+    session: Session = request.getfixturevalue(name)
+    settings = ReplaySettings.from_profile(session_profile(session))
+    sent = requests_sent(list(session.records))
+    assert [t for t, _ in sent] == [t.turn for t in session.turns]
+    for turn, (_, body) in zip(session.turns, sent, strict=True):
+        body.pop("betas", None)
+        assert replay_request(turn, settings) == body
+    assert session.history == tuple(replay_messages(list(session.records)))
+    assert "cache_control" not in json.dumps(session.history)  # markers went on copies
