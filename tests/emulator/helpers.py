@@ -23,6 +23,26 @@ def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": text}
 
 
+# --- a tool-use conversation with figures that are easy to compute by hand -------------------
+
+
+def tool_use(i: int) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"t{i}", "name": "rf", "input": {"p": "a"}}
+
+
+def tool_result(i: int, words: int = 50) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": f"t{i}", "content": "word " * words}
+
+
+def conversation(pairs: int, *, thinking: bool = False, words: int = 50) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "read the files"}]
+    for i in range(1, pairs + 1):
+        head = [{"type": "thinking", "thinking": "one two three", "signature": "s"}]
+        messages.append({"role": "assistant", "content": [*head[:thinking], tool_use(i)]})
+        messages.append({"role": "user", "content": [tool_result(i, words)]})
+    return messages
+
+
 def request(**overrides: Any) -> dict[str, Any]:
     """A minimal valid beta.messages.create body."""
     body: dict[str, Any] = {"model": MODEL, "max_tokens": 1000, "messages": [user("hello")]}

@@ -12,8 +12,7 @@ from typing import Any
 from agentctl.emulator.model import Script
 from agentctl.emulator.server import running
 
-from .helpers import BETA, make_client, request
-from .test_editing import conversation
+from .helpers import BETA, conversation, make_client, request
 
 EPHEMERAL = {"type": "ephemeral"}
 SYSTEM = [{"type": "text", "text": "word " * 1100, "cache_control": EPHEMERAL}]

@@ -20,7 +20,7 @@ import pytest
 from agentctl.emulator.model import Reply, Script, TextOut
 from agentctl.emulator.server import running
 
-from .helpers import BETA, MODEL, make_client, request
+from .helpers import BETA, MODEL, conversation, make_client, request
 
 THINKING = {"type": "enabled", "budget_tokens": 1024}
 
@@ -34,23 +34,6 @@ class SpyModel:
     def reply(self, request: dict[str, Any]) -> Reply:
         self.seen.append(request)
         return Reply((TextOut("ok"),))
-
-
-def tool_use(i: int) -> dict[str, Any]:
-    return {"type": "tool_use", "id": f"t{i}", "name": "rf", "input": {"p": "a"}}
-
-
-def tool_result(i: int, words: int = 50) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": f"t{i}", "content": "word " * words}
-
-
-def conversation(pairs: int, *, thinking: bool = False, words: int = 50) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "read the files"}]
-    for i in range(1, pairs + 1):
-        head = [{"type": "thinking", "thinking": "one two three", "signature": "s"}]
-        messages.append({"role": "assistant", "content": [*head[:thinking], tool_use(i)]})
-        messages.append({"role": "user", "content": [tool_result(i, words)]})
-    return messages
 
 
 def clear_tool_uses(**fields: Any) -> dict[str, Any]:
