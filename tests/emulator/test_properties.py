@@ -12,7 +12,7 @@ from agentctl.emulator.model import Script, ScriptTurn, ToolCall
 from agentctl.emulator.server import running
 from agentctl.emulator.sse import split_text
 
-from .helpers import make_client, request
+from .helpers import BETA, make_client, request, run_session
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
@@ -72,3 +72,46 @@ def test_concurrent_clients_are_all_answered_and_numbered() -> None:
     assert all(r.stop_reason == "end_turn" for r in replies)
     assert numbers == list(range(1, 41))
     assert len({r.id for r in replies}) == 40
+
+
+NAMES = st.from_regex(r"[a-z][a-z0-9_-]{0,8}(/[a-z][a-z0-9_-]{0,8})?\.(txt|py|md)", fullmatch=True)
+LINES = st.lists(
+    st.sampled_from(["filler text", "the deadline is near", "budget owner", "x = 1", ""]),
+    max_size=12,
+)
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(files=st.dictionaries(NAMES, LINES, min_size=1, max_size=6), keep=st.integers(1, 3))
+def test_policy_notes_every_file_and_answers_from_notes(
+    tmp_path_factory: Any, files: dict[str, list[str]], keep: int
+) -> None:
+    root = tmp_path_factory.mktemp("case")
+    workspace = root / "ws"
+    for name, lines in files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text("\n".join(lines))
+    edit = {
+        "type": "clear_tool_uses_20250919",
+        "trigger": {"type": "tool_uses", "value": 1},
+        "keep": {"type": "tool_uses", "value": keep},
+        "exclude_tools": ["memory"],
+    }
+    with running() as emu:
+        responses = run_session(
+            make_client(emu.base_url),
+            "Where is the deadline and the budget?",
+            workspace,
+            root / "mem",
+            betas=[BETA],
+            context_management={"edits": [edit]},
+        )
+        assert emu.errors == []
+    answer = responses[-1].content[-1].text
+    for name, lines in files.items():
+        assert f"- {name}: " in answer
+        for wanted in ("the deadline is near", "budget owner"):
+            if wanted in lines:
+                assert wanted in answer
