@@ -146,14 +146,21 @@ def report(rates: tuple[float, float, float], rows: list[tuple[int, int, float]]
         if turn in (1, 2, 5) or turn % 10 == 0:
             print(f"{turn:>5} {tokens:>14,} {seconds * 1e3:>8.2f} {seconds * 1e6 / tokens:>9.3f}")
     total = sum(s for _, _, s in rows)
-    early = [s / t for _, t, s in rows[5:15]]
-    late = [s / t for _, t, s in rows[-10:]]
-    ratio = statistics.median(late) / statistics.median(early)
+    early, late = rows[10:20], rows[-10:]
+    ratio = _per_token(late) / _per_token(early)
+    growth = statistics.median(t for _, t, _ in late) / statistics.median(t for _, t, _ in early)
     print(
         f"\nsession: {len(rows)} turns, {total:.2f} s of requests (best of {REPEATS} each), "
         f"final prompt {rows[-1][1]:,} tokens"
     )
-    print(f"time per token, turns 6-15 vs last 10 (median): {ratio:.2f}x  (<= 1 = at most linear)")
+    print(
+        f"time per token, last 10 turns vs turns 11-20 (medians): {ratio:.2f}x for a "
+        f"{growth:.1f}x larger prompt (1x = linear; quadratic would be ~{growth:.0f}x)"
+    )
+
+
+def _per_token(rows: list[tuple[int, int, float]]) -> float:
+    return statistics.median(seconds / tokens for _, tokens, seconds in rows)
 
 
 def main() -> None:
