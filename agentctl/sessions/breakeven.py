@@ -11,7 +11,8 @@ stateless and reports the whole clearing every turn; only the growth is new).
   tokens would have been cache reads; input price when caching was off).
 - break-even: the first turn k >= t where (k - t + 1) x saving >= premium; "never" if the
   run ended first. A net loss could have been avoided by a `clear_at_least` above the
-  tokens the edit cleared on that turn (the clearing then waits until it frees more).
+  tokens clear_tool_uses cleared on that turn (the clearing then waits until it frees more);
+  clear_thinking has no such threshold, so a loss made by thinking alone has no suggestion.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from agentctl.agent.events import TurnEvent, Usage
 from agentctl.context.prices import Price, price_for
+
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"
 
 if TYPE_CHECKING:
     from agentctl.profile.settings import PriceOverride
@@ -42,13 +45,17 @@ class TurnFigures(Protocol):
     @property
     def cache_write_1h(self) -> int: ...
 
+    @property
+    def tool_use_cleared_tokens(self) -> int: ...
+
 
 @dataclass(frozen=True)
 class EditBalance:
     """One edit event and whether it paid for itself within the run."""
 
     turn: int
-    cleared_input_tokens: int  # everything the edit cleared on that turn
+    cleared_input_tokens: int  # everything the edits cleared on that turn
+    tool_use_cleared_tokens: int  # the clear_tool_uses part of it
     newly_cleared: int
     rewritten: int
     premium_usd: float
@@ -66,8 +73,10 @@ class EditBalance:
 
     @property
     def avoid_with_clear_at_least(self) -> int | None:
-        """For a net loss: the smallest clear_at_least that skips the edit on this turn."""
-        return self.cleared_input_tokens + 1 if self.net_usd < 0 else None
+        """For a net loss: the smallest clear_at_least that skips clear_tool_uses on this turn."""
+        if self.net_usd >= 0 or self.tool_use_cleared_tokens <= 0:
+            return None
+        return self.tool_use_cleared_tokens + 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +122,7 @@ def _balance(
     return EditBalance(
         turn=now.turn,
         cleared_input_tokens=now.cleared_input_tokens,
+        tool_use_cleared_tokens=now.tool_use_cleared_tokens,
         newly_cleared=newly,
         rewritten=rewritten,
         premium_usd=premium,
@@ -141,6 +151,7 @@ class _EventFigures:
     usage: Usage
     cleared_input_tokens: int
     cache_write_1h: int
+    tool_use_cleared_tokens: int
 
 
 def balances_for_run(
@@ -163,6 +174,7 @@ def balances_for_run(
             t.usage,
             t.cleared_input_tokens,
             t.usage.cache_creation_input_tokens if ttl == "1h" else 0,
+            sum(e.cleared_input_tokens for e in t.applied_edits if e.type == CLEAR_TOOL_USES),
         )
         for t in turns
     ]

@@ -47,6 +47,15 @@ class SimTurn:
     cache_write_1h: int = 0
 
     @property
+    def tool_use_cleared_tokens(self) -> int:
+        """What clear_tool_uses cleared (the part a clear_at_least can hold back)."""
+        return sum(
+            int(e.get("cleared_input_tokens") or 0)
+            for e in self.applied_edits
+            if e.get("type") == "clear_tool_uses_20250919"
+        )
+
+    @property
     def sent_tokens(self) -> int:
         """The unedited prompt the client sent (what the model sees plus what was cleared)."""
         return self.usage.prompt_tokens + self.cleared_input_tokens

@@ -10,11 +10,15 @@ from agentctl.sessions.breakeven import balances_for_run, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
 from agentctl.sessions.simulate import SimTurn, recorded_run
 
+TOOL_USES = "clear_tool_uses_20250919"
 PRICE = Price(input=2, output=10, cache_write_5m=2.5, cache_write_1h=4, cache_read=0.2)
 
 
-def _turn(turn: int, read: int, write: int, cleared: int, write_1h: int = 0) -> SimTurn:
-    return SimTurn(turn, Usage(0, 10, write, read), cleared, (), None, write_1h)
+def _turn(
+    turn: int, read: int, write: int, cleared: int, write_1h: int = 0, kind: str = TOOL_USES
+) -> SimTurn:
+    edits = ({"type": kind, "cleared_input_tokens": cleared},) if cleared else ()
+    return SimTurn(turn, Usage(0, 10, write, read), cleared, edits, None, write_1h)
 
 
 def _run(length: int) -> list[SimTurn]:
@@ -41,6 +45,17 @@ def test_an_edit_that_never_pays_off_is_a_net_loss_with_the_clear_at_least_to_av
     assert edit.net_usd == pytest.approx(4 * 0.0016 - 0.0069)
     assert edit.avoid_with_clear_at_least == 8_001
     assert edit.to_json()["break_even_turn"] is None
+
+
+def test_a_loss_made_by_clear_thinking_alone_has_no_clear_at_least() -> None:
+    thinking = "clear_thinking_20251015"
+    turns = [
+        _turn(t.turn, t.usage.cache_read_input_tokens, t.usage.cache_creation_input_tokens,
+              t.cleared_input_tokens, kind=thinking)
+        for t in _run(6)
+    ]  # fmt: skip
+    (edit,) = edit_balances(turns, PRICE)
+    assert edit.net_usd < 0 and edit.avoid_with_clear_at_least is None
 
 
 def test_a_one_hour_rewrite_costs_the_one_hour_premium() -> None:
