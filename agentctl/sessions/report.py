@@ -61,6 +61,46 @@ def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalan
     return edit_balances(sim.turns, price) if price is not None else []
 
 
+@dataclass(frozen=True)
+class Remedy:
+    """A clear_at_least that skips net-loss edits, checked by replaying the whole run with it."""
+
+    clear_at_least: int
+    cost_usd: float | None
+    base_cost_usd: float | None  # the same settings without it
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "clear_at_least": self.clear_at_least,
+            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+            "base_cost_usd": None if self.base_cost_usd is None else round(self.base_cost_usd, 6),
+        }
+
+
+def remedies(
+    session: Session,
+    settings: Profile,
+    prices: Profile,
+    balances: Sequence[EditBalance],
+    *,
+    base_cost: float | None,
+    factor: float = 1.0,
+) -> list[Remedy]:
+    """Replay the run with the smallest, middle and largest suggested clear_at_least."""
+    values = sorted({b.avoid_with_clear_at_least or 0 for b in balances} - {0})
+    if not values or not settings.context_editing.tool_uses.enabled:
+        return []
+    out: list[Remedy] = []
+    for value in sorted({values[0], values[len(values) // 2], values[-1]}):
+        editing = settings.context_editing
+        tool_uses = dataclasses.replace(editing.tool_uses, clear_at_least=value)
+        changed = dataclasses.replace(editing, tool_uses=tool_uses)
+        replay = ReplaySettings.from_profile(dataclasses.replace(settings, context_editing=changed))
+        cost = simulate(session, replay, prices, factor=factor).cost_usd
+        out.append(Remedy(value, cost, base_cost))
+    return out
+
+
 def _trigger(session: Session) -> int | None:
     """The recorded clear_tool_uses input-token trigger, if the run had one."""
     body = session.turns[0].body if session.turns else {}
@@ -91,7 +131,12 @@ def stats_report(session: Session, width: int) -> list[RenderableType]:
     chart = prompt_chart(chart_rows(figures), width=width, trigger=_trigger(session), title=title)
     result = result_of(session, _cost(recorded))
     events = [t.event for t in session.turns]
-    return [chart, ledger_table(ledger(session, profile, recorded)), summary_table(result, events)]
+    balances = ledger(session, profile, recorded)
+    cal = calibrate(session, ReplaySettings.from_profile(profile))
+    fixes = remedies(
+        session, profile, profile, balances, base_cost=recorded.cost_usd, factor=cal.factor
+    )
+    return [chart, ledger_table(balances, remedies=fixes), summary_table(result, events)]
 
 
 def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:
@@ -120,6 +165,8 @@ class WhatIf:
     simulated: Simulation
     recorded_ledger: list[EditBalance]
     simulated_ledger: list[EditBalance]
+    recorded_remedies: list[Remedy]
+    simulated_remedies: list[Remedy]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -140,6 +187,10 @@ class WhatIf:
             "edits": {
                 "recorded": [b.to_json() for b in self.recorded_ledger],
                 "simulated": [b.to_json() for b in self.simulated_ledger],
+                "remedies": {
+                    "recorded": [r.to_json() for r in self.recorded_remedies],
+                    "simulated": [r.to_json() for r in self.simulated_remedies],
+                },
             },
         }
 
@@ -186,9 +237,12 @@ def what_if(session: Session, profile_path: str, sets: Sequence[str] = ()) -> Wh
     sim = simulate(
         session, ReplaySettings.from_profile(other), own, factor=cal.factor, label=other.source
     )
+    own_ledger, other_ledger = ledger(session, own, recorded), ledger(session, own, sim)
+    f = cal.factor
     return WhatIf(
-        session, other.source, cal, recorded, replayed, sim,
-        ledger(session, own, recorded), ledger(session, own, sim),
+        session, other.source, cal, recorded, replayed, sim, own_ledger, other_ledger,
+        remedies(session, own, own, own_ledger, base_cost=replayed.cost_usd, factor=f),
+        remedies(session, other, own, other_ledger, base_cost=sim.cost_usd, factor=f),
     )  # fmt: skip
 
 
@@ -207,8 +261,12 @@ def what_if_view(w: WhatIf) -> list[RenderableType]:
         head,
         comparison_table(w.recorded, w.simulated),
         totals_table(w.recorded, w.simulated, w.replayed, w.calibration),
-        ledger_table(w.recorded_ledger, "cache accounting per edit: recorded"),
-        ledger_table(w.simulated_ledger, f"cache accounting per edit: {w.profile_source}"),
+        ledger_table(w.recorded_ledger, "cache accounting per edit: recorded", w.recorded_remedies),
+        ledger_table(
+            w.simulated_ledger,
+            f"cache accounting per edit: {w.profile_source}",
+            w.simulated_remedies,
+        ),
         _honesty(w.session),
     ]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -20,6 +21,9 @@ from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.catalog import Session, SessionSummary
 from agentctl.sessions.simulate import Calibration, SimTurn, Simulation
 from agentctl.sessions.tune import Candidate
+
+if TYPE_CHECKING:
+    from agentctl.sessions.report import Remedy
 
 _PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
 
@@ -109,7 +113,9 @@ def show_view(
     return Group(*parts)
 
 
-def ledger_table(balances: Sequence[EditBalance], title: str = "") -> RenderableType:
+def ledger_table(
+    balances: Sequence[EditBalance], title: str = "", remedies: Sequence[Remedy] = ()
+) -> RenderableType:
     """Per edit: what it saved against the cache rewrite it caused, and when it paid off."""
     if not balances:
         return Text("no edit applied: nothing cleared, no cache rewrite")
@@ -133,10 +139,20 @@ def ledger_table(balances: Sequence[EditBalance], title: str = "") -> Renderable
         return table
     note = Text(
         f"{losses} of {len(balances)} edits were net losses within the run. A clear_at_least "
-        "at the value shown skips that edit on its turn (and any smaller one); whether that "
-        "helps the whole run is what `agentctl tune` replays."
+        "at the value shown skips that edit on its turn (and any smaller one); the whole run "
+        "replayed with it:"
+        if remedies
+        else f"{losses} of {len(balances)} edits were net losses within the run. A "
+        "clear_at_least at the value shown skips that edit on its turn (and any smaller one)."
     )
-    return Group(table, note)
+    lines = [
+        Text(
+            f"  clear_at_least = {fmt_int(r.clear_at_least)}: {fmt_cost(r.cost_usd)} "
+            f"(without it: {fmt_cost(r.base_cost_usd)})"
+        )
+        for r in remedies
+    ]
+    return Group(table, note, *lines)
 
 
 def _usd(value: float, *, signed: bool = False) -> str:

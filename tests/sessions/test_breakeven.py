@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agentctl.agent.events import AppliedEdit, TurnEvent, Usage
 from agentctl.context.prices import Price
 from agentctl.sessions.breakeven import balances_for_run, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
-from agentctl.sessions.simulate import SimTurn, recorded_run
+from agentctl.sessions.replay import ReplaySettings
+from agentctl.sessions.report import ledger, remedies
+from agentctl.sessions.simulate import SimTurn, recorded_run, simulate
 
 TOOL_USES = "clear_tool_uses_20250919"
 PRICE = Price(input=2, output=10, cache_write_5m=2.5, cache_write_1h=4, cache_read=0.2)
@@ -105,3 +109,25 @@ def test_the_run_summary_helper_takes_turn_events() -> None:
     balances = balances_for_run("claude-sonnet-5", events)
     assert balances is not None and [b.rewritten for b in balances] == [3_000]
     assert balances_for_run("not-a-model", events) is None
+
+
+def test_remedies_are_checked_by_replaying_the_whole_run(research: Session) -> None:
+    profile = session_profile(research)
+    recorded = recorded_run(research, profile)
+    balances = ledger(research, profile, recorded)
+    fixes = remedies(research, profile, profile, balances, base_cost=recorded.cost_usd)
+    assert [f.clear_at_least for f in fixes] == sorted(f.clear_at_least for f in fixes)
+    assert all(f.base_cost_usd == recorded.cost_usd for f in fixes)
+    # The largest suggestion is above every clearing of the run: it is the run without clearing.
+    largest = fixes[-1].clear_at_least
+    assert largest > max(t.cleared_input_tokens for t in recorded.turns)
+    off = dataclasses.replace(
+        profile.context_editing,
+        tool_uses=dataclasses.replace(profile.context_editing.tool_uses, enabled=False),
+    )
+    no_clearing = simulate(
+        research,
+        ReplaySettings.from_profile(dataclasses.replace(profile, context_editing=off)),
+        profile,
+    )
+    assert fixes[-1].cost_usd == pytest.approx(no_clearing.cost_usd)

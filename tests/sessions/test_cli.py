@@ -114,6 +114,10 @@ def test_simulate_json_side_by_side(research: Session) -> None:
         != data["totals"]["recorded"]["cleared_input_tokens"]
     )
     assert "cannot know how the model would have acted" in data["limits"]
+    fixes = data["edits"]["remedies"]["recorded"]
+    assert fixes and all(
+        f["base_cost_usd"] == data["totals"]["recorded"]["cost_usd"] for f in fixes
+    )
 
 
 def test_simulate_table_says_what_it_cannot_know(research: Session) -> None:
