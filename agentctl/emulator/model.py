@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 Json = dict[str, Any]
@@ -90,7 +90,6 @@ class Script:
     turns: tuple[ScriptTurn, ...] = ()
     final_text: str = "Done: the script has no more turns."
     source: str = "<script>"
-    extra: Json = field(default_factory=dict)
 
 
 class ScriptedModel:
