@@ -24,7 +24,9 @@ app = typer.Typer(
 
 P = ParamSpec("P")
 R = TypeVar("R")
-SessionArg = Annotated[str, typer.Argument(help="Session id, unique prefix, or `last`.")]
+SessionArg = Annotated[
+    str, typer.Argument(metavar="SESSION", help="Session id, unique prefix, or `last`.")
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 
 
