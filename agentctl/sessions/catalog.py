@@ -18,7 +18,8 @@ from agentctl.sessions.transcript import find_session, list_sessions, read_recor
 
 EXPORT_FORMAT = "agentctl-session-export"
 EXPORT_VERSION = 1
-_LISTED_TYPES = ('"type": "session"', '"type": "event"')
+# Cheap pre-filter on a line's start (the type comes right after "v"); json decides.
+_LISTED_TYPES = ('"session"', '"event"')
 
 
 @dataclass(frozen=True)
@@ -248,12 +249,14 @@ class SessionSummary:
 
 def _light_records(path: Path) -> Iterator[dict[str, Any]]:
     """Only the header and event records: all `sessions list` needs, without parsing bodies."""
-    for record in _raw_lines(path):
-        if any(marker in record[:60] for marker in _LISTED_TYPES):
+    for line in _raw_lines(path):
+        if any(marker in line[:40] for marker in _LISTED_TYPES):
             try:
-                yield json.loads(record)
+                record = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by a crash
+            if record.get("type") in ("session", "event"):
+                yield record
 
 
 def _raw_lines(path: Path) -> Iterator[str]:
