@@ -111,7 +111,6 @@ def test_policy_notes_every_file_and_answers_from_notes(
         assert emu.errors == []
     answer = responses[-1].content[-1].text
     for name, lines in files.items():
-        assert f"- {name}: " in answer
-        for wanted in ("the deadline is near", "budget owner"):
-            if wanted in lines:
-                assert wanted in answer
+        hits = [line for line in lines if "deadline" in line or "budget" in line][:3]
+        expected = " | ".join(hits) or next((line for line in lines if line), "(nothing relevant)")
+        assert f"- {name}: {expected}\n" in answer + "\n"
