@@ -158,15 +158,22 @@ def stats(
     width: Annotated[
         int | None, typer.Option(help="Width in columns (default: the terminal's, at most 120).")
     ] = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Chart of the prompt size per turn (sent, seen after edits, read from cache), edit turns
     marked, the per-edit cache accounting and the summary table."""
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
+    stats = report.stats_of(load_session(session))
+    if as_json:
+        _emit_json(stats.to_json())
+        if svg is None:
+            return
     width = max(width or min(_console().width, 120), 60)
-    parts = report.stats_report(load_session(session), width)
-    _print(*parts, width=width)
+    parts = report.stats_view(stats, width)
+    if not as_json:
+        _print(*parts, width=width)
     if svg is not None:
         report.save_svg(parts, width, svg)
         print(f"wrote {svg}", file=sys.stderr)

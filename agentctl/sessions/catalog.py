@@ -13,7 +13,7 @@ from typing import Any
 from agentctl.agent.events import AppliedEdit, MemoryOp, ToolCall, TurnEvent, Usage
 from agentctl.agent.model import usage_from
 from agentctl.errors import UsageError
-from agentctl.profile.settings import Profile
+from agentctl.profile.settings import PriceOverride, Profile
 from agentctl.sessions.transcript import find_session, list_sessions, read_records
 
 EXPORT_FORMAT = "agentctl-session-export"
@@ -306,19 +306,32 @@ def _first_line(text: str) -> str:
 
 
 def _summary_cost(header: Mapping[str, Any], turns: Sequence[TurnEvent]) -> float | None:
-    """Summed per-turn cost under the recorded profile's prices (None when unknown)."""
+    """Summed per-turn cost under the recorded profile's prices and TTL (None when unknown)."""
     from agentctl.context.prices import cost_usd
 
     profile = header.get("profile") if isinstance(header.get("profile"), dict) else {}
     ttl_1h = ((profile or {}).get("cache") or {}).get("ttl") == "1h"
+    overrides = _price_overrides((profile or {}).get("prices"))
     total = 0.0
     for turn in turns:
         one_hour = turn.usage.cache_creation_input_tokens if ttl_1h else 0
-        cost = cost_usd(str(header.get("model")), turn.usage, cache_write_1h_tokens=one_hour)
+        model = str(header.get("model"))
+        cost = cost_usd(model, turn.usage, overrides=overrides, cache_write_1h_tokens=one_hour)
         if cost is None:
             return None
         total += cost
     return total
+
+
+def _price_overrides(raw: object) -> dict[str, PriceOverride]:
+    """The profile's [prices] tables; a malformed one is left out (the list stays readable)."""
+    out: dict[str, PriceOverride] = {}
+    for model, fields in (raw if isinstance(raw, dict) else {}).items():
+        try:
+            out[str(model)] = PriceOverride(**{k: float(v) for k, v in fields.items()})
+        except (TypeError, ValueError, AttributeError):
+            continue
+    return out
 
 
 def list_summaries() -> list[SessionSummary]:

@@ -25,7 +25,7 @@ from agentctl.render.format import trigger_from
 from agentctl.render.table import summary_table
 from agentctl.sessions.breakeven import EditBalance, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
-from agentctl.sessions.chart import chart_rows, prompt_chart
+from agentctl.sessions.chart import ChartRow, chart_rows, prompt_chart
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
@@ -119,24 +119,54 @@ def show_report(session: Session, width: int | None) -> RenderableType:
     return show_view(session, cost, _trigger(session), width)
 
 
-def stats_report(session: Session, width: int) -> list[RenderableType]:
-    """`stats`: the chart, the per-edit ledger, the summary table."""
+@dataclass(frozen=True)
+class Stats:
+    """`stats`: the chart rows, the per-edit ledger and its replayed remedies."""
+
+    session: Session
+    recorded: Simulation
+    rows: list[ChartRow]
+    trigger: int | None
+    balances: list[EditBalance]
+    remedies: list[Remedy]
+
+    def to_json(self) -> dict[str, Any]:
+        rows = [dataclasses.asdict(r) for r in self.rows]
+        return {
+            "session": self.session.id,
+            "model": self.session.model,
+            "trigger": self.trigger,
+            "turns": rows,
+            "totals": _totals_json(self.recorded),
+            "edits": [b.to_json() for b in self.balances],
+            "remedies": [r.to_json() for r in self.remedies],
+        }
+
+
+def stats_of(session: Session) -> Stats:
+    """Everything `stats` shows, from the recorded usage (remedies by replay)."""
     profile = session_profile(session)
     recorded = recorded_run(session, profile)
     figures = [
         (t.turn, t.usage.prompt_tokens, t.cleared_input_tokens, t.usage.cache_read_input_tokens)
         for t in recorded.turns
     ]
-    title = f"session {session.id}: prompt size per turn ({session.model})"
-    chart = prompt_chart(chart_rows(figures), width=width, trigger=_trigger(session), title=title)
-    result = result_of(session, _cost(recorded))
-    events = [t.event for t in session.turns]
     balances = ledger(session, profile, recorded)
     cal = calibrate(session, ReplaySettings.from_profile(profile))
     fixes = remedies(
         session, profile, profile, balances, base_cost=recorded.cost_usd, factor=cal.factor
     )
-    return [chart, ledger_table(balances, remedies=fixes), summary_table(result, events)]
+    return Stats(session, recorded, chart_rows(figures), _trigger(session), balances, fixes)
+
+
+def stats_view(stats: Stats, width: int) -> list[RenderableType]:
+    """The chart, the per-edit ledger, the summary table."""
+    session = stats.session
+    title = f"session {session.id}: prompt size per turn ({session.model})"
+    chart = prompt_chart(stats.rows, width=width, trigger=stats.trigger, title=title)
+    result = result_of(session, _cost(stats.recorded))
+    summary = summary_table(result, [t.event for t in session.turns])
+    return [chart, ledger_table(stats.balances, remedies=stats.remedies), summary]
 
 
 def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:

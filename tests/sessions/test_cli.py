@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from agentctl.agent.events import Usage
 from agentctl.cli.main import app
 from agentctl.sessions.catalog import Session
 
@@ -95,6 +96,41 @@ def test_stats_prints_the_chart_and_writes_svg(research: Session, tmp_path: Path
     text = svg.read_text()
     assert text.startswith("<svg") and "prompt&#160;size&#160;per&#160;turn" in text
     assert len(set(re.findall(r"fill: (#[0-9a-f]{6})", text))) >= 4  # coloured despite NO_COLOR
+
+
+def test_stats_json(research: Session) -> None:
+    code, out, _ = invoke("stats", research.id, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["trigger"] == 60_000
+    turns = {t.turn: t for t in research.turns}
+    for row in data["turns"]:
+        turn = turns[row["turn"]]
+        assert row["seen"] == turn.usage.prompt_tokens
+        assert row["sent"] == row["seen"] + turn.cleared_input_tokens
+        assert row["edited"] == bool(turn.event.applied_edits)
+    assert [e["turn"] for e in data["edits"]] == [
+        r["turn"] for r in data["turns"] if r["new_clearing"]
+    ]
+    assert data["remedies"] and data["totals"]["cost_usd"] > 0
+
+
+def test_tune_refuses_a_model_without_a_price(research: Session) -> None:
+    lines = research.path.read_text().splitlines()
+    header = json.loads(lines[0])
+    header["model"] = header["profile"]["model"] = "claude-unknown-9"
+    research.path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    code, _, err = invoke("tune", research.id)
+    assert code == 2 and "no price for model claude-unknown-9" in err
+    code, out, _ = invoke("sessions", "list")
+    assert code == 0 and "n/a" in out
+    prices = {"input": 1.0, "output": 1.0, "cache_write_5m": 1.0, "cache_write_1h": 1.0}
+    header["profile"]["prices"] = {"claude-unknown-9": {**prices, "cache_read": 1.0}}
+    research.path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    (row,) = json.loads(invoke("sessions", "list", "--json")[1])
+    usage = sum((t.usage for t in research.turns), Usage())
+    assert row["cost_usd"] == pytest.approx((usage.prompt_tokens + usage.output_tokens) / 1e6)
+    code, out, _ = invoke("tune", research.id, "--grid", "keep=2")
+    assert code == 0 and "Pareto front" in out
 
 
 def test_simulate_json_side_by_side(research: Session) -> None:
