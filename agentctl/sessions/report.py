@@ -189,6 +189,7 @@ class WhatIf:
 
     session: Session
     profile_source: str
+    profile_model: str
     calibration: Calibration
     recorded: Simulation
     replayed: Simulation
@@ -270,19 +271,26 @@ def what_if(session: Session, profile_path: str, sets: Sequence[str] = ()) -> Wh
     own_ledger, other_ledger = ledger(session, own, recorded), ledger(session, own, sim)
     f = cal.factor
     return WhatIf(
-        session, other.source, cal, recorded, replayed, sim, own_ledger, other_ledger,
+        session, other.source, other.model, cal, recorded, replayed, sim, own_ledger, other_ledger,
         remedies(session, own, own, own_ledger, base_cost=replayed.cost_usd, factor=f),
         remedies(session, other, own, other_ledger, base_cost=sim.cost_usd, factor=f),
     )  # fmt: skip
 
 
-def _honesty(session: Session) -> RenderableType:
+def _honesty(session: Session, other_model: str = "") -> RenderableType:
     how = (
         "offline run: the emulator uses this same engine"
         if session.offline
         else ("real-API run: the server's decisions are reconstructed by the shared engine")
     )
-    return Text(f"note: {LIMITS_NOTE}.\n({how})", style="dim")
+    text = f"note: {LIMITS_NOTE}.\n({how})"
+    if other_model and other_model != session.model:
+        text += (
+            f"\nThe profile names {other_model}; the replay keeps the recorded model "
+            f"{session.model} (its prices and cache minimum); only editing and cache "
+            "settings change."
+        )
+    return Text(text, style="dim")
 
 
 def what_if_view(w: WhatIf) -> list[RenderableType]:
@@ -297,7 +305,7 @@ def what_if_view(w: WhatIf) -> list[RenderableType]:
             f"cache accounting per edit: {w.profile_source}",
             w.simulated_remedies,
         ),
-        _honesty(w.session),
+        _honesty(w.session, w.profile_model),
     ]
 
 

@@ -164,6 +164,13 @@ def test_simulate_table_says_what_it_cannot_know(research: Session) -> None:
     assert "cannot know how the model would have acted" in out
 
 
+def test_simulate_says_it_keeps_the_recorded_model(research: Session) -> None:
+    profile = str(REPO / "configs" / "aggressive.toml")
+    args = ("simulate", research.id, "--profile", profile, "--set", 'model="claude-opus-5-5"')
+    code, out, _ = invoke(*args)
+    assert code == 0 and "keeps the recorded model claude-sonnet-5" in out
+
+
 def test_simulate_with_a_missing_profile_is_a_config_error(research: Session) -> None:
     code, _, err = invoke("simulate", research.id, "--profile", "nope.toml")
     assert code == 2 and "nope.toml" in err
