@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
+from pathlib import Path
 
+import typer
+import typer.main
+from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from agentctl import __version__
@@ -36,3 +41,41 @@ def test_help_does_not_import_the_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "HEAVY=\n" in out.stdout
+
+
+def test_every_listed_command_loads_and_nothing_registered_is_unlisted() -> None:
+    from agentctl.cli.main import COMMANDS, load_command
+
+    for name in COMMANDS:
+        assert load_command(name) is not None, name
+    for module in {m for m, _ in COMMANDS.values()}:
+        scratch = typer.Typer()
+        scratch.callback()(lambda: None)
+        importlib.import_module(module).register(scratch)
+        group = typer.main.get_command(scratch)
+        assert isinstance(group, TyperGroup)
+        assert set(group.commands) <= set(COMMANDS), module
+
+
+def test_unknown_command_is_a_usage_error() -> None:
+    result = CliRunner().invoke(app, ["bogus"])
+    assert result.exit_code == 2
+    assert "No such command" in result.output
+
+
+def test_memory_view_imports_only_the_memory_command(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from agentctl.cli.main import main\n"
+        f"sys.argv = ['agentctl', 'memory', 'view', '--root', {str(tmp_path)!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "mods = ('anthropic', 'httpx', 'pydantic', 'agentctl.cli.run', 'agentctl.emulator',\n"
+        "        'agentctl.cli.sessions', 'agentctl.agent.loop')\n"
+        "print('LOADED=' + ','.join(m for m in mods if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "LOADED=\n" in out.stdout
+    assert "/memories" in out.stdout

@@ -1,10 +1,13 @@
-"""The `agentctl` root command: registers the command groups and maps errors to exit codes."""
+"""The `agentctl` root command: loads command modules on demand and maps errors to exit codes."""
 
 from __future__ import annotations
 
+import importlib
 import sys
+from typing import Any
 
 import typer
+from typer.core import TyperGroup
 
 from agentctl import __version__
 from agentctl.errors import EXIT_INTERRUPTED, AgentctlError
@@ -17,7 +20,59 @@ Exit codes: 0 finished, 1 API or runtime error, 2 usage or configuration error,
 3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
 """
 
+# name -> (module whose register() defines it, one-line help for `agentctl --help`).
+# Modules are imported only when their command runs, so `agentctl memory view` does not pay
+# for the run loop, the emulator or the simulator (see STYLE.md "Fast start").
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("agentctl.cli.run", "Run a task as a tool-use loop with memory and context editing."),
+    "memory": (
+        "agentctl.cli.memory",
+        "Inspect and edit the directory the model sees as /memories.",
+    ),
+    "profile": ("agentctl.cli.profile", "Write, inspect and validate TOML profiles."),
+    "sessions": ("agentctl.cli.sessions", "Recorded runs: list, show, remove, export."),
+    "stats": ("agentctl.cli.sessions", "Chart prompt size, edits and cache use of a recorded run."),
+    "simulate": ("agentctl.cli.sessions", "Replay a recorded run under another profile."),
+    "tune": ("agentctl.cli.sessions", "Sweep context-editing settings over a recorded run."),
+    "emulator": ("agentctl.cli.emulator", "The offline Messages API emulator (no network)."),
+}
+
+
+def load_command(name: str) -> Any:
+    """Import the module that defines `name` and return its click command (None if unknown)."""
+    if name not in COMMANDS:
+        return None
+    scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
+    # A callback keeps typer from collapsing a one-command app into that command.
+    scratch.callback()(lambda: None)
+    importlib.import_module(COMMANDS[name][0]).register(scratch)
+    group = typer.main.get_command(scratch)
+    assert isinstance(group, TyperGroup)
+    return group.commands.get(name)
+
+
+class LazyGroup(TyperGroup):
+    """A root group whose subcommands are imported the first time they are looked up."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in self.commands:
+            command = load_command(cmd_name)
+            if command is None:
+                return None
+            self.commands[cmd_name] = command
+        return self.commands[cmd_name]
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # Static one-liners: `agentctl --help` must not import every command module.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, help_) for name, (_, help_) in COMMANDS.items()])
+
+
 app = typer.Typer(
+    cls=LazyGroup,
     help=HELP,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -39,21 +94,6 @@ def _root(
     ),
 ) -> None:
     """Run long-lived Claude agents with memory and context editing."""
-
-
-def _register() -> None:
-    # Each command module owns its commands and registers them here; none of them imports
-    # `anthropic` at module level (see STYLE.md "Fast start").
-    from agentctl.cli import emulator, memory, profile, run, sessions
-
-    run.register(app)
-    memory.register(app)
-    profile.register(app)
-    emulator.register(app)
-    sessions.register(app)
-
-
-_register()
 
 
 def main() -> None:
