@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -144,3 +145,44 @@ def _walk_subdir(dir_fd: int, name: str) -> Iterator[os.stat_result]:
         yield from _walk_files(sub)
     finally:
         os.close(sub)
+
+
+def sweep_stale_temps(dir_fd: int) -> int:
+    """Remove temp files left below `dir_fd` by writers that died (kill -9 mid-write).
+
+    A temp name carries its writer's pid; only files of processes that no longer exist go, so
+    a live writer's temp file (another agent on the same root) is never touched.
+    """
+    removed = 0
+    for entry in scan_sorted(dir_fd):
+        if entry.name.startswith(_TMP_PREFIX) and not _pid_alive(entry.name):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.name, dir_fd=dir_fd)
+                removed += 1
+        elif entry.is_dir(follow_symlinks=False):
+            removed += _sweep_subdir(dir_fd, entry.name)
+    return removed
+
+
+def _sweep_subdir(dir_fd: int, name: str) -> int:
+    try:
+        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError:
+        return 0
+    try:
+        return sweep_stale_temps(sub)
+    finally:
+        os.close(sub)
+
+
+def _pid_alive(temp_name: str) -> bool:
+    pid_text = temp_name[len(_TMP_PREFIX) :].partition("-")[0]
+    if not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True

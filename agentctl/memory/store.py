@@ -49,6 +49,7 @@ class MemoryStore:
         self.settings = limits or MemorySettings()
         self.limits = Limits(self.settings)
         self.session = session
+        self._swept = False
         ensure_root(self.root)
 
     def execute(self, command: Mapping[str, Any]) -> str:
@@ -59,9 +60,16 @@ class MemoryStore:
                 if isinstance(cmd, View):
                     return self._view(fd, cmd)
                 with root_lock(fd):
+                    self._sweep_once(fd)
                     return self._mutate(fd, cmd)
         except OSError as err:
             raise os_error_text(str(command.get("command")), err) from err
+
+    def _sweep_once(self, fd: int) -> None:
+        """First write of this store: drop temp files of writers killed mid-write."""
+        if not self._swept:
+            fsops.sweep_stale_temps(fd)
+            self._swept = True
 
     @contextmanager
     def opened(self) -> Iterator[int]:
