@@ -15,6 +15,9 @@ from typing import Any
 from agentctl.emulator.notes import chunk_key, next_page, numbered
 
 Json = dict[str, Any]
+# An error result that asks for the call again (what `--resume` sends for a call cut by a kill):
+# the emulator matches the words, not agentctl's constant, so the two sides stay independent.
+RETRY_HINT = "call it again"
 
 
 def task_text(request: Json) -> str:
@@ -142,6 +145,8 @@ def _observe(state: Recall, use: Json, text: str | None, failed: bool, notes: st
         state.listed = True
         state.files = None if text is None or failed else _listing(text)
     elif name == "read_file":
+        if failed and text is not None and RETRY_HINT in text:
+            return  # the call never ran (a run killed mid-turn): read it again, as a model would
         state.read_calls += 1
         path = str(arguments.get("path", "?"))
         offset = arguments.get("offset", 1)
