@@ -34,11 +34,19 @@ def session_path(session: str) -> Path:
     return sessions_dir() / f"{session}{SUFFIX}"
 
 
+def make_private_dirs(folder: Path) -> None:
+    """mkdir -p where every folder made is 0700 (mkdir(parents=True) makes parents 0755)."""
+    if folder.is_dir():
+        return
+    make_private_dirs(folder.parent)
+    folder.mkdir(mode=0o700, exist_ok=True)
+
+
 class TranscriptWriter:
     """Appends records to one session file; also the loop's Recorder."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(path.parent)
         os.chmod(path.parent, 0o700)
         self.path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
