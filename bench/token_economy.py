@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,7 +145,7 @@ def render(default: Outcome, plain: Outcome, files: int, size: int) -> list[str]
         f"workload: {files} generated files ({size / 1024:.0f} KB), emulator default policy",
         f"{'':<24} {'default.toml':>14} {'no-editing.toml':>16}",
     ]
-    for name, fn in [
+    cells: list[tuple[str, Callable[[Outcome], str]]] = [
         ("turns", lambda o: f"{o.turns:,}"),
         ("input (uncached)", lambda o: f"{o.input_tokens:,}"),
         ("cache writes", lambda o: f"{o.cache_write:,}"),
@@ -154,7 +155,8 @@ def render(default: Outcome, plain: Outcome, files: int, size: int) -> list[str]
         ("cache hit ratio", lambda o: f"{o.hit_ratio:.1%}"),
         ("estimated cost", lambda o: f"${o.cost:.2f}"),
         ("facts in the answer", lambda o: f"{o.facts_found}/{files}"),
-    ]:
+    ]
+    for name, fn in cells:
         rows.append(f"{name:<24} {fn(default):>14} {fn(plain):>16}")
     rows.append(
         f"token reduction {cut:.1%} (Anthropic reports {ANTHROPIC_REPORTED_CUT:.0%} on a 100-turn "
