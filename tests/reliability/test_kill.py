@@ -24,10 +24,12 @@ from .helpers import (
     assert_store_consistent,
     expected_facts,
     invoke,
+    last_result,
     make_workspace,
     ndjson,
     notes_text,
     only_session,
+    scan,
 )
 
 FILES = 8  # about 13 turns
@@ -69,13 +71,22 @@ def test_kill_9_then_resume_finishes_with_memory_consistent(
         assert_store_consistent(tmp_path / "mem", killed=True)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        resumed = invoke("run", "--resume", only_session(), "--json", "--quiet")
-    assert resumed.exit_code == 0, resumed.output
-    answer = ndjson(resumed.stdout)[-1]
+        session = only_session()
+        finished = last_result(session)  # the kill may land after the answer was recorded
+        resumed = invoke("run", "--resume", session, "--json", "--quiet")
+    if finished is not None:
+        assert resumed.exit_code == 2 and "already finished" in resumed.stderr
+        answer = finished
+    else:
+        assert resumed.exit_code == 0, resumed.output
+        answer = ndjson(resumed.stdout)[-1]
     assert answer["event"] == "result"
     for fact in expected_facts(FILES):
         assert fact in answer["text"]
-    assert_store_consistent(tmp_path / "mem")
+    # The resumed run's writes sweep the temp file; a change cut before its journal line
+    # stays unjournaled unless a later write to the same file records its size again.
+    files = assert_store_consistent(tmp_path / "mem", killed=True)
+    assert scan(tmp_path / "mem").temp_files == [] and len(files) == 1
     notes = notes_text(tmp_path / "mem")
     assert [notes.count(f"note{i}.txt:") for i in range(FILES)] == [1] * FILES
 
