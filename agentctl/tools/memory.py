@@ -21,6 +21,10 @@ class MemoryBackend(Protocol):
 class MemoryTool:
     """Forwards each call to the store; the store raises ToolError for model-visible errors."""
 
+    # The store cuts long views itself (memory.max_view_chars) with a view_range to read on;
+    # the generic result cap would cut them again with no way to continue.
+    self_limited = True
+
     def __init__(self, backend: MemoryBackend) -> None:
         self._backend = backend
 

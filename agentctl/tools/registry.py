@@ -74,7 +74,8 @@ class ToolBox:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolOutcome(f"Error: unknown tool '{name}'; available tools: {known}", True)
         try:
-            return ToolOutcome(cap_text(tool.call(tool_input), self.max_result_chars), False)
+            cap = 0 if getattr(tool, "self_limited", False) else self.max_result_chars
+            return ToolOutcome(cap_text(tool.call(tool_input), cap), False)
         except ToolError as err:
             return ToolOutcome(cap_text(str(err), MAX_ERROR_CHARS), True)
         except OSError as err:
