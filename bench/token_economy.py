@@ -3,8 +3,7 @@
 Usage: python bench/token_economy.py [--files N]
 
 Generates a deterministic workspace (N files of service-log prose, default 48, each read in
-two chunks because the run sets tools.max_result_chars=8000, and memory.max_view_chars=7000
-so notes views page instead of being cut by that cap), runs the emulator's default
+two chunks because the run sets tools.max_result_chars=8000), runs the emulator's default
 policy over it (`agentctl run --offline --json`) once per profile, with the same task and
 --max-turns 150, and compares the total input tokens (input + cache writes + cache reads),
 the estimated cost and the cache hit ratio. Anthropic reports an 84% cut in token use from
@@ -93,9 +92,7 @@ def run_profile(base: Path, profile: str, facts: list[str]) -> Outcome:
     env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
     cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
            "--profile", str(REPO / profile), "--workspace", str(base / "workspace"),
-           "--max-turns", "150", "--set", "tools.max_result_chars=8000",
-           # below the 8000 cap, so the store pages long notes views itself (see report)
-           "--set", "memory.max_view_chars=7000"]  # fmt: skip
+           "--max-turns", "150", "--set", "tools.max_result_chars=8000"]  # fmt: skip
     done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{profile}: exit {done.returncode}: {done.stderr.strip()}")
