@@ -209,7 +209,8 @@ def open_client(prep: PreparedRun, retry: RetryPolicy | None = None) -> Iterator
         return
     from agentctl.emulator.server import running
 
-    with running(script=prep.script) as emulator:
+    placeholder = prep.profile.context_editing.placeholder
+    with running(script=prep.script, result_placeholder=placeholder) as emulator:
         yield AnthropicClient(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy
         )

@@ -53,6 +53,10 @@ KEY_DOCS: dict[str, KeyDoc] = {
     f"{_TU}.clear_tool_inputs": KeyDoc(
         "Also clear tool_use inputs: true, or a list of tool names.", "clear_tool_inputs"
     ),
+    "context_editing.placeholder": KeyDoc(
+        "Text standing in for a cleared tool result in the offline emulator and in simulate/"
+        "tune (the server's own text is not public; never sent to the API)."
+    ),
     "context_editing.thinking": KeyDoc(
         "Clear old thinking blocks (needs thinking.enabled).", "edits[] clear_thinking_20251015"
     ),

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
+
 TriggerKind = Literal["input_tokens", "tool_uses"]
 CacheTtl = Literal["5m", "1h"]
 
@@ -53,6 +55,10 @@ class ContextEditing:
 
     tool_uses: ClearToolUses = field(default_factory=ClearToolUses)
     thinking: ClearThinking = field(default_factory=ClearThinking)
+    # What the server puts in place of a cleared tool result. The real text is not public
+    # (API-NOTES E.1): this is never sent to the API; the offline emulator substitutes it and
+    # `simulate`/`tune` count its tokens. Set it to match what you observe from the server.
+    placeholder: str = DEFAULT_CLEARED_RESULT_PLACEHOLDER
 
 
 @dataclass(frozen=True)

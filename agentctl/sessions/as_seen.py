@@ -35,7 +35,7 @@ def seen_request(session: Session, turn: TurnRecord) -> tuple[dict[str, Any], li
     settings = ReplaySettings.from_profile(session_profile(session))
     request = replay_request(turn, settings)
     edits = (settings.context_management or {}).get("edits") or []
-    outcome = apply_context_edits(request, edits)
+    outcome = apply_context_edits(request, edits, result_placeholder=settings.placeholder)
     return outcome.request, outcome.applied_edits
 
 

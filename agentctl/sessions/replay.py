@@ -15,6 +15,7 @@ from typing import Any
 
 from agentctl.agent.request import cache_control, mark_last_block
 from agentctl.context.edits import build_context_management
+from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import TurnRecord
 
@@ -28,10 +29,13 @@ class ReplaySettings:
 
     context_management: dict[str, Any] | None
     marker: dict[str, Any] | None  # the cache_control breakpoint, None when caching is off
+    # The text a cleared tool result becomes (a profile setting: the server's is not public).
+    placeholder: str = DEFAULT_CLEARED_RESULT_PLACEHOLDER
 
     @classmethod
     def from_profile(cls, profile: Profile) -> ReplaySettings:
-        return cls(build_context_management(profile.context_editing), cache_control(profile))
+        editing = profile.context_editing
+        return cls(build_context_management(editing), cache_control(profile), editing.placeholder)
 
 
 def strip_cache_control(value: Any) -> Any:

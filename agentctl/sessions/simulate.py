@@ -185,7 +185,7 @@ def simulate(
         request = replay_request(turn, settings)
         if not turns:
             _check(request, session)
-        outcome = apply_context_edits(request, edits)
+        outcome = apply_context_edits(request, edits, result_placeholder=settings.placeholder)
         figures = cache.account(outcome.request, session.model)
         turns.append(_sim_turn(session.model, prices, turn, outcome.applied_edits, figures, factor))
     return Simulation(label, tuple(turns))
