@@ -421,3 +421,19 @@ def test_a_bearer_token_works_instead_of_a_key(
     assert auth == "REDACTED"
     (path,) = sessions_dir().glob("*.jsonl")
     assert SENTINEL_KEY not in path.read_text()
+
+
+def test_the_run_ends_with_the_per_edit_cache_ledger_unless_quiet(tmp_path: Path) -> None:
+    task = make_task(
+        tmp_path,
+        front='[memory]\nroot = "mem"\n[context_editing.tool_uses]\ntrigger = 1200\nkeep = 1\n'
+        'clear_at_least = 1\nexclude_tools = ["memory"]\n',
+        files=6,
+    )
+    loud = invoke(str(task), "--offline")
+    assert loud.exit_code == 0, loud.output
+    assert "cache accounting per edit: " in loud.stderr
+    assert "ledger: agentctl stats " in loud.stderr
+    quiet = invoke(str(task), "--offline", "--quiet")
+    assert quiet.exit_code == 0
+    assert "cache accounting" not in quiet.stderr

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl.agent.events import ErrorEvent
+from agentctl.agent.events import ErrorEvent, TurnEvent
 from agentctl.errors import AgentctlError
 
 if TYPE_CHECKING:
     from agentctl.agent.events import Event
     from agentctl.agent.runner import RunOptions
+    from agentctl.profile.settings import Profile
     from agentctl.render.ndjson import Renderer
 
 HELP = """\
@@ -99,16 +100,35 @@ def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEve
     for warning in [] if quiet else prep.warnings:
         print(f"agentctl: warning: {warning}", file=sys.stderr)
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
+    turns: list[TurnEvent] = []
     try:
         with open_client(prep) as client:
-            result = execute(prep, lambda e: _handle(renderer, e, shown), client)
+            result = execute(prep, lambda e: _handle(renderer, e, shown, turns), client)
     finally:
         renderer.close()
+    if not quiet:
+        _print_ledger(prep.profile, turns, result.session)
     if not json_mode:
         render_answer(result.text, sys.stdout)
 
 
-def _handle(renderer: Renderer, event: Event, shown: list[ErrorEvent]) -> None:
+def _handle(
+    renderer: Renderer, event: Event, shown: list[ErrorEvent], turns: list[TurnEvent]
+) -> None:
     renderer.handle(event)
     if isinstance(event, ErrorEvent):
         shown.append(event)
+    if isinstance(event, TurnEvent):
+        turns.append(event)
+
+
+def _print_ledger(profile: Profile, turns: list[TurnEvent], session: str) -> None:
+    """Per-edit cache accounting of this run (did each clearing pay for its cache rewrite?)."""
+    from agentctl.sessions.breakeven import balances_for_run, ledger_line
+
+    balances = balances_for_run(
+        profile.model, turns, ttl=profile.cache.ttl, overrides=profile.prices
+    )
+    line = ledger_line(balances, session)
+    if line:
+        print(line, file=sys.stderr)

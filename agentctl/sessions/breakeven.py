@@ -179,3 +179,25 @@ def balances_for_run(
         for t in turns
     ]
     return edit_balances(figures, price)
+
+
+def ledger_line(balances: Sequence[EditBalance] | None, session: str) -> str:
+    """One line for the end of a run: how many edits paid for their cache rewrite ("" if none)."""
+    if balances is None:
+        return "cache accounting per edit: n/a (no price for this model)"
+    if not balances:
+        return ""
+    paid = [b for b in balances if b.net_usd >= 0]
+    lost = [b for b in balances if b.net_usd < 0]
+    first, last = balances[0].turn, balances[-1].turn
+    where = f"turn {first}" if first == last else f"turns {first}-{last}"
+    return (
+        f"cache accounting per edit: {len(balances)} edit(s) on {where}; "
+        f"{len(paid)} paid off (net {_signed_usd(sum(b.net_usd for b in paid))}), "
+        f"{len(lost)} did not (net {_signed_usd(sum(b.net_usd for b in lost))}); "
+        f"ledger: agentctl stats {session}"
+    )
+
+
+def _signed_usd(value: float) -> str:
+    return f"{'-' if value < 0 else '+'}${abs(value):.4f}"

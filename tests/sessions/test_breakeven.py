@@ -131,3 +131,17 @@ def test_remedies_are_checked_by_replaying_the_whole_run(research: Session) -> N
         profile,
     )
     assert fixes[-1].cost_usd == pytest.approx(no_clearing.cost_usd)
+
+
+def test_the_run_summary_line_counts_edits_that_paid_off_and_those_that_did_not() -> None:
+    from agentctl.sessions.breakeven import ledger_line
+
+    paid = edit_balances(_run(7), PRICE)
+    lost = edit_balances(_run(3), PRICE)  # the clearing on the last turn never pays back
+    assert paid[0].net_usd > 0 > lost[0].net_usd
+    line = ledger_line([*paid, dataclasses.replace(lost[0], turn=9)], "sess-1")
+    assert line.startswith("cache accounting per edit: 2 edit(s) on turns 3-9; 1 paid off (net +$")
+    assert f"1 did not (net -${abs(lost[0].net_usd):.4f})" in line
+    assert line.endswith("ledger: agentctl stats sess-1")
+    assert ledger_line([], "s") == ""
+    assert "n/a" in ledger_line(None, "s")
