@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from agentctl.agent.events import Usage
-    from agentctl.profile.settings import PriceOverride
 
 
 @dataclass(frozen=True)
@@ -103,7 +102,7 @@ def _best_key(model: str, keys: list[str]) -> str | None:
     return max(matches, key=len) if matches else None
 
 
-def price_for(model: str, overrides: Mapping[str, PriceOverride] | None = None) -> Price | None:
+def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price | None:
     """The price of `model`: the most specific key among profile overrides and the table
     wins (an override for "claude-sonnet-5" does not reach "claude-sonnet-5-5"); on equal
     keys the override wins."""
@@ -112,8 +111,7 @@ def price_for(model: str, overrides: Mapping[str, PriceOverride] | None = None) 
     if key is None:
         return None
     if key in overrides:
-        o = overrides[key]
-        return Price(o.input, o.output, o.cache_write_5m, o.cache_write_1h, o.cache_read)
+        return overrides[key]
     return MODELS[key].price
 
 
@@ -127,7 +125,7 @@ def cost_usd(
     model: str,
     usage: Usage,
     *,
-    overrides: Mapping[str, PriceOverride] | None = None,
+    overrides: Mapping[str, Price] | None = None,
     cache_write_1h_tokens: int = 0,
 ) -> float | None:
     """USD of one response's usage; cache writes are 5m except `cache_write_1h_tokens`."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
+from agentctl.context.prices import Price
 
 TriggerKind = Literal["input_tokens", "tool_uses"]
 CacheTtl = Literal["5m", "1h"]
@@ -109,15 +110,8 @@ class ApiSettings:
     max_retries: int = 4
 
 
-@dataclass(frozen=True)
-class PriceOverride:
-    """USD per million tokens for one model, overriding the built-in table."""
-
-    input: float
-    output: float
-    cache_write_5m: float
-    cache_write_1h: float
-    cache_read: float
+# A `[prices."MODEL"]` table: the same five USD-per-million figures as the built-in table.
+PriceOverride = Price
 
 
 @dataclass(frozen=True)
