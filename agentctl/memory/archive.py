@@ -125,11 +125,11 @@ def import_archive(store: MemoryStore, src: Path, *, replace: bool = False) -> i
     with store.locked() as fd:
         old_sizes = [_existing_size(fd, f, src, replace) for f in files]
         _check_limits(store, fd, files, old_sizes, src)
-        for item in files:
-            with _Parent(fd, item.parts) as parent:
-                fsops.replace_atomic(parent, item.parts[-1], item.data)
         total = sum(len(f.data) for f in files)
-        store.journal(fd, "import", f"/{PREFIX}", bytes=total)
+        with store.changing(fd, "import", f"/{PREFIX}", delta=None, bytes=total):
+            for item in files:
+                with _Parent(fd, item.parts) as parent:
+                    fsops.replace_atomic(parent, item.parts[-1], item.data)
     return len(files)
 
 
@@ -161,7 +161,7 @@ def _check_limits(
                 f"{src}: /{PREFIX}/{'/'.join(item.parts)} is {len(item.data)} bytes, over "
                 f"memory.max_file_bytes ({s.max_file_bytes}); nothing was imported"
             )
-    now = fsops.usage(fd)
+    now = store.usage(fd)
     total = now.bytes + sum(len(f.data) for f in files) - sum(size or 0 for size in old)
     new_files = now.files + sum(1 for size in old if size is None)
     if 0 < s.max_total_bytes < total or 0 < s.max_files < new_files:

@@ -117,17 +117,23 @@ def scan_sorted(dir_fd: int) -> list[os.DirEntry[str]]:
 
 
 def usage(root_fd: int) -> Usage:
-    """Count the regular files and their bytes below the root, skipping agentctl's own."""
+    """Count the regular files and their bytes below the root, skipping agentctl's own.
+
+    Names starting with RESERVED_PREFIX are skipped at every level: the journal and lock at the
+    top, and temp files, which live beside the file they replace.
+    """
     files = total = 0
-    for st in _walk_files(root_fd, top=True):
+    for st in _walk_files(root_fd):
         files += 1
         total += st.st_size
     return Usage(files, total)
 
 
-def _walk_files(dir_fd: int, *, top: bool = False) -> Iterator[os.stat_result]:
-    for entry in scan_sorted(dir_fd):
-        if top and entry.name.startswith(RESERVED_PREFIX):
+def _walk_files(dir_fd: int) -> Iterator[os.stat_result]:
+    with os.scandir(dir_fd) as it:
+        entries = list(it)  # no sort: the order does not change a count
+    for entry in entries:
+        if entry.name.startswith(RESERVED_PREFIX):
             continue
         st = entry.stat(follow_symlinks=False)
         if stat.S_ISREG(st.st_mode):

@@ -7,7 +7,7 @@ import os
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentctl.memory.fsops import FILE_MODE, RESERVED_PREFIX
 
@@ -28,21 +28,34 @@ class JournalEntry:
     v: int = JOURNAL_VERSION
 
 
+class JournalMark(NamedTuple):
+    """Which file the journal is and how long: unchanged means no one appended since."""
+
+    dev: int
+    ino: int
+    size: int
+
+
 def now_iso() -> str:
     """UTC time with milliseconds, as journal entries carry it."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def append_entry(root_fd: int, entry: JournalEntry) -> None:
-    """Append one line and flush it to disk (O_APPEND: lines of concurrent writers never mix)."""
+def append_entry(root_fd: int, entry: JournalEntry) -> JournalMark:
+    """Append one line and flush it to disk (O_APPEND: lines of concurrent writers never mix).
+
+    Returns the journal's mark right after the line (exact when the root's lock is held).
+    """
     line = json.dumps(asdict(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(JOURNAL_NAME, flags, FILE_MODE, dir_fd=root_fd)
     try:
         os.write(fd, line.encode("utf-8"))
         os.fsync(fd)
+        st = os.fstat(fd)
     finally:
         os.close(fd)
+    return JournalMark(st.st_dev, st.st_ino, st.st_size)
 
 
 def read_entries(root: Path) -> list[dict[str, Any]]:

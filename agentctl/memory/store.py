@@ -13,6 +13,7 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,10 @@ from agentctl.memory.commands import (
     parse_memory_path,
 )
 from agentctl.memory.editing import insert_at, replace_once
+from agentctl.memory.fsops import Usage
 from agentctl.memory.guard import DIR_MODE, PathRefusedError, open_dir, open_root, symlink_refused
 from agentctl.memory.journal import JournalEntry, append_entry, now_iso
-from agentctl.memory.limits import Limits
+from agentctl.memory.limits import Limits, UsageTally, shifted
 from agentctl.memory.lock import root_lock
 from agentctl.memory.viewing import view_dir, view_file
 from agentctl.profile.settings import MemorySettings
@@ -50,6 +52,7 @@ class MemoryStore:
         self.limits = Limits(self.settings)
         self.session = session
         self._swept = False
+        self._tally = UsageTally()
         ensure_root(self.root)
 
     def execute(self, command: Mapping[str, Any]) -> str:
@@ -90,10 +93,25 @@ class MemoryStore:
         with self.opened() as fd, root_lock(fd):
             yield fd
 
-    def journal(self, fd: int, command: str, path: str, **extra: Any) -> None:
-        """Record one successful change in the root's journal."""
+    def usage(self, fd: int) -> Usage:
+        """Files and bytes in the root now (lock held): kept between writes, walked when stale."""
+        return self._tally.current(fd)
+
+    @contextmanager
+    def changing(
+        self, fd: int, command: str, path: str, *, delta: Usage | None, **extra: Any
+    ) -> Iterator[None]:
+        """Around one change (lock held): journal it once the block succeeds.
+
+        `delta` is what the change does to the usage (None: unknown, walk next time). The kept
+        usage is dropped while the block runs, so a change that fails half way is never counted
+        from a stale figure.
+        """
+        before = self._tally.peek(fd)
+        self._tally.forget()
+        yield
         entry = JournalEntry(now_iso(), command, path, session=self.session, **extra)
-        append_entry(fd, entry)
+        self._tally.keep(shifted(before, delta), append_entry(fd, entry))
 
     def _mutate(self, fd: int, cmd: Command) -> str:
         if isinstance(cmd, Create):
@@ -131,13 +149,17 @@ class MemoryStore:
         if path.is_root or _exists(fd, path):
             raise exists
         data = cmd.file_text.encode("utf-8")
-        self.limits.check_write(fd, path.text, len(data), old_size=None)
-        with _closing(_parent_dir(fd, path, create=True)) as parent:
+        current = partial(self.usage, fd)
+        self.limits.check_write(path.text, len(data), old_size=None, current=current)
+        added = Usage(1, len(data))
+        with (
+            _closing(_parent_dir(fd, path, create=True)) as parent,
+            self.changing(fd, "create", path.text, delta=added, bytes=len(data)),
+        ):
             try:
                 fsops.create_exclusive(parent, path.parts[-1], data)
             except FileExistsError:
                 raise exists from None
-        self.journal(fd, "create", path.text, bytes=len(data))
         return f"File created successfully at: {path.text}"
 
     # -- str_replace / insert --------------------------------------------------------------
@@ -169,10 +191,12 @@ class MemoryStore:
     def _rewrite(
         self, fd: int, parent: int, path: MemoryPath, old: str, new: str, command: str
     ) -> None:
-        data = new.encode("utf-8")
-        self.limits.check_write(fd, path.text, len(data), old_size=len(old.encode("utf-8")))
-        fsops.replace_atomic(parent, path.parts[-1], data)
-        self.journal(fd, command, path.text, bytes=len(data))
+        data, old_size = new.encode("utf-8"), len(old.encode("utf-8"))
+        current = partial(self.usage, fd)
+        self.limits.check_write(path.text, len(data), old_size=old_size, current=current)
+        grown = Usage(0, len(data) - old_size)
+        with self.changing(fd, command, path.text, delta=grown, bytes=len(data)):
+            fsops.replace_atomic(parent, path.parts[-1], data)
 
     # -- delete / rename -------------------------------------------------------------------
 
@@ -181,13 +205,13 @@ class MemoryStore:
         if path.is_root:
             raise ToolError("Cannot delete the /memories directory itself")
         missing = ToolError(f"The path {path.text} does not exist")
-        parent, _ = locate(fd, path, missing=missing)
-        with _closing(parent):
+        parent, st = locate(fd, path, missing=missing)
+        removed = Usage(-1, -st.st_size) if stat.S_ISREG(st.st_mode) else None
+        with _closing(parent), self.changing(fd, "delete", path.text, delta=removed):
             try:
                 fsops.remove_entry(parent, path.parts[-1])
             except FileNotFoundError:
                 raise missing from None
-        self.journal(fd, "delete", path.text)
         return f"Successfully deleted {path.text}"
 
     def _rename(self, fd: int, cmd: Rename) -> str:
@@ -200,12 +224,15 @@ class MemoryStore:
         with _closing(src_parent):
             if new.parts[: len(old.parts)] == old.parts:
                 raise ToolError(f"Cannot move {old.text} into itself ({new.text})")
-            with _closing(_parent_dir(fd, new, create=True)) as dst_parent:
+            moved = Usage(0, 0)  # within the root: same files, same bytes
+            with (
+                _closing(_parent_dir(fd, new, create=True)) as dst_parent,
+                self.changing(fd, "rename", old.text, delta=moved, new_path=new.text),
+            ):
                 os.rename(
                     old.parts[-1], new.parts[-1], src_dir_fd=src_parent, dst_dir_fd=dst_parent
                 )
                 os.fsync(dst_parent)
-        self.journal(fd, "rename", old.text, new_path=new.text)
         return f"Successfully renamed {old.text} to {new.text}"
 
     # -- for the CLI -----------------------------------------------------------------------
@@ -226,19 +253,23 @@ class MemoryStore:
         data = text.encode("utf-8")
         with self.locked() as fd:
             old_size = _size_if_file(fd, mp)
-            self.limits.check_write(fd, mp.text, len(data), old_size=old_size)
-            with _closing(_parent_dir(fd, mp, create=True)) as parent:
+            current = partial(self.usage, fd)
+            self.limits.check_write(mp.text, len(data), old_size=old_size, current=current)
+            delta = Usage(int(old_size is None), len(data) - (old_size or 0))
+            with (
+                _closing(_parent_dir(fd, mp, create=True)) as parent,
+                self.changing(fd, command, mp.text, delta=delta, bytes=len(data)),
+            ):
                 fsops.replace_atomic(parent, mp.parts[-1], data)
-            self.journal(fd, command, mp.text, bytes=len(data))
 
     def clear(self) -> int:
         """Delete everything in the root except agentctl's own files; returns entries removed."""
         with self.locked() as fd:
             names = [e.name for e in fsops.scan_sorted(fd)]
             names = [n for n in names if not n.startswith(fsops.RESERVED_PREFIX)]
-            for name in names:
-                fsops.remove_entry(fd, name)
-            self.journal(fd, "clear", "/memories")
+            with self.changing(fd, "clear", "/memories", delta=None):
+                for name in names:
+                    fsops.remove_entry(fd, name)
         return len(names)
 
 

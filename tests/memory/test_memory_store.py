@@ -262,3 +262,82 @@ def test_root_removed_by_hand_is_made_again(tmp_path: Path) -> None:
     out = store.execute({"command": "view", "path": M})
     assert out.endswith("\n4K\t/memories")
     assert stat.S_IMODE(store.root.stat().st_mode) == 0o700
+
+
+def _create(store: MemoryStore, path: str, text: str = "x") -> str:
+    return store.execute({"command": "create", "path": f"{M}/{path}", "file_text": text})
+
+
+def test_creates_do_not_walk_the_tree_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_files=10_000))
+    for d in range(20):
+        for f in range(10):
+            _create(store, f"d{d}/f{f}.md")
+    calls = []
+    real = os.scandir
+
+    def counting(path: Any = ".") -> Any:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    for n in range(50):
+        _create(store, f"new/n{n}.md")
+    # A walk per create would scan the 21+ folders 50 times; the kept usage scans none.
+    assert len(calls) < 10, len(calls)
+
+
+def test_usage_seen_by_two_stores_on_one_root(tmp_path: Path) -> None:
+    settings = MemorySettings(max_files=4, max_total_bytes=100)
+    a = MemoryStore(tmp_path / "m", settings, session="a")
+    b = MemoryStore(tmp_path / "m", settings, session="b")
+    _create(a, "a1.md", "a" * 10)
+    _create(b, "b1.md", "b" * 10)  # b walks: sees a's file
+    _create(a, "a2.md", "a" * 10)  # a's kept figure is stale (b journaled): walks again
+    _create(b, "d/b2.md", "b" * 10)
+    with pytest.raises(ToolError, match="already holds 4 files"):
+        _create(a, "a3.md")
+    b.execute({"command": "delete", "path": f"{M}/d"})  # a folder: b walks next time
+    msg = refused(a, {"command": "create", "path": f"{M}/big.md", "file_text": "z" * 71})
+    assert "would hold 101 bytes" in msg
+    _create(a, "ok.md", "z" * 70)
+    b.execute({"command": "str_replace", "path": f"{M}/ok.md", "old_str": "z" * 70, "new_str": ""})
+    grow = {
+        "command": "str_replace",
+        "path": f"{M}/a1.md",
+        "old_str": "a" * 10,
+        "new_str": "a" * 80,
+    }
+    a.execute(grow)  # 100 bytes again: a must know that ok.md shrank in b
+    with pytest.raises(ToolError, match="would hold 102 bytes"):
+        b.execute({"command": "insert", "path": f"{M}/ok.md", "insert_line": 0, "insert_text": "!"})
+
+
+def test_kept_usage_matches_a_walk_after_every_command(tmp_path: Path) -> None:
+    from agentctl.memory.fsops import usage
+
+    store = MemoryStore(tmp_path / "m", MemorySettings(max_files=100, max_total_bytes=10_000))
+    steps: list[dict[str, Any]] = [
+        {"command": "create", "path": f"{M}/a.md", "file_text": "hello\n"},
+        {"command": "create", "path": f"{M}/d/b.md", "file_text": "é" * 5},
+        {"command": "insert", "path": f"{M}/a.md", "insert_line": 1, "insert_text": "more"},
+        {"command": "str_replace", "path": f"{M}/d/b.md", "old_str": "é" * 5, "new_str": "ab"},
+        {"command": "rename", "old_path": f"{M}/d", "new_path": f"{M}/e/d"},
+        {"command": "delete", "path": f"{M}/a.md"},
+        {"command": "create", "path": f"{M}/e/c.md", "file_text": "c"},
+        {"command": "delete", "path": f"{M}/e"},
+        {"command": "create", "path": f"{M}/z.md", "file_text": "zz"},
+    ]
+    for step in steps:
+        store.execute(step)
+        with store.locked() as fd:
+            assert store.usage(fd) == usage(fd), step
+    store.write_text(f"{M}/z.md", "longer text")
+    store.write_text(f"{M}/w.md", "new")
+    with store.locked() as fd:
+        assert store.usage(fd) == usage(fd)
+    store.clear()
+    with store.locked() as fd:
+        assert store.usage(fd) == usage(fd) == type(usage(fd))(0, 0)
