@@ -433,7 +433,7 @@ def test_the_run_ends_with_the_per_edit_cache_ledger_unless_quiet(tmp_path: Path
     loud = invoke(str(task), "--offline")
     assert loud.exit_code == 0, loud.output
     assert "cache accounting per edit: " in loud.stderr
-    assert "ledger: agentctl stats " in loud.stderr
+    assert "the ledger: agentctl stats " in loud.stderr
     quiet = invoke(str(task), "--offline", "--quiet")
     assert quiet.exit_code == 0
     assert "cache accounting" not in quiet.stderr

@@ -192,10 +192,10 @@ def ledger_line(balances: Sequence[EditBalance] | None, session: str) -> str:
     first, last = balances[0].turn, balances[-1].turn
     where = f"turn {first}" if first == last else f"turns {first}-{last}"
     return (
-        f"cache accounting per edit: {len(balances)} edit(s) on {where}; "
-        f"{len(paid)} paid off (net {_signed_usd(sum(b.net_usd for b in paid))}), "
-        f"{len(lost)} did not (net {_signed_usd(sum(b.net_usd for b in lost))}); "
-        f"ledger: agentctl stats {session}"
+        f"cache accounting per edit: {len(balances)} edit(s) ({where}), "
+        f"{len(paid)} paid off ({_signed_usd(sum(b.net_usd for b in paid))}), "
+        f"{len(lost)} did not ({_signed_usd(sum(b.net_usd for b in lost))})\n"
+        f"  the ledger: agentctl stats {session}"
     )
 
 

@@ -140,8 +140,8 @@ def test_the_run_summary_line_counts_edits_that_paid_off_and_those_that_did_not(
     lost = edit_balances(_run(3), PRICE)  # the clearing on the last turn never pays back
     assert paid[0].net_usd > 0 > lost[0].net_usd
     line = ledger_line([*paid, dataclasses.replace(lost[0], turn=9)], "sess-1")
-    assert line.startswith("cache accounting per edit: 2 edit(s) on turns 3-9; 1 paid off (net +$")
-    assert f"1 did not (net -${abs(lost[0].net_usd):.4f})" in line
-    assert line.endswith("ledger: agentctl stats sess-1")
+    assert line.startswith("cache accounting per edit: 2 edit(s) (turns 3-9), 1 paid off (+$")
+    assert f"1 did not (-${abs(lost[0].net_usd):.4f})\n" in line
+    assert line.endswith("\n  the ledger: agentctl stats sess-1")
     assert ledger_line([], "s") == ""
     assert "n/a" in ledger_line(None, "s")
