@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
@@ -64,9 +65,7 @@ def _write_temp(dir_fd: int, data: bytes) -> str:
     fd = os.open(tmp, flags, FILE_MODE, dir_fd=dir_fd)
     try:
         os.fchmod(fd, FILE_MODE)  # the umask must not widen or narrow the mode
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        _write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -74,6 +73,12 @@ def _write_temp(dir_fd: int, data: bytes) -> str:
         raise
     os.close(fd)
     return tmp
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def replace_atomic(dir_fd: int, name: str, data: bytes) -> None:
@@ -90,8 +95,43 @@ def replace_atomic(dir_fd: int, name: str, data: bytes) -> None:
 def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
     """Create `name` with `data`, all or nothing; FileExistsError when anything has that name.
 
-    link() never replaces an existing entry, so the file appears complete or not at all.
+    The data is written and fsynced to an unnamed file (O_TMPFILE) that link() then names:
+    link() never replaces an existing entry, so the file appears complete or not at all, and a
+    writer killed before the link leaves nothing behind. Where O_TMPFILE or /proc is missing, a
+    named temp file does the same.
     """
+    fd = _open_unnamed(dir_fd)
+    if fd is None:
+        _create_via_temp(dir_fd, name, data)
+        return
+    try:
+        os.fchmod(fd, FILE_MODE)
+        _write_all(fd, data)
+        os.fsync(fd)
+        os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
+    finally:
+        os.close(fd)
+    os.fsync(dir_fd)
+
+
+_unnamed_ok = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+
+
+def _open_unnamed(dir_fd: int) -> int | None:
+    """An unnamed regular file in `dir_fd`, or None when this system cannot make one."""
+    global _unnamed_ok
+    if not _unnamed_ok:
+        return None
+    try:
+        return os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, FILE_MODE, dir_fd=dir_fd)
+    except OSError as err:
+        if err.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+            raise
+        _unnamed_ok = False  # this filesystem or kernel has no O_TMPFILE
+        return None
+
+
+def _create_via_temp(dir_fd: int, name: str, data: bytes) -> None:
     tmp = _write_temp(dir_fd, data)
     try:
         os.link(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)

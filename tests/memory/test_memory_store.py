@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentctl.errors import ToolError
+from agentctl.memory import fsops
 from agentctl.memory.fsops import RESERVED_PREFIX
 from agentctl.memory.journal import JOURNAL_NAME, read_entries
 from agentctl.memory.store import MemoryStore
@@ -316,8 +317,6 @@ def test_usage_seen_by_two_stores_on_one_root(tmp_path: Path) -> None:
 
 
 def test_kept_usage_matches_a_walk_after_every_command(tmp_path: Path) -> None:
-    from agentctl.memory.fsops import usage
-
     store = MemoryStore(tmp_path / "m", MemorySettings(max_files=100, max_total_bytes=10_000))
     steps: list[dict[str, Any]] = [
         {"command": "create", "path": f"{M}/a.md", "file_text": "hello\n"},
@@ -333,11 +332,49 @@ def test_kept_usage_matches_a_walk_after_every_command(tmp_path: Path) -> None:
     for step in steps:
         store.execute(step)
         with store.locked() as fd:
-            assert store.usage(fd) == usage(fd), step
+            assert store.usage(fd) == fsops.usage(fd), step
     store.write_text(f"{M}/z.md", "longer text")
     store.write_text(f"{M}/w.md", "new")
     with store.locked() as fd:
-        assert store.usage(fd) == usage(fd)
+        assert store.usage(fd) == fsops.usage(fd)
     store.clear()
     with store.locked() as fd:
-        assert store.usage(fd) == usage(fd) == type(usage(fd))(0, 0)
+        assert store.usage(fd) == fsops.usage(fd) == fsops.Usage(0, 0)
+
+
+def _create_big(dir_path: str, size: int) -> None:
+    fd = os.open(dir_path, os.O_RDONLY | os.O_DIRECTORY)
+    fsops.create_exclusive(fd, "big.md", b"x" * size)
+
+
+@pytest.mark.skipif(not fsops._unnamed_ok, reason="no O_TMPFILE on this system")
+def test_create_killed_mid_write_leaves_nothing_behind(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    size = 64 * 2**20
+    ctx = multiprocessing.get_context("fork")
+    proc = ctx.Process(target=_create_big, args=(str(tmp_path), size))
+    proc.start()
+    time.sleep(0.15)  # inside the write or the fsync of 64 MiB
+    assert proc.pid is not None
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join(10)
+    left = {p.name: p.stat().st_size for p in tmp_path.iterdir()}
+    # Complete or absent, and never a named temp file for the next writer to sweep.
+    assert left in ({}, {"big.md": size}), {n: s for n, s in left.items()}
+
+
+def test_create_without_unnamed_files_uses_a_temp_name(tmp_path: Path) -> None:
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fsops._create_via_temp(fd, "a.md", b"hello")
+        with pytest.raises(FileExistsError):
+            fsops._create_via_temp(fd, "a.md", b"again")
+        with pytest.raises(FileExistsError):
+            fsops.create_exclusive(fd, "a.md", b"again")
+    finally:
+        os.close(fd)
+    assert [p.name for p in tmp_path.iterdir()] == ["a.md"]
+    assert (tmp_path / "a.md").read_bytes() == b"hello"
+    assert stat.S_IMODE((tmp_path / "a.md").stat().st_mode) == 0o600
