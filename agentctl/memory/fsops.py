@@ -182,6 +182,33 @@ def _walk_files(dir_fd: int) -> Iterator[os.stat_result]:
             yield from _walk_subdir(dir_fd, entry.name)
 
 
+def files_under(dir_fd: int, prefix: str = "") -> dict[str, int]:
+    """Every regular file below `dir_fd` (agentctl's own skipped): `prefix/rel/path` -> size."""
+    found: dict[str, int] = {}
+    with os.scandir(dir_fd) as it:
+        entries = list(it)
+    for entry in entries:
+        if entry.name.startswith(RESERVED_PREFIX):
+            continue
+        st = entry.stat(follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode):
+            found[f"{prefix}/{entry.name}"] = st.st_size
+        elif stat.S_ISDIR(st.st_mode):
+            found.update(_files_in_subdir(dir_fd, entry.name, f"{prefix}/{entry.name}"))
+    return found
+
+
+def _files_in_subdir(dir_fd: int, name: str, prefix: str) -> dict[str, int]:
+    try:
+        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
+    except OSError:
+        return {}  # vanished or swapped for a symlink
+    try:
+        return files_under(sub, prefix)
+    finally:
+        os.close(sub)
+
+
 def _walk_subdir(dir_fd: int, name: str) -> Iterator[os.stat_result]:
     try:
         sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)

@@ -1,18 +1,29 @@
-"""The journal of a memory root: one JSON line per successful mutating command, newest last."""
+"""The journal of a memory root: an intent line before each change and an outcome line after.
+
+All appends happen under the root's lock, so a change's outcome line follows its intent line
+at once. An intent that is the last line (its writer was killed, or failed half way) is
+settled by the next writer, or by a reader, with a `recover` record of what is on disk.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctl.memory.fsops import FILE_MODE, RESERVED_PREFIX
+from agentctl.errors import ToolError
+from agentctl.memory.fsops import FILE_MODE, RESERVED_PREFIX, files_under, lstat_at
+from agentctl.memory.guard import open_dir, split_relative
+from agentctl.memory.lock import shared_root_lock
 
 JOURNAL_NAME = RESERVED_PREFIX + "-journal.jsonl"
 JOURNAL_VERSION = 1
+ROOT = "/memories"
+_TAIL_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -41,35 +52,180 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def append_entry(root_fd: int, entry: JournalEntry) -> JournalMark:
-    """Append one line and flush it to disk (O_APPEND: lines of concurrent writers never mix).
+def intent_record(entry: JournalEntry) -> dict[str, Any]:
+    """The line written before a change: the entry, with `intent` in place of `command`."""
+    record = asdict(entry)
+    return {"time": record.pop("time"), "intent": record.pop("command"), **record}
+
+
+def append_entry(root_fd: int, entry: JournalEntry, *, sync: bool = True) -> JournalMark:
+    """Append the entry as one line (see append_record)."""
+    return append_record(root_fd, asdict(entry), sync=sync)
+
+
+def append_record(root_fd: int, record: dict[str, Any], *, sync: bool = True) -> JournalMark:
+    """Append one line, flushed to disk when `sync` (O_APPEND: lines never mix).
 
     Returns the journal's mark right after the line (exact when the root's lock is held).
     """
-    line = json.dumps(asdict(entry), ensure_ascii=False, separators=(",", ":")) + "\n"
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
     fd = os.open(JOURNAL_NAME, flags, FILE_MODE, dir_fd=root_fd)
     try:
         os.write(fd, line.encode("utf-8"))
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
         st = os.fstat(fd)
     finally:
         os.close(fd)
     return JournalMark(st.st_dev, st.st_ino, st.st_size)
 
 
-def read_entries(root: Path) -> list[dict[str, Any]]:
-    """All journal records, oldest first; unreadable lines are skipped, a missing log is empty."""
+def journal_mark(root_fd: int) -> JournalMark | None:
+    """Identity and size of the root's journal; None when there is none yet."""
+    st = lstat_at(root_fd, JOURNAL_NAME)
+    return None if st is None else JournalMark(st.st_dev, st.st_ino, st.st_size)
+
+
+# -- interrupted changes ---------------------------------------------------------------------
+
+
+def settle(root_fd: int) -> JournalMark | None:
+    """With the lock held: record the outcome of an intent left last in the journal.
+
+    Returns the journal's mark after the `recover` line, or None when nothing was pending.
+    """
+    intent = _last_record(root_fd)
+    if intent is None or "intent" not in intent:
+        return None
+    return append_record(root_fd, recover_record(root_fd, intent), sync=False)
+
+
+def recover_record(root_fd: int, intent: dict[str, Any]) -> dict[str, Any]:
+    """What an interrupted change left: every file now at or under its path(s), with sizes.
+
+    Replaying it (drop what was under the paths, add `files`) gives the tree as it is, whether
+    the change happened, did not, or (a folder delete) stopped half way.
+    """
+    paths = [p for p in (intent.get("path"), intent.get("new_path")) if isinstance(p, str)]
+    files: dict[str, int] = {}
+    for path in paths:
+        files.update(files_at(root_fd, path))
+    return {
+        "time": now_iso(),
+        "command": "recover",
+        "path": paths[0] if paths else ROOT,
+        "new_path": paths[1] if len(paths) > 1 else None,
+        "bytes": sum(files.values()),
+        "files": files,
+        "interrupted": intent.get("intent"),
+        "session": intent.get("session"),
+        "v": JOURNAL_VERSION,
+    }
+
+
+def files_at(root_fd: int, path: str) -> dict[str, int]:
+    """The regular files at or under the memory path `path` (`/memories/...`), with sizes."""
+    if path == ROOT:
+        return files_under(root_fd, ROOT)
     try:
-        text = (root / JOURNAL_NAME).read_text(encoding="utf-8", errors="replace")
+        parts = split_relative(path.removeprefix(ROOT + "/"))
+    except ToolError:
+        return {}
+    if not path.startswith(ROOT + "/"):
+        return {}
+    try:
+        parent = open_dir(root_fd, parts[:-1])
+    except (OSError, ToolError):
+        return {}
+    try:
+        st = lstat_at(parent, parts[-1])
+        if st is not None and stat.S_ISREG(st.st_mode):
+            return {path: st.st_size}
+        if st is None or not stat.S_ISDIR(st.st_mode):
+            return {}
+        sub = os.open(parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+    finally:
+        os.close(parent)
+    try:
+        return files_under(sub, path)
+    finally:
+        os.close(sub)
+
+
+def _last_record(root_fd: int) -> dict[str, Any] | None:
+    """The journal's last complete, readable record (None when there is none)."""
+    try:
+        fd = os.open(JOURNAL_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+    except FileNotFoundError:
+        return None
+    try:
+        end = os.fstat(fd).st_size
+        chunk = _TAIL_CHUNK
+        while True:
+            start = max(0, end - chunk)
+            lines = os.pread(fd, end - start, start).split(b"\n")
+            complete = lines if start == 0 else lines[1:]  # the first may be cut
+            for raw in reversed(complete):
+                record = _parse(raw.decode("utf-8", errors="replace"))
+                if record is not None:
+                    return record
+            if start == 0:
+                return None
+            chunk *= 4
+    finally:
+        os.close(fd)
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def read_entries(root: Path) -> list[dict[str, Any]]:
+    """All outcome records, oldest first; unreadable lines are skipped, a missing log is empty.
+
+    Intent lines are not entries: each is followed by its outcome (the change's entry, or a
+    `recover` record). An intent still last is settled here from what is on disk, under the
+    root's lock shared (so no writer is half way through a change), without writing.
+    """
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    try:
+        with shared_root_lock(root_fd):
+            return _entries(root_fd)
+    finally:
+        os.close(root_fd)
+
+
+def _entries(root_fd: int) -> list[dict[str, Any]]:
+    try:
+        fd = os.open(JOURNAL_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
     except FileNotFoundError:
         return []
-    records: list[dict[str, Any]] = []
+    with os.fdopen(fd, "rb") as handle:
+        text = handle.read().decode("utf-8", errors="replace")
+    entries: list[dict[str, Any]] = []
+    pending: dict[str, Any] | None = None
     for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+        record = _parse(line)
+        if record is None:
             continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
+        if "intent" in record:
+            if pending is not None:  # never settled (a writer that could not): outcome unknown
+                entries.append({**pending, "command": "unsettled"})
+            pending = record
+        else:
+            pending = None
+            entries.append(record)
+    if pending is not None:
+        entries.append(recover_record(root_fd, pending))
+    return entries
+
+
+def _parse(line: str) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return record if isinstance(record, dict) else None

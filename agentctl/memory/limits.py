@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from agentctl.errors import ToolError
 from agentctl.memory.fsops import Usage, usage
-from agentctl.memory.journal import JOURNAL_NAME, JournalMark
+from agentctl.memory.journal import JournalMark, journal_mark
 from agentctl.profile.settings import MemorySettings
 
 
@@ -84,15 +83,6 @@ class UsageTally:
     def keep(self, value: Usage | None, mark: JournalMark) -> None:
         """After a journaled change: `value` is the usage now (None: unknown, walk next time)."""
         self._usage, self._mark = value, (mark if value is not None else None)
-
-
-def journal_mark(root_fd: int) -> JournalMark | None:
-    """Identity and size of the root's journal; None when there is none yet."""
-    try:
-        st = os.stat(JOURNAL_NAME, dir_fd=root_fd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-    return JournalMark(st.st_dev, st.st_ino, st.st_size)
 
 
 def shifted(before: Usage | None, delta: Usage | None) -> Usage | None:

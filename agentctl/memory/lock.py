@@ -5,7 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from agentctl.memory.fsops import FILE_MODE, RESERVED_PREFIX
 
@@ -23,3 +23,21 @@ def root_lock(root_fd: int) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing releases the flock
+
+
+@contextmanager
+def shared_root_lock(root_fd: int) -> Iterator[None]:
+    """Hold the root's lock shared (readers): no writer is half way through a change meanwhile.
+
+    A root that was never written has no lock file: then there is no writer to wait for.
+    """
+    fd = -1
+    with suppress(FileNotFoundError):
+        fd = os.open(LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+    try:
+        if fd >= 0:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)

@@ -12,7 +12,7 @@ import errno
 import os
 import stat
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,16 @@ from agentctl.memory.commands import (
 from agentctl.memory.editing import insert_at, replace_once
 from agentctl.memory.fsops import Usage
 from agentctl.memory.guard import DIR_MODE, PathRefusedError, open_dir, open_root, symlink_refused
-from agentctl.memory.journal import JournalEntry, append_entry, now_iso
+from agentctl.memory.journal import (
+    JournalEntry,
+    JournalMark,
+    append_entry,
+    append_record,
+    intent_record,
+    journal_mark,
+    now_iso,
+    settle,
+)
 from agentctl.memory.limits import Limits, UsageTally, shifted
 from agentctl.memory.lock import root_lock
 from agentctl.memory.viewing import view_dir, view_file
@@ -53,6 +62,7 @@ class MemoryStore:
         self.session = session
         self._swept = False
         self._tally = UsageTally()
+        self._last_mark: JournalMark | None = None  # the journal after our own last append
         ensure_root(self.root)
 
     def execute(self, command: Mapping[str, Any]) -> str:
@@ -62,7 +72,7 @@ class MemoryStore:
             with self.opened() as fd:
                 if isinstance(cmd, View):
                     return self._view(fd, cmd)
-                with root_lock(fd):
+                with self._holding_lock(fd):
                     self._sweep_once(fd)
                     return self._mutate(fd, cmd)
         except OSError as err:
@@ -90,8 +100,16 @@ class MemoryStore:
     @contextmanager
     def locked(self) -> Iterator[int]:
         """The root fd with the cross-process lock held (for imports, edits, clears)."""
-        with self.opened() as fd, root_lock(fd):
+        with self.opened() as fd, self._holding_lock(fd):
             yield fd
+
+    @contextmanager
+    def _holding_lock(self, fd: int) -> Iterator[None]:
+        """The root's lock, and the journal settled: a change left half way is recorded first."""
+        with root_lock(fd):
+            if journal_mark(fd) != self._last_mark:  # someone else appended: look at the tail
+                self._last_mark = settle(fd) or self._last_mark
+            yield
 
     def usage(self, fd: int) -> Usage:
         """Files and bytes in the root now (lock held): kept between writes, walked when stale."""
@@ -101,17 +119,26 @@ class MemoryStore:
     def changing(
         self, fd: int, command: str, path: str, *, delta: Usage | None, **extra: Any
     ) -> Iterator[None]:
-        """Around one change (lock held): journal it once the block succeeds.
+        """Around one change (lock held): an intent line before it, its entry after it.
 
-        `delta` is what the change does to the usage (None: unknown, walk next time). The kept
-        usage is dropped while the block runs, so a change that fails half way is never counted
-        from a stale figure.
+        The intent is fsynced, so any change that may reach the disk is in the journal, even
+        across a kill -9 or a power loss; the entry after it is not (if it is lost, the intent
+        is settled from the disk). A block that fails records what it left (`recover`).
+        `delta` is what the change does to the usage (None: unknown, walk next time); the kept
+        usage is dropped while the block runs, so a half-done change is never counted wrong.
         """
+        entry = JournalEntry(now_iso(), command, path, session=self.session, **extra)
         before = self._tally.peek(fd)
         self._tally.forget()
-        yield
-        entry = JournalEntry(now_iso(), command, path, session=self.session, **extra)
-        self._tally.keep(shifted(before, delta), append_entry(fd, entry))
+        append_record(fd, intent_record(entry))
+        try:
+            yield
+        except BaseException:
+            with suppress(OSError):
+                self._last_mark = settle(fd)
+            raise
+        self._last_mark = append_entry(fd, entry, sync=False)
+        self._tally.keep(shifted(before, delta), self._last_mark)
 
     def _mutate(self, fd: int, cmd: Command) -> str:
         if isinstance(cmd, Create):
