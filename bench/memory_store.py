@@ -6,8 +6,8 @@ Three workloads, each run on a fresh root for each store: `view` of a root holdi
 (100 folders x 100, written straight to disk), `str_replace` in a 1 MB file, and 1,000
 `create`s. Times are the median of RUNS; memory is the tracemalloc peak of one more run
 (Python allocations, not RSS). Both stores fsync what they write; ours also takes the root's
-lock, appends to its journal and checks the size limits (max_files, max_total_bytes), which
-walks the tree on every create: "ours, no limits" shows the store with those two set to 0.
+lock, appends to its journal and checks the size limits (max_files, max_total_bytes) against
+totals it keeps between writes: "ours, no limits" shows the store with those two set to 0.
 agentctl's view limit (memory.max_view_chars) is raised so both list all 10,000 files.
 """
 
