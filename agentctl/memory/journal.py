@@ -128,11 +128,11 @@ def files_at(root_fd: int, path: str) -> dict[str, int]:
     """The regular files at or under the memory path `path` (`/memories/...`), with sizes."""
     if path == ROOT:
         return files_under(root_fd, ROOT)
+    if not path.startswith(ROOT + "/"):
+        return {}
     try:
         parts = split_relative(path.removeprefix(ROOT + "/"))
     except ToolError:
-        return {}
-    if not path.startswith(ROOT + "/"):
         return {}
     try:
         parent = open_dir(root_fd, parts[:-1])
