@@ -128,8 +128,21 @@ def recall(request: Json, notes: str, placeholder: str) -> Recall:
             continue
         text = result_text(result.get("content"))
         visible = None if text == placeholder else text
-        _observe(state, use, visible, bool(result.get("is_error")), notes)
+        failed = bool(result.get("is_error"))
+        # A read-only call that never ran (a run killed mid-turn) is simply made again; a cut
+        # memory call may have changed the store, so it is observed as failed and checked.
+        if failed and visible is not None and RETRY_HINT in visible and use.get("name") != "memory":
+            _forget(state, use)
+            continue
+        _observe(state, use, visible, failed, notes)
     return state
+
+
+def _forget(state: Recall, use: Json) -> None:
+    """A read-only call that never ran (a run killed mid-turn): as a model would, redo it."""
+    raw = use.get("input")
+    call = (str(use.get("name")), raw if isinstance(raw, dict) else {})
+    state.previous = [c for c in state.previous if c != call]
 
 
 def _observe(state: Recall, use: Json, text: str | None, failed: bool, notes: str) -> None:
@@ -145,8 +158,6 @@ def _observe(state: Recall, use: Json, text: str | None, failed: bool, notes: st
         state.listed = True
         state.files = None if text is None or failed else _listing(text)
     elif name == "read_file":
-        if failed and text is not None and RETRY_HINT in text:
-            return  # the call never ran (a run killed mid-turn): read it again, as a model would
         state.read_calls += 1
         path = str(arguments.get("path", "?"))
         offset = arguments.get("offset", 1)

@@ -238,3 +238,49 @@ def test_long_notes_are_viewed_page_by_page(tmp_path: Path) -> None:
         answer = _final_text(responses)
         assert all(f"the deadline of f{i} is day {i}" in answer for i in range(30))
     assert not any(call.startswith("read_file") for call in tool_calls(again))
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input"),
+    [("list_files", {"path": "."}), ("read_file", {"path": "a.txt"})],
+)
+def test_a_read_only_call_cut_by_a_kill_is_made_again(
+    name: str, tool_input: dict[str, Any]
+) -> None:
+    """`--resume` answers a call that never ran with an error asking to call it again."""
+    from agentctl.emulator.policy import DefaultPolicy
+
+    interrupted = (
+        "Error: the run was interrupted before this tool call finished; call it again if you "
+        "still need its result"
+    )
+    tools = [{"type": "memory_20250818", "name": "memory"}, LIST_FILES, READ_FILE]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Report the findings."}]
+    messages += [
+        {
+            "role": "assistant",
+            "content": [_use("t1", "memory", {"command": "view", "path": "/memories"})],
+        },
+        {"role": "user", "content": [_result("t1", "Here're the files ...:\n4K\t/memories")]},
+    ]
+    if name == "read_file":
+        messages += [
+            {"role": "assistant", "content": [_use("t0", "list_files", {"path": "."})]},
+            {"role": "user", "content": [_result("t0", "a.txt\t10\nb.txt\t10")]},
+        ]
+    messages += [
+        {"role": "assistant", "content": [_use("t2", name, tool_input)]},
+        {"role": "user", "content": [_result("t2", interrupted, is_error=True)]},
+    ]
+    request = {"model": "claude-sonnet-5", "max_tokens": 1024, "tools": tools, "messages": messages}
+    reply = DefaultPolicy("[cleared]").reply(request)
+    calls = [(b.name, b.input) for b in reply.blocks if hasattr(b, "input")]
+    assert (name, tool_input) in calls
+
+
+def _use(tool_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+
+
+def _result(tool_id: str, text: str, *, is_error: bool = False) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": is_error}
