@@ -167,27 +167,19 @@ def comparison_table(recorded: Simulation, simulated: Simulation) -> Table:
     table = _table(*columns, title=f"per turn: recorded (left) | {simulated.label} (right)")
     table.padding = (0, 0, 0, 0)  # one space between columns: 75 columns wide in all
     for rec, sim in zip(recorded.turns, simulated.turns, strict=True):
-        _add(table, str(rec.turn), *_turn_cells(rec), "│", *_turn_cells(sim))
+        _add(table, str(rec.turn), *_cells(rec), "│", *_cells(sim))
     table.add_section()
-    _add(table, "total", *_totals_cells(recorded), "│", *_totals_cells(simulated))
+    _add(table, "total", *_cells(recorded), "│", *_cells(simulated))
     return table
 
 
-def _turn_cells(turn: SimTurn) -> list[str]:
-    u = turn.usage
+def _cells(figures: SimTurn | Simulation) -> list[str]:
+    """One turn's or a whole replay's figures: same columns either way."""
+    u = figures.usage
     return [
-        fmt_compact(u.input_tokens), fmt_compact(turn.cleared_input_tokens),
+        fmt_compact(u.input_tokens), fmt_compact(figures.cleared_input_tokens),
         fmt_compact(u.cache_read_input_tokens), fmt_compact(u.cache_creation_input_tokens),
-        fmt_cost(turn.cost_usd),
-    ]  # fmt: skip
-
-
-def _totals_cells(sim: Simulation) -> list[str]:
-    u = sim.usage
-    return [
-        fmt_compact(u.input_tokens), fmt_compact(sim.cleared_input_tokens),
-        fmt_compact(u.cache_read_input_tokens), fmt_compact(u.cache_creation_input_tokens),
-        fmt_cost(sim.cost_usd),
+        fmt_cost(figures.cost_usd),
     ]  # fmt: skip
 
 
