@@ -54,16 +54,17 @@ class _Plan:
     writes: list[tuple[str, str]]  # (key, ttl)
 
 
-def _strip_cache_control(value: Any) -> Any:
+def strip_cache_control(value: Any) -> Any:
+    """A copy of plain JSON without any `cache_control` key (markers never change a cache key)."""
     if isinstance(value, Mapping):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
+        return [strip_cache_control(v) for v in value]
     return value
 
 
 def _canonical(value: Any) -> bytes:
-    text = json.dumps(_strip_cache_control(value), sort_keys=True, separators=(",", ":"))
+    text = json.dumps(strip_cache_control(value), sort_keys=True, separators=(",", ":"))
     return text.encode()
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.agent.request import cache_control, mark_last_block
+from agentctl.context.cache import strip_cache_control
 from agentctl.context.edits import build_context_management
 from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.profile.settings import Profile
@@ -36,15 +37,6 @@ class ReplaySettings:
     def from_profile(cls, profile: Profile) -> ReplaySettings:
         editing = profile.context_editing
         return cls(build_context_management(editing), cache_control(profile), editing.placeholder)
-
-
-def strip_cache_control(value: Any) -> Any:
-    """A copy of plain JSON without any `cache_control` key."""
-    if isinstance(value, Mapping):
-        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_cache_control(v) for v in value]
-    return value
 
 
 def replay_request(turn: TurnRecord, settings: ReplaySettings) -> dict[str, Any]:
