@@ -11,10 +11,10 @@ import json
 import os
 import stat
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentctl import clock
 from agentctl.errors import ToolError
 from agentctl.memory.fsops import FILE_MODE, RESERVED_PREFIX, files_under, lstat_at
 from agentctl.memory.guard import open_dir, split_relative
@@ -49,7 +49,7 @@ class JournalMark(NamedTuple):
 
 def now_iso() -> str:
     """UTC time with milliseconds, as journal entries carry it."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return clock.now().isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def intent_record(entry: JournalEntry) -> dict[str, Any]:

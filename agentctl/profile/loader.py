@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime
 import os
 import tomllib
 from collections.abc import Sequence
@@ -126,12 +127,15 @@ def nest(path: list[str], value: Any) -> dict[str, Any]:
 
 
 def build_profile(
-    data: dict[str, Any], *, source: str, base_dir: Path
+    data: dict[str, Any], *, source: str, base_dir: Path, today: datetime.date | None = None
 ) -> tuple[Profile, list[str]]:
-    """Validate a parsed profile: (Profile, warnings), or ConfigError naming source and key."""
+    """Validate a parsed profile: (Profile, warnings), or ConfigError naming source and key.
+
+    `today` dates the model warnings (default: the clock's date).
+    """
     try:
         profile = convert_table(Profile, data, "", base_dir)
-        warnings = check_profile(profile)
+        warnings = check_profile(profile, today)
     except FieldError as err:
         raise ProfileKeyError(source, err.key, explain(err)) from None
     return dataclasses.replace(profile, source=source), warnings

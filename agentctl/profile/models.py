@@ -107,13 +107,18 @@ def parse_eol_date(text: str) -> datetime.date | None:
         return None
 
 
-def model_warning(model: str, today: datetime.date | None = None) -> str | None:
-    """A warning for a deprecated or retired model, or None for a current one."""
-    eol_text = deprecated_models().get(model)
+def model_warning(
+    model: str, today: datetime.date, table: Mapping[str, str] | None = None
+) -> str | None:
+    """A warning for a deprecated or retired model on `today`, or None for a current one.
+
+    `table` (model -> end-of-life date text) defaults to the installed SDK's list; a model the
+    SDK lists is deprecated from the day it is listed (the SDK gives no deprecation dates).
+    """
+    eol_text = (deprecated_models() if table is None else table).get(model)
     if eol_text is None:
         return None
     eol = parse_eol_date(eol_text)
-    today = today or datetime.date.today()
     advice = "(switch to a current model such as 'claude-sonnet-5')"
     if eol is not None and eol == today:
         return f"model: {model!r} reaches end of life today, {eol_text} {advice}"

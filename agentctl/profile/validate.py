@@ -7,10 +7,12 @@ Errors raise `FieldError` (the loader names the file); warnings come back as str
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import math
 from collections.abc import Iterator
 from typing import Any
 
+from agentctl import clock
 from agentctl.profile.models import model_warning, price_warning, thinking_enabled_deprecated
 from agentctl.profile.schema import FieldError, join_key
 from agentctl.profile.settings import ClearToolUses, Profile
@@ -37,12 +39,15 @@ ZERO_ALLOWED = frozenset(
 POSITIVE_FLOATS = frozenset({"api.timeout_s"})
 
 
-def check_profile(profile: Profile) -> list[str]:
-    """Raise FieldError on the first impossible value; return the warnings, in key order."""
+def check_profile(profile: Profile, today: datetime.date | None = None) -> list[str]:
+    """Raise FieldError on the first impossible value; return the warnings, in key order.
+
+    `today` decides whether a listed model is deprecated or retired (default: the clock's).
+    """
     check_ranges(profile)
     check_thinking(profile)
     check_strings(profile)
-    return list(collect_warnings(profile))
+    return list(collect_warnings(profile, today or clock.today()))
 
 
 def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float]]:
@@ -118,9 +123,12 @@ def check_strings(profile: Profile) -> None:
                 raise FieldError(key, "tool names must not be empty")
 
 
-def collect_warnings(profile: Profile) -> Iterator[str]:
+def collect_warnings(profile: Profile, today: datetime.date) -> Iterator[str]:
     """Settings the API accepts but that probably do not do what the user wants."""
-    for warning in (model_warning(profile.model), price_warning(profile.model, profile.prices)):
+    for warning in (
+        model_warning(profile.model, today),
+        price_warning(profile.model, profile.prices),
+    ):
         if warning:
             yield warning
     if profile.thinking.enabled and profile.model in thinking_enabled_deprecated():

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentctl import clock
 from agentctl.agent.events import Event, ToolCall
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import UsageError
@@ -27,7 +27,7 @@ LAST = "last"
 
 def new_session_id() -> str:
     """Sortable and unique enough: UTC time plus 6 random hex digits."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    return clock.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
 def session_path(session: str) -> Path:
@@ -54,7 +54,12 @@ class TranscriptWriter:
 
     def write(self, record_type: str, **fields: Any) -> None:
         """One record, as one write() of one line, so a crash never interleaves records."""
-        record = {"v": FORMAT_VERSION, "type": record_type, "ts": round(time.time(), 3), **fields}
+        record = {
+            "v": FORMAT_VERSION,
+            "type": record_type,
+            "ts": round(clock.timestamp(), 3),
+            **fields,
+        }
         data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         while data:
             written = os.write(self._fd, data)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from agentctl import clock
 from agentctl.errors import ConfigError
 from agentctl.profile.loader import apply_set_overrides, build_profile
 from agentctl.profile.models import (
@@ -21,8 +22,13 @@ from agentctl.profile.models import (
 )
 
 
+# Profiles are checked as of a fixed day: the model warnings depend on the date.
+CHECKED_ON = datetime.date(2026, 6, 1)
+
+
 def build(*sets: str) -> tuple[Any, list[str]]:
-    return build_profile(apply_set_overrides({}, sets), source="t.toml", base_dir=Path("/p"))
+    data = apply_set_overrides({}, sets)
+    return build_profile(data, source="t.toml", base_dir=Path("/p"), today=CHECKED_ON)
 
 
 def error_of(*sets: str) -> str:
@@ -187,7 +193,7 @@ def test_defaults_have_no_warnings() -> None:
             "clear_at_least: 30000 is larger than the trigger (20000)",
         ),
         (["context_editing.tool_uses.clear_tool_inputs=true"], "memory tool calls will be cleared"),
-        (["model=claude-sonnet-4-5"], "'claude-sonnet-4-5' reaches end of life"),
+        (["model=claude-sonnet-4-5"], "'claude-sonnet-4-5' is deprecated and reaches end of life"),
         (["model=claude-sonet-5"], "(did you mean 'claude-sonnet-5'? If not, add a [prices"),
         (["model=claude-mythos-5"], "no price is known for 'claude-mythos-5'"),
         (
@@ -250,7 +256,62 @@ def test_model_warning_wording_by_date() -> None:
     assert (
         after is not None and "reached end of life on November 30th, 2026 and is retired" in after
     )
-    assert model_warning("claude-sonnet-5") is None
+    assert model_warning("claude-sonnet-5", datetime.date(2026, 12, 1)) is None
+
+
+# A model's life as the SDK sees it: not listed (current), then listed with an end-of-life date
+# (deprecated until that day), then past it (retired). The SDK carries no deprecation date, so
+# "before deprecation" is the table without the model.
+LIFE = [
+    ({}, datetime.date(2027, 1, 1), None),
+    (
+        {"m": "March 1st, 2027"},
+        datetime.date(2027, 1, 1),
+        "'m' is deprecated and reaches end of life on March 1st, 2027",
+    ),
+    (
+        {"m": "March 1st, 2027"},
+        datetime.date(2027, 3, 1),
+        "'m' reaches end of life today, March 1st, 2027",
+    ),
+    (
+        {"m": "March 1st, 2027"},
+        datetime.date(2027, 3, 2),
+        "'m' reached end of life on March 1st, 2027 and is retired",
+    ),
+    (
+        {"m": "March 1st, 2027"},
+        datetime.date(2030, 1, 1),
+        "'m' reached end of life on March 1st, 2027 and is retired",
+    ),
+]
+
+
+@pytest.mark.parametrize(("table", "day", "expected"), LIFE)
+def test_model_warning_through_a_models_life(
+    table: dict[str, str], day: datetime.date, expected: str | None
+) -> None:
+    warning = model_warning("m", day, table)
+    if expected is None:
+        assert warning is None
+    else:
+        assert warning is not None and warning.startswith(f"model: {expected}")
+
+
+@pytest.mark.parametrize(
+    ("day", "expected"),
+    [
+        (datetime.date(2026, 11, 1), "is deprecated and reaches end of life"),
+        (datetime.date(2026, 11, 30), "reaches end of life today"),
+        (datetime.date(2027, 6, 1), "reached end of life on November 30th, 2026"),
+        (datetime.date(2030, 1, 1), "reached end of life on November 30th, 2026"),
+    ],
+)
+def test_profile_check_follows_the_one_clock(day: datetime.date, expected: str) -> None:
+    data = apply_set_overrides({}, ["model=claude-sonnet-4-5"])
+    with clock.frozen(day):
+        _, warnings = build_profile(data, source="t.toml", base_dir=Path("/p"))
+    assert len(warnings) == 1 and expected in warnings[0]
 
 
 def test_checking_a_profile_does_not_import_the_sdk() -> None:
