@@ -200,19 +200,23 @@ def credentials(offline: bool) -> dict[str, str]:
 def open_client(prep: PreparedRun, retry: RetryPolicy | None = None) -> Iterator[ModelClient]:
     """The SDK client, aimed at the in-process emulator when offline; same code path otherwise."""
     from agentctl.agent.client import AnthropicClient
+    from agentctl.agent.wire import WireLimits
 
     api = prep.profile.api
     policy = retry or RetryPolicy(max_retries=api.max_retries)
     creds = credentials(prep.offline)
+    wire = WireLimits(deadline_s=api.deadline_s)
     if not prep.offline:
-        yield AnthropicClient(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy)
+        yield AnthropicClient(
+            **creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
+        )
         return
     from agentctl.emulator.server import running
 
     placeholder = prep.profile.context_editing.placeholder
     with running(script=prep.script, result_placeholder=placeholder) as emulator:
         yield AnthropicClient(
-            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy
+            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
 
 
