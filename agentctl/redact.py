@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterable
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -21,26 +22,27 @@ MIN_SECRET_CHARS = 8
 _KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")
 
 
-def configured_secrets() -> list[str]:
-    """The credential values set in the environment, longest first."""
-    values = {os.environ.get(name, "").strip() for name in SECRET_ENVS}
+def configured_secrets(extra: Iterable[str | None] = ()) -> list[str]:
+    """The credential values set in the environment (plus `extra`), longest first."""
+    values = {os.environ.get(name, "") for name in SECRET_ENVS} | {v or "" for v in extra}
+    values = {v.strip() for v in values}
     return sorted((v for v in values if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True)
 
 
-def redact(text: str) -> str:
-    """`text` with every configured credential and `sk-ant-...` token replaced by [REDACTED]."""
-    for secret in configured_secrets():
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """`text` with every configured credential (and `secrets`) and `sk-ant-...` token replaced."""
+    for secret in configured_secrets(secrets):
         text = text.replace(secret, REDACTED)
     return _KEY_SHAPE.sub(REDACTED, text) if "sk-ant-" in text else text
 
 
-def redact_optional(text: str | None) -> str | None:
+def redact_optional(text: str | None, secrets: Iterable[str | None] = ()) -> str | None:
     """`redact`, passing None through (request ids may be missing)."""
-    return None if text is None else redact(text)
+    return None if text is None else redact(text, secrets)
 
 
-def redact_json(value: Any) -> Any:
+def redact_json(value: Any, secrets: Iterable[str | None] = ()) -> Any:
     """`value` (JSON data) with credentials redacted in every string; the same object if clean."""
     text = json.dumps(value, ensure_ascii=False)
-    cleaned = redact(text)
+    cleaned = redact(text, secrets)
     return value if cleaned == text else json.loads(cleaned)

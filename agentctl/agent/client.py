@@ -11,7 +11,7 @@ text is redacted (`agentctl.redact`) before it leaves this module.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -91,6 +91,7 @@ class AnthropicClient:
         )
         self._retry = retry
         self._timeout_s = timeout_s
+        self._secrets = (api_key, auth_token)
 
     def _stamp(self, request: httpx2.Request) -> None:
         request.extensions[_STARTED] = self._wire.clock()
@@ -108,17 +109,26 @@ class AnthropicClient:
         """Progress items while streaming, then the response; ApiError once retries run out."""
         retries = 0
         while True:
-            try:
-                yield from self._attempt(request)
+            failure = yield from self._try(request)
+            if failure is None:
                 return
-            except Exception as exc:
-                failure = classify(exc, self._timeout_s)
-                if failure is None:
-                    raise
-                if not failure.retryable or retries >= self._retry.max_retries:
-                    raise _api_error(failure, retries + 1) from exc
-                self._retry.wait(retries, failure.retry_after)
-                retries += 1
+            if not failure.retryable or retries >= self._retry.max_retries:
+                # Raised outside the `except`: the SDK's exception (the server's unredacted
+                # text) is neither the cause nor the context of the ApiError.
+                raise _api_error(failure, retries + 1, self._secrets)
+            self._retry.wait(retries, failure.retry_after)
+            retries += 1
+
+    def _try(self, request: Mapping[str, Any]) -> Generator[StreamItem, None, Failure | None]:
+        """One attempt: None once the response is out, else the classified failure."""
+        try:
+            yield from self._attempt(request)
+        except Exception as exc:
+            failure = classify(exc, self._timeout_s)
+            if failure is None:
+                raise
+            return failure
+        return None
 
     def _attempt(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
         tracker = _ProgressTracker()
@@ -131,14 +141,15 @@ class AnthropicClient:
                 complete = complete or event.type == "message_stop"
             if not complete:
                 raise IncompleteStreamError("the response stream ended before message_stop")
-            yield _response(stream)
+            yield _response(stream, self._secrets)
 
 
-def _response(stream: BetaMessageStream[Any]) -> StreamItem:
+def _response(stream: BetaMessageStream[Any], secrets: tuple[str | None, ...]) -> StreamItem:
     message = stream.get_final_message()
-    raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True)
+    raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True, warnings=False)
     check_message(raw)
-    return response_from_message(redact_json(raw), redact(stream.request_id or ""))
+    request_id = redact(stream.request_id or "", secrets)
+    return response_from_message(redact_json(raw, secrets), request_id)
 
 
 @functools.cache
@@ -243,7 +254,7 @@ def _redirect_failure(exc: anthropic.APIStatusError) -> Failure:
     return Failure(False, why, status=exc.status_code, request_id=exc.request_id)
 
 
-def _api_error(failure: Failure, attempts: int) -> ApiError:
+def _api_error(failure: Failure, attempts: int, secrets: tuple[str | None, ...]) -> ApiError:
     head = "API request failed" if failure.status is None else f"API error {failure.status}"
     text = f"{head} ({failure.message})"
     if failure.retryable:
@@ -252,8 +263,8 @@ def _api_error(failure: Failure, attempts: int) -> ApiError:
         text += f"; request id {failure.request_id}"
     if failure.status == 401:
         text += "; check ANTHROPIC_API_KEY"
-    request_id = redact_optional(failure.request_id)
-    return ApiError(redact(text), status=failure.status, request_id=request_id)
+    request_id = redact_optional(failure.request_id, secrets)
+    return ApiError(redact(text, secrets), status=failure.status, request_id=request_id)
 
 
 def _first_line(exc: BaseException) -> str:
