@@ -54,6 +54,7 @@ class RunOptions:
     workspace: Path | None = None
     offline: bool = False
     resume: str | None = None
+    trust_task: bool = False  # --trust-task: the task's front matter may set any key
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,10 @@ def prepare(opts: RunOptions, stdin: TextIO) -> PreparedRun:
 
 def prepare_new(opts: RunOptions, stdin: TextIO) -> PreparedRun:
     task = read_task(opts.task or "-", stdin)
-    profile, warnings = resolve_profile(opts.profile, flag_overrides(opts), task.overrides)
+    front = task.front_matter(workspace_given=opts.workspace is not None)
+    profile, warnings = resolve_profile(
+        opts.profile, flag_overrides(opts), front, trust_task=opts.trust_task
+    )
     workspace = opts.workspace or task.workspace or default_workspace(task)
     return PreparedRun(
         session=new_session_id(),
