@@ -93,7 +93,9 @@ def run(
 
 def _report_early(err: AgentctlError, *, json_mode: bool) -> None:
     """An error before the run started: one line on stderr, and the error event with --json."""
-    print(f"agentctl: {err}", file=sys.stderr)
+    from agentctl.redact import redact
+
+    print(f"agentctl: {redact(str(err))}", file=sys.stderr)
     if json_mode:
         from agentctl.render.ndjson import NdjsonWriter
 
