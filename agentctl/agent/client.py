@@ -90,7 +90,7 @@ class AnthropicClient:
             default_headers={"accept-encoding": "identity"},
         )
         self._retry = retry
-        self._timeout_s = timeout_s
+        self._timeout = _timeout_label(timeout_s, self._wire.deadline_s)
         self._secrets = (api_key, auth_token)
 
     def _stamp(self, request: httpx2.Request) -> None:
@@ -124,7 +124,7 @@ class AnthropicClient:
         try:
             yield from self._attempt(request)
         except Exception as exc:
-            failure = classify(exc, self._timeout_s)
+            failure = classify(exc, self._timeout)
             if failure is None:
                 raise
             return failure
@@ -199,7 +199,14 @@ class _ProgressTracker:
         return Progress(self.kind, self.chars, self.tool)
 
 
-def classify(exc: BaseException, timeout_s: float) -> Failure | None:
+def _timeout_label(timeout_s: float, deadline_s: float) -> str:
+    """How long a silent server is waited for, and which key says so."""
+    if deadline_s < timeout_s:
+        return f"{deadline_s:g}s (api.deadline_s)"
+    return f"{timeout_s:g}s (api.timeout_s)"
+
+
+def classify(exc: BaseException, timeout: str) -> Failure | None:
     """A Failure for errors of the API or the network; None for anything else (a bug)."""
     import anthropic
     import httpx2
@@ -212,7 +219,7 @@ def classify(exc: BaseException, timeout_s: float) -> Failure | None:
     if isinstance(exc, anthropic.APIStatusError):
         return _status_failure(exc)
     if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
-        return Failure(True, f"the request timed out after {timeout_s:g}s (api.timeout_s)")
+        return Failure(True, f"the request timed out after {timeout}")
     if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
         return Failure(True, f"connection failed: {_first_line(exc)}")
     if isinstance(exc, IncompleteStreamError | ValueError | httpx2.DecodingError):

@@ -201,6 +201,22 @@ def test_a_stream_that_never_ends_stops_at_the_deadline() -> None:
     assert seen == ["/v1/messages"] and sleeps == []  # not retried
 
 
+def test_a_silent_server_is_not_waited_for_past_the_deadline() -> None:
+    def answer(h: BaseHTTPRequestHandler) -> None:
+        head(h)
+        h.wfile.write(message_frames(usage()).split(b"event: content_block_start")[0])
+        h.wfile.flush()
+        h.server.stop.wait(60)  # type: ignore[attr-defined]
+
+    retry = RetryPolicy(max_retries=0)
+    with serve(answer) as (url, _seen, _stop):
+        api = AnthropicClient(
+            api_key=KEY, base_url=url, timeout_s=600, retry=retry, wire=WireLimits(deadline_s=0.3)
+        )
+        with pytest.raises(ApiError, match=r"timed out after 0.3s \(api.deadline_s\)"):
+            list(api.stream(REQUEST))
+
+
 def endless(unit: bytes) -> Handler:
     def answer(h: BaseHTTPRequestHandler) -> None:
         head(h)
