@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import make_workspace
+from .helpers import emulator_process, make_workspace
 
 AGENTCTL = [sys.executable, "-m", "agentctl"]
 KEY = "sk-ant-api03-ECHOED-key-must-not-leak-0123456789"
@@ -25,18 +25,9 @@ TOKEN = "echoed-bearer-token-of-no-known-shape-5mX"
 
 @pytest.fixture
 def echoing_server(tmp_path: Path) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [*AGENTCTL, "emulator", "serve", "--faults", "echokey@1-2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    assert url.startswith("http://127.0.0.1:"), url
-    try:
+    with emulator_process(tmp_path, "echokey@1-2") as (url, stderr):
         yield url
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
+    assert KEY not in stderr[0] and TOKEN not in stderr[0]
 
 
 def files_containing(top: Path, secret: str) -> list[str]:
