@@ -4,7 +4,8 @@ A task file is data from someone else. Its front matter may tune the run (model,
 editing, cache, system prompt, ...) and tighten limits, but not, without --trust-task:
 - set anything under `[api]` (where requests and the API key go, and how long they may run);
 - set `[prices]` (the cost estimate that `limits.max_usd` relies on);
-- loosen a limit of the profile (`max_turns`, `limits.*`, the memory store's size limits);
+- loosen a limit of the profile (`max_turns`, `limits.*`, the memory store's size limits),
+  or pick a model with no known price while the profile has a `limits.max_usd`;
 - turn on a tool that reaches the web (`tools.web_search`, `tools.web_fetch`);
 - name a path outside the task file's own folder (symlinks followed): `memory.root`,
   `tools.workspace_root`, `workspace`, `emulator_script`, or a `workspace/` folder that leads out.
@@ -57,7 +58,7 @@ def check_front_matter(front: FrontMatter, base: Mapping[str, Any]) -> None:
     for key, value in leaves(front.data):
         if lookup(base, key) == value:
             continue
-        reason = refusal(key, value, lookup(base, key), front.folder)
+        reason = refusal(key, value, lookup(base, key), front.folder) or unpriced(key, value, base)
         if reason:
             raise _refused(front, key, reason)
     for key, path in front.paths.items():
@@ -85,6 +86,18 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
     if key in PATH_KEYS and isinstance(value, str) and not inside(Path(value), folder):
         return outside(Path(value), folder)
     return None
+
+
+def unpriced(key: str, value: Any, base: Mapping[str, Any]) -> str | None:
+    """A model with no price would leave the profile's limits.max_usd unenforced."""
+    from agentctl.context.prices import price_for
+
+    budget = lookup(base, "limits.max_usd")
+    if key != "model" or not isinstance(value, str) or not budget:
+        return None
+    if price_for(value, lookup(base, "prices") or {}) is not None:
+        return None
+    return f"no price is known for {value!r}, so limits.max_usd = {budget!r} could not be kept"
 
 
 def _looser(key: str, value: Any, before: Any) -> bool:

@@ -81,7 +81,7 @@ def test_widening_keys_are_refused_naming_file_and_key(
 
 
 def test_a_task_may_lower_limits_but_not_lift_the_profiles(tmp_path: Path) -> None:
-    profile = tmp_path / "agentctl.toml"
+    profile = tmp_path / "limits.toml"
     profile.write_text("[limits]\nmax_usd = 5.0\nmax_input_tokens = 1000000\n")
     lower = task_file(tmp_path / "a", "[limits]\nmax_usd = 1.0\nmax_input_tokens = 500")
     assert resolve(lower, profile=profile).limits.max_usd == 1.0
@@ -90,6 +90,10 @@ def test_a_task_may_lower_limits_but_not_lift_the_profiles(tmp_path: Path) -> No
         assert "limits.max_usd: " in message and "would lift the profile's limit of 5.0" in message
     unlimited = task_file(tmp_path / "c", "[limits]\nmax_usd = 2.0")  # the profile has no limit
     assert resolve(unlimited).limits.max_usd == 2.0
+    unpriced = task_file(tmp_path / "d", 'model = "claude-unpriced-9"')
+    message = refusal(unpriced, profile)
+    assert "model: no price is known for 'claude-unpriced-9', so limits.max_usd = 5.0" in message
+    assert resolve(unpriced).model == "claude-unpriced-9"  # no budget to keep: only a warning
 
 
 def test_tuning_inside_the_folder_and_equal_values_are_allowed(tmp_path: Path) -> None:
