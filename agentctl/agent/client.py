@@ -134,7 +134,7 @@ class AnthropicClient:
         tracker = _ProgressTracker()
         complete = False
         with self._sdk.beta.messages.stream(**request) as stream:
-            for event in stream:
+            for event in _sdk_events(stream):
                 item = tracker.update(event)
                 if item is not None:
                     yield item
@@ -142,6 +142,20 @@ class AnthropicClient:
             if not complete:
                 raise IncompleteStreamError("the response stream ended before message_stop")
             yield _response(stream, self._secrets)
+
+
+def _sdk_events(stream: BetaMessageStream[Any]) -> Iterator[Any]:
+    """The SDK's events; the errors it raises on events of the wrong shape become refusals."""
+    events = iter(stream)
+    while True:
+        try:
+            event = next(events)
+        except StopIteration:
+            return
+        except (AttributeError, TypeError, KeyError, IndexError) as err:
+            why = f"{type(err).__name__}: {err}"
+            raise ResponseRejected(f"malformed stream event ({why})") from None
+        yield event
 
 
 def _response(stream: BetaMessageStream[Any], secrets: tuple[str | None, ...]) -> StreamItem:

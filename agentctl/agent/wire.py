@@ -28,6 +28,7 @@ USAGE_FIELDS = (
     "cache_read_input_tokens",
 )
 _REQUIRED_USAGE = USAGE_FIELDS[:2]
+EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 
 
@@ -82,10 +83,38 @@ def _size(count: int) -> str:
 
 
 def check_message(message: Mapping[str, Any]) -> None:
-    """A finished message: JSON nesting bounded, usage counts whole numbers in range."""
+    """A finished message: JSON nesting bounded, the shapes we read, whole counts in range."""
     if nested_deeper_than(message, MAX_JSON_DEPTH):
         raise ResponseRejected(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
-    usage = message.get("usage")
+    if not _objects(message.get("content")):
+        raise ResponseRejected("content is not a list of blocks")
+    check_usage(message.get("usage"))
+    check_edits(message.get("context_management"))
+
+
+def check_edits(context_management: Any) -> None:
+    """`context_management.applied_edits`, if present: objects with whole, positive counts."""
+    if context_management is None:
+        return
+    edits: Any = None
+    if isinstance(context_management, Mapping):
+        edits = context_management.get("applied_edits", [])
+    if not _objects(edits):
+        raise ResponseRejected("context_management.applied_edits is not a list of objects")
+    for index, edit in enumerate(edits):
+        for name in EDIT_COUNTS:
+            value = edit.get(name)
+            if value is not None and not _token_count(value):
+                where = f"context_management.applied_edits[{index}].{name}"
+                raise ResponseRejected(f"{where} = {value!r} is not a count")
+
+
+def _objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, Mapping) for item in value)
+
+
+def check_usage(usage: Any) -> None:
+    """Input and output counts present, every count a whole number from 0 to 10^9."""
     if not isinstance(usage, Mapping):
         raise ResponseRejected("the message has no usage object")
     for name in USAGE_FIELDS:

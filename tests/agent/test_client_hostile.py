@@ -309,3 +309,37 @@ def test_impossible_usage_is_refused(field: str, value: Any) -> None:
         err, sleeps = outcome(url)
     assert f"usage.{field} = {value!r} is not a token count" in str(err)
     assert len(seen) == 1 and sleeps == []
+
+
+DELTA = b'"type": "message_delta", '
+TEXT_BLOCK = b'"content_block": {"type": "text", "text": ""}'
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "reason"),
+    [
+        (DELTA, DELTA + b'"context_management": {"applied_edits": [5]}, ',
+         "context_management.applied_edits is not a list of objects"),
+        (DELTA, DELTA + b'"context_management": {"applied_edits": "x"}, ',
+         "context_management.applied_edits is not a list of objects"),
+        (DELTA, DELTA + b'"context_management": {"applied_edits": [{"type": "clear_tool_uses_'
+         b'20250919", "cleared_input_tokens": -5}]}, ',
+         "context_management.applied_edits[0].cleared_input_tokens = -5 is not a count"),
+        (TEXT_BLOCK, b'"content_block": 5', "malformed stream event (AttributeError: "),
+        (b'"message": {', b'"message": 5, "x": {', "malformed stream event (AttributeError: "),
+        (b'"usage": {"input_tokens": 10, "output_tokens": 3}}}', b'"usage": null}}',
+         "malformed stream event (AttributeError: "),
+    ],
+)  # fmt: skip
+def test_events_of_the_wrong_shape_are_api_errors(old: bytes, new: bytes, reason: str) -> None:
+    frames = message_frames(usage())
+    assert old in frames
+    frames = frames.replace(old, new, 1)
+
+    def answer(h: BaseHTTPRequestHandler) -> None:
+        head(h)
+        h.wfile.write(frames)
+
+    with serve(answer) as (url, _seen, _stop):
+        err, sleeps = outcome(url)
+    assert f"response refused: {reason}" in str(err) and sleeps == []
