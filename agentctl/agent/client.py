@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl.agent.model import Progress, ProgressKind, StreamItem, response_from_message
 from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
-from agentctl.agent.wire import BodyBudget, ResponseRejected, WireLimits, check_message
+from agentctl.agent.wire import (
+    BodyBudget,
+    ResponseRejected,
+    Watchdog,
+    WireLimits,
+    check_message,
+    too_late,
+)
 from agentctl.errors import ApiError
 from agentctl.redact import redact, redact_json, redact_optional
 
@@ -74,6 +81,7 @@ class AnthropicClient:
         import anthropic
 
         self._wire = wire or WireLimits()
+        self._watchdog = Watchdog()
         http = anthropic.DefaultHttpxClient(
             follow_redirects=False,
             event_hooks={"request": [self._stamp], "response": [self._guard]},
@@ -82,19 +90,19 @@ class AnthropicClient:
             api_key=api_key,
             auth_token=auth_token,
             base_url=base_url or None,
-            # A silent server is cut by the read timeout: never later than the deadline.
-            timeout=min(timeout_s, self._wire.deadline_s),
+            timeout=timeout_s,  # each wait; the watchdog ends the whole request at its deadline
             max_retries=0,
             http_client=http,
             # Compressed bodies would escape the size caps, which count bytes as received.
             default_headers={"accept-encoding": "identity"},
         )
         self._retry = retry
-        self._timeout = _timeout_label(timeout_s, self._wire.deadline_s)
+        self._timeout_s = timeout_s
         self._secrets = (api_key, auth_token)
 
     def _stamp(self, request: httpx2.Request) -> None:
         request.extensions[_STARTED] = self._wire.clock()
+        request.extensions["trace"] = self._watchdog.trace
 
     def _guard(self, response: httpx2.Response) -> None:
         """Headers are in: check time and encoding, then meter the body as it arrives."""
@@ -122,9 +130,12 @@ class AnthropicClient:
     def _try(self, request: Mapping[str, Any]) -> Generator[StreamItem, None, Failure | None]:
         """One attempt: None once the response is out, else the classified failure."""
         try:
-            yield from self._attempt(request)
+            with self._watchdog.armed(self._wire.deadline_s):
+                yield from self._attempt(request)
         except Exception as exc:
-            failure = classify(exc, self._timeout)
+            if self._watchdog.expired:  # whatever the cut connection raised
+                return Failure(False, f"response refused: {too_late(self._wire.deadline_s)}")
+            failure = classify(exc, self._timeout_s)
             if failure is None:
                 raise
             return failure
@@ -213,14 +224,7 @@ class _ProgressTracker:
         return Progress(self.kind, self.chars, self.tool)
 
 
-def _timeout_label(timeout_s: float, deadline_s: float) -> str:
-    """How long a silent server is waited for, and which key says so."""
-    if deadline_s < timeout_s:
-        return f"{deadline_s:g}s (api.deadline_s)"
-    return f"{timeout_s:g}s (api.timeout_s)"
-
-
-def classify(exc: BaseException, timeout: str) -> Failure | None:
+def classify(exc: BaseException, timeout_s: float) -> Failure | None:
     """A Failure for errors of the API or the network; None for anything else (a bug)."""
     import anthropic
     import httpx2
@@ -233,7 +237,7 @@ def classify(exc: BaseException, timeout: str) -> Failure | None:
     if isinstance(exc, anthropic.APIStatusError):
         return _status_failure(exc)
     if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
-        return Failure(True, f"the request timed out after {timeout}")
+        return Failure(True, f"the request timed out after {timeout_s:g}s (api.timeout_s)")
     if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError):
         return Failure(True, f"connection failed: {_first_line(exc)}")
     if isinstance(exc, IncompleteStreamError | ValueError | httpx2.DecodingError):

@@ -1,16 +1,22 @@
 """What a server may send back: a deadline per request, size caps, bounded JSON, sane usage.
 
-Pure checks, no SDK import: the client module feeds `BodyBudget` every chunk of a response body
-as it arrives, and hands the finished message to `check_message` before it becomes our types.
+Stdlib only, no SDK import: the client module feeds `BodyBudget` every chunk of a response body
+as it arrives, and hands the finished message to `check_message` before it becomes our types;
+its `Watchdog` cuts the connections of a request still running at its deadline (a server that
+is silent, or trickles its headers, sends no chunk to check).
 A failed check raises `ResponseRejected` with a one-line reason; the client turns it into an
 ApiError that is not retried (a server that sent it once will send it again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import socket
+import threading
 import time
-from collections.abc import Callable, Mapping
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +36,8 @@ USAGE_FIELDS = (
 _REQUIRED_USAGE = USAGE_FIELDS[:2]
 EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
+# httpcore trace events whose return value is a new network stream (a connection).
+_CONNECTED = (".connect_tcp.complete", ".start_tls.complete", ".connect_unix_socket.complete")
 
 
 class ResponseRejected(Exception):
@@ -58,9 +66,7 @@ class BodyBudget:
 
     def check_time(self) -> None:
         if self.limits.clock() > self.deadline:
-            raise ResponseRejected(
-                f"no complete response within {self.limits.deadline_s:g}s (api.deadline_s)"
-            )
+            raise ResponseRejected(too_late(self.limits.deadline_s))
 
     def feed(self, chunk: bytes) -> None:
         """Account for one chunk of the body, as received (before any decoding)."""
@@ -76,6 +82,45 @@ class BodyBudget:
             raise ResponseRejected(
                 f"one stream event larger than {_size(self.limits.max_event_bytes)}"
             )
+
+
+def too_late(deadline_s: float) -> str:
+    return f"no complete response within {deadline_s:g}s (api.deadline_s)"
+
+
+class Watchdog:
+    """Shuts a client's connections when a request outlives its deadline.
+
+    `trace` is the httpcore `trace` extension: it collects the connections the client opens.
+    One request at a time per client (the ModelClient contract): expiry cuts them all.
+    """
+
+    def __init__(self) -> None:
+        self.streams: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.expired = False
+
+    def trace(self, name: str, info: dict[str, Any]) -> None:
+        if name.endswith(_CONNECTED) and info.get("return_value") is not None:
+            self.streams.add(info["return_value"])
+
+    @contextlib.contextmanager
+    def armed(self, seconds: float) -> Iterator[None]:
+        """Cut the connections if the block is still running after `seconds`."""
+        self.expired = False
+        timer = threading.Timer(seconds, self._cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def _cut(self) -> None:
+        self.expired = True
+        for stream in list(self.streams):
+            with contextlib.suppress(OSError, AttributeError, TypeError):
+                # The plain socket call: SSLSocket.shutdown would unwrap under the reader.
+                socket.socket.shutdown(stream.get_extra_info("socket"), socket.SHUT_RDWR)
 
 
 def _size(count: int) -> str:

@@ -201,20 +201,29 @@ def test_a_stream_that_never_ends_stops_at_the_deadline() -> None:
     assert seen == ["/v1/messages"] and sleeps == []  # not retried
 
 
-def test_a_silent_server_is_not_waited_for_past_the_deadline() -> None:
-    def answer(h: BaseHTTPRequestHandler) -> None:
-        head(h)
-        h.wfile.write(message_frames(usage()).split(b"event: content_block_start")[0])
-        h.wfile.flush()
-        h.server.stop.wait(60)  # type: ignore[attr-defined]
+def silent(h: BaseHTTPRequestHandler) -> None:
+    head(h)
+    h.wfile.write(message_frames(usage()).split(b"event: content_block_start")[0])
+    h.wfile.flush()
+    h.server.stop.wait(60)  # type: ignore[attr-defined]
 
-    retry = RetryPolicy(max_retries=0)
-    with serve(answer) as (url, _seen, _stop):
-        api = AnthropicClient(
-            api_key=KEY, base_url=url, timeout_s=600, retry=retry, wire=WireLimits(deadline_s=0.3)
-        )
-        with pytest.raises(ApiError, match=r"timed out after 0.3s \(api.deadline_s\)"):
-            list(api.stream(REQUEST))
+
+def trickled_headers(h: BaseHTTPRequestHandler) -> None:
+    h.wfile.write(b"HTTP/1.1 200 OK\r\n")
+    for n in itertools.count():
+        h.wfile.write(b"x-pad-%d: 1\r\n" % n)
+        h.wfile.flush()
+        if h.server.stop.wait(0.05):  # type: ignore[attr-defined]
+            return
+
+
+@pytest.mark.parametrize("answer", [silent, trickled_headers])
+def test_the_watchdog_ends_a_request_at_the_deadline(answer: Handler) -> None:
+    """No bytes to check (silence, or headers a line at a time): a timer cuts the connection."""
+    with serve(answer) as (url, seen, _stop):
+        err, sleeps = outcome(url, WireLimits(deadline_s=0.3))  # api.timeout_s is 20 here
+    assert "no complete response within 0.3s (api.deadline_s)" in str(err)
+    assert seen == ["/v1/messages"] and sleeps == []
 
 
 def endless(unit: bytes) -> Handler:
