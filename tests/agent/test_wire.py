@@ -61,10 +61,20 @@ def test_nesting_is_measured_without_recursion() -> None:
 
 
 def test_usage_must_be_whole_non_negative_counts() -> None:
-    check_message(
-        {"usage": {"input_tokens": 5, "output_tokens": 0, "cache_read_input_tokens": None}}
-    )
-    for bad in ({}, {"usage": {"output_tokens": 1}}, {"usage": {"input_tokens": True,
-                                                                "output_tokens": 1}}):  # fmt: skip
-        with pytest.raises(ResponseRejected):
-            check_message(bad)
+    good = {"input_tokens": 5, "output_tokens": 0, "cache_read_input_tokens": None}
+    check_message({"content": [], "usage": good})
+    bad_usages: list[Any] = [None, {"output_tokens": 1}, {"input_tokens": True, "output_tokens": 1}]
+    for usage in bad_usages:
+        with pytest.raises(ResponseRejected, match="usage"):
+            check_message({"content": [], "usage": usage})
+
+
+def test_the_shapes_read_later_are_checked() -> None:
+    usage = {"input_tokens": 1, "output_tokens": 1}
+    for content in (None, [1], "text"):
+        with pytest.raises(ResponseRejected, match="content is not a list of blocks"):
+            check_message({"content": content, "usage": usage})
+    edits = {"applied_edits": [{"type": "x", "cleared_tool_uses": 2.5}]}
+    with pytest.raises(ResponseRejected, match=r"applied_edits\[0\].cleared_tool_uses = 2.5"):
+        check_message({"content": [], "usage": usage, "context_management": edits})
+    check_message({"content": [{"type": "text"}], "usage": usage, "context_management": {}})
