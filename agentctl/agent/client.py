@@ -129,11 +129,12 @@ class AnthropicClient:
 
     def _try(self, request: Mapping[str, Any]) -> Generator[StreamItem, None, Failure | None]:
         """One attempt: None once the response is out, else the classified failure."""
+        alarm = None
         try:
-            with self._watchdog.armed(self._wire.deadline_s):
+            with self._watchdog.armed(self._wire.deadline_s) as alarm:
                 yield from self._attempt(request)
         except Exception as exc:
-            if self._watchdog.expired:  # whatever the cut connection raised
+            if alarm is not None and alarm.expired:  # whatever the cut connection raised
                 return Failure(False, f"response refused: {too_late(self._wire.deadline_s)}")
             failure = classify(exc, self._timeout_s)
             if failure is None:

@@ -88,6 +88,13 @@ def too_late(deadline_s: float) -> str:
     return f"no complete response within {deadline_s:g}s (api.deadline_s)"
 
 
+@dataclass
+class Alarm:
+    """One armed deadline: `expired` once the watchdog has cut the connections for it."""
+
+    expired: bool = False
+
+
 class Watchdog:
     """Shuts a client's connections when a request outlives its deadline.
 
@@ -97,26 +104,29 @@ class Watchdog:
 
     def __init__(self) -> None:
         self.streams: weakref.WeakSet[Any] = weakref.WeakSet()
-        self.expired = False
+        self._current: Alarm | None = None
 
     def trace(self, name: str, info: dict[str, Any]) -> None:
         if name.endswith(_CONNECTED) and info.get("return_value") is not None:
             self.streams.add(info["return_value"])
 
     @contextlib.contextmanager
-    def armed(self, seconds: float) -> Iterator[None]:
+    def armed(self, seconds: float) -> Iterator[Alarm]:
         """Cut the connections if the block is still running after `seconds`."""
-        self.expired = False
-        timer = threading.Timer(seconds, self._cut)
+        alarm = self._current = Alarm()
+        timer = threading.Timer(seconds, self._cut, (alarm,))
         timer.daemon = True
         timer.start()
         try:
-            yield
+            yield alarm
         finally:
             timer.cancel()
+            self._current = None
 
-    def _cut(self) -> None:
-        self.expired = True
+    def _cut(self, alarm: Alarm) -> None:
+        if alarm is not self._current:
+            return  # that request is over: its timer must not touch the next one
+        alarm.expired = True
         for stream in list(self.streams):
             with contextlib.suppress(OSError, AttributeError, TypeError):
                 # The plain socket call: SSLSocket.shutdown would unwrap under the reader.

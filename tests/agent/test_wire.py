@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from agentctl.agent.wire import (
     BodyBudget,
     ResponseRejected,
+    Watchdog,
     WireLimits,
     check_message,
     nested_deeper_than,
@@ -78,3 +80,32 @@ def test_the_shapes_read_later_are_checked() -> None:
     with pytest.raises(ResponseRejected, match=r"applied_edits\[0\].cleared_tool_uses = 2.5"):
         check_message({"content": [], "usage": usage, "context_management": edits})
     check_message({"content": [{"type": "text"}], "usage": usage, "context_management": {}})
+
+
+class _Stream:
+    """What httpcore's network streams offer the watchdog."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def get_extra_info(self, name: str) -> Any:
+        return self.sock if name == "socket" else None
+
+
+def test_the_watchdog_cuts_the_connections_of_the_current_request_only() -> None:
+    dog = Watchdog()
+    ours, theirs = socket.socketpair()
+    stream = _Stream(ours)
+    dog.trace("connection.connect_tcp.complete", {"return_value": stream})
+    with dog.armed(600) as first:
+        pass
+    with dog.armed(600) as second:
+        dog._cut(first)  # the late timer of a request that is over
+        assert not first.expired and not second.expired
+        theirs.sendall(b"x")
+        assert ours.recv(1) == b"x"  # still connected
+        dog._cut(second)
+        assert second.expired
+        assert ours.recv(1) == b""  # shut down: a blocked reader would wake up with EOF
+    ours.close()
+    theirs.close()
