@@ -3,20 +3,34 @@
 `anthropic` is imported inside functions (it takes over a second to import) and SDK types
 appear in annotations only. The SDK's own retries are off (max_retries=0): one policy here
 covers HTTP errors, timeouts, connection drops and streams that break mid-way alike.
+What a server sends is held to `agentctl.agent.wire` limits (deadline, sizes, usage); redirects
+are never followed (the key and the conversation stay with the configured origin); every error
+text is redacted (`agentctl.redact`) before it leaves this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import functools
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentctl.agent.model import Progress, ProgressKind, StreamItem, response_from_message
 from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
+from agentctl.agent.wire import (
+    BodyBudget,
+    ResponseRejected,
+    Watchdog,
+    WireLimits,
+    check_message,
+    too_late,
+)
 from agentctl.errors import ApiError
+from agentctl.redact import redact, redact_json, redact_optional
 
 if TYPE_CHECKING:
     import anthropic
+    import httpx2
     from anthropic.lib.streaming import BetaMessageStream
 
 # A progress item every this many characters of a block (plus one when a block starts).
@@ -33,6 +47,7 @@ _DELTA_FIELDS = {
     "text_delta": "text",
     "input_json_delta": "partial_json",
 }
+_STARTED = "agentctl.started"  # request extension: when the request was sent (wire clock)
 
 
 class IncompleteStreamError(Exception):
@@ -61,53 +76,127 @@ class AnthropicClient:
         retry: RetryPolicy,
         api_key: str | None = None,
         auth_token: str | None = None,
+        wire: WireLimits | None = None,
     ) -> None:
         import anthropic
 
+        self._wire = wire or WireLimits()
+        self._watchdog = Watchdog()
+        http = anthropic.DefaultHttpxClient(
+            follow_redirects=False,
+            event_hooks={"request": [self._stamp], "response": [self._guard]},
+        )
         self._sdk = anthropic.Anthropic(
             api_key=api_key,
             auth_token=auth_token,
             base_url=base_url or None,
-            timeout=timeout_s,
+            timeout=timeout_s,  # each wait; the watchdog ends the whole request at its deadline
             max_retries=0,
+            http_client=http,
+            # Compressed bodies would escape the size caps, which count bytes as received.
+            default_headers={"accept-encoding": "identity"},
         )
         self._retry = retry
         self._timeout_s = timeout_s
+        self._secrets = (api_key, auth_token)
+
+    def _stamp(self, request: httpx2.Request) -> None:
+        request.extensions[_STARTED] = self._wire.clock()
+        request.extensions["trace"] = self._watchdog.trace
+
+    def _guard(self, response: httpx2.Response) -> None:
+        """Headers are in: check time and encoding, then meter the body as it arrives."""
+        budget = BodyBudget(self._wire, response.request.extensions[_STARTED])
+        budget.check_time()
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise ResponseRejected(f"compressed response (content-encoding: {encoding})")
+        response.stream = _metered_stream_type()(response.stream, budget)
 
     def stream(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
         """Progress items while streaming, then the response; ApiError once retries run out."""
         retries = 0
         while True:
-            try:
-                yield from self._attempt(request)
+            failure = yield from self._try(request)
+            if failure is None:
                 return
-            except Exception as exc:
-                failure = classify(exc, self._timeout_s)
-                if failure is None:
-                    raise
-                if not failure.retryable or retries >= self._retry.max_retries:
-                    raise _api_error(failure, retries + 1) from exc
-                self._retry.wait(retries, failure.retry_after)
-                retries += 1
+            if not failure.retryable or retries >= self._retry.max_retries:
+                # Raised outside the `except`: the SDK's exception (the server's unredacted
+                # text) is neither the cause nor the context of the ApiError.
+                raise _api_error(failure, retries + 1, self._secrets)
+            self._retry.wait(retries, failure.retry_after)
+            retries += 1
+
+    def _try(self, request: Mapping[str, Any]) -> Generator[StreamItem, None, Failure | None]:
+        """One attempt: None once the response is out, else the classified failure."""
+        alarm = None
+        try:
+            with self._watchdog.armed(self._wire.deadline_s) as alarm:
+                yield from self._attempt(request)
+        except Exception as exc:
+            if alarm is not None and alarm.expired:  # whatever the cut connection raised
+                return Failure(False, f"response refused: {too_late(self._wire.deadline_s)}")
+            failure = classify(exc, self._timeout_s)
+            if failure is None:
+                raise
+            return failure
+        return None
 
     def _attempt(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
         tracker = _ProgressTracker()
         complete = False
         with self._sdk.beta.messages.stream(**request) as stream:
-            for event in stream:
+            for event in _sdk_events(stream):
                 item = tracker.update(event)
                 if item is not None:
                     yield item
                 complete = complete or event.type == "message_stop"
             if not complete:
                 raise IncompleteStreamError("the response stream ended before message_stop")
-            yield _response(stream)
+            yield _response(stream, self._secrets)
 
 
-def _response(stream: BetaMessageStream[Any]) -> StreamItem:
+def _sdk_events(stream: BetaMessageStream[Any]) -> Iterator[Any]:
+    """The SDK's events; the errors it raises on events of the wrong shape become refusals."""
+    events = iter(stream)
+    while True:
+        try:
+            event = next(events)
+        except StopIteration:
+            return
+        except (AttributeError, TypeError, KeyError, IndexError) as err:
+            why = f"{type(err).__name__}: {err}"
+            raise ResponseRejected(f"malformed stream event ({why})") from None
+        yield event
+
+
+def _response(stream: BetaMessageStream[Any], secrets: tuple[str | None, ...]) -> StreamItem:
     message = stream.get_final_message()
-    raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True)
-    return response_from_message(raw, stream.request_id or "")
+    raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True, warnings=False)
+    check_message(raw)
+    request_id = redact(stream.request_id or "", secrets)
+    return response_from_message(redact_json(raw, secrets), request_id)
+
+
+@functools.cache
+def _metered_stream_type() -> type[Any]:
+    """A response byte stream that feeds a BodyBudget (httpx2 wants its own stream type)."""
+    import httpx2
+
+    class MeteredStream(httpx2.SyncByteStream):
+        def __init__(self, inner: httpx2.SyncByteStream, budget: BodyBudget) -> None:
+            self._inner = inner
+            self._budget = budget
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self._inner:
+                self._budget.feed(chunk)
+                yield chunk
+
+        def close(self) -> None:
+            self._inner.close()
+
+    return MeteredStream
 
 
 class _ProgressTracker:
@@ -141,6 +230,11 @@ def classify(exc: BaseException, timeout_s: float) -> Failure | None:
     import anthropic
     import httpx2
 
+    rejected = _cause(exc, ResponseRejected)
+    if rejected is not None:
+        return Failure(False, f"response refused: {rejected}")
+    if isinstance(exc, RecursionError):
+        return Failure(False, "response refused: JSON nested too deeply")
     if isinstance(exc, anthropic.APIStatusError):
         return _status_failure(exc)
     if isinstance(exc, anthropic.APITimeoutError | httpx2.TimeoutException):
@@ -154,9 +248,21 @@ def classify(exc: BaseException, timeout_s: float) -> Failure | None:
     return None
 
 
+def _cause(exc: BaseException, kind: type[ResponseRejected]) -> ResponseRejected | None:
+    """`exc` or the exception it was raised from, if one is a `kind` (the SDK wraps errors)."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None or isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def _status_failure(exc: anthropic.APIStatusError) -> Failure:
     error_type = exc.type if isinstance(exc.type, str) else None
     status = exc.status_code
+    if 300 <= status < 400:
+        return _redirect_failure(exc)
     message = exc.api_message or _first_line(exc)
     headers = dict(exc.response.headers) if exc.response is not None else None
     return Failure(
@@ -168,7 +274,13 @@ def _status_failure(exc: anthropic.APIStatusError) -> Failure:
     )
 
 
-def _api_error(failure: Failure, attempts: int) -> ApiError:
+def _redirect_failure(exc: anthropic.APIStatusError) -> Failure:
+    where = exc.response.headers.get("location", "?")
+    why = f"redirect to {where} not followed (set api.base_url to the URL that answers)"
+    return Failure(False, why, status=exc.status_code, request_id=exc.request_id)
+
+
+def _api_error(failure: Failure, attempts: int, secrets: tuple[str | None, ...]) -> ApiError:
     head = "API request failed" if failure.status is None else f"API error {failure.status}"
     text = f"{head} ({failure.message})"
     if failure.retryable:
@@ -177,7 +289,8 @@ def _api_error(failure: Failure, attempts: int) -> ApiError:
         text += f"; request id {failure.request_id}"
     if failure.status == 401:
         text += "; check ANTHROPIC_API_KEY"
-    return ApiError(text, status=failure.status, request_id=failure.request_id)
+    request_id = redact_optional(failure.request_id, secrets)
+    return ApiError(redact(text, secrets), status=failure.status, request_id=request_id)
 
 
 def _first_line(exc: BaseException) -> str:

@@ -54,6 +54,7 @@ class RunOptions:
     workspace: Path | None = None
     offline: bool = False
     resume: str | None = None
+    trust_task: bool = False  # --trust-task: the task's front matter may set any key
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,10 @@ def prepare(opts: RunOptions, stdin: TextIO) -> PreparedRun:
 
 def prepare_new(opts: RunOptions, stdin: TextIO) -> PreparedRun:
     task = read_task(opts.task or "-", stdin)
-    profile, warnings = resolve_profile(opts.profile, flag_overrides(opts), task.overrides)
+    front = task.front_matter(workspace_given=opts.workspace is not None)
+    profile, warnings = resolve_profile(
+        opts.profile, flag_overrides(opts), front, trust_task=opts.trust_task
+    )
     workspace = opts.workspace or task.workspace or default_workspace(task)
     return PreparedRun(
         session=new_session_id(),
@@ -200,19 +204,23 @@ def credentials(offline: bool) -> dict[str, str]:
 def open_client(prep: PreparedRun, retry: RetryPolicy | None = None) -> Iterator[ModelClient]:
     """The SDK client, aimed at the in-process emulator when offline; same code path otherwise."""
     from agentctl.agent.client import AnthropicClient
+    from agentctl.agent.wire import WireLimits
 
     api = prep.profile.api
     policy = retry or RetryPolicy(max_retries=api.max_retries)
     creds = credentials(prep.offline)
+    wire = WireLimits(deadline_s=api.deadline_s)
     if not prep.offline:
-        yield AnthropicClient(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy)
+        yield AnthropicClient(
+            **creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
+        )
         return
     from agentctl.emulator.server import running
 
     placeholder = prep.profile.context_editing.placeholder
     with running(script=prep.script, result_placeholder=placeholder) as emulator:
         yield AnthropicClient(
-            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy
+            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
 
 

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.schema import FieldError, convert_table
 from agentctl.profile.settings import Profile
+from agentctl.profile.trust import FrontMatter
 
 FENCE = "+++"
 STDIN = "-"
@@ -37,6 +38,17 @@ class Task:
     overrides: dict[str, Any] = field(default_factory=dict)
     workspace: Path | None = None
     script: Path | None = None
+
+    def front_matter(self, *, workspace_given: bool = False) -> FrontMatter:
+        """What the task file sets, for `resolve_profile`'s check: its keys and its paths.
+
+        The workspace counts only when the command line does not name one (`workspace_given`).
+        """
+        named = {SCRIPT_KEY: self.script}
+        if not workspace_given:
+            named[WORKSPACE_DIR] = self.workspace or default_workspace(self)
+        paths = {key: path for key, path in named.items() if path is not None}
+        return FrontMatter(self.overrides, self.source, self.base_dir, paths)
 
 
 def read_task(arg: str, stdin: TextIO) -> Task:

@@ -24,7 +24,7 @@ FAULTS_HELP = (
     "seed=7'. KIND@N hits request N (N-M a range); rate=P:KINDS hits other requests at "
     "random (seeded). Kinds: 429[:retry-after s], 529, 500, hang[:seconds], "
     "drop[:SSE events before the drop], malformed, streamerror[:SSE events before an "
-    "overloaded error event]."
+    "overloaded error event], echokey (a 401 repeating the caller's key)."
 )
 
 

@@ -101,7 +101,9 @@ def main() -> None:
     try:
         app()
     except AgentctlError as err:
-        print(f"agentctl: {err}", file=sys.stderr)
+        from agentctl.redact import redact
+
+        print(f"agentctl: {redact(str(err))}", file=sys.stderr)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         print("agentctl: interrupted", file=sys.stderr)

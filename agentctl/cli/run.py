@@ -67,12 +67,21 @@ def run(
     resume: Annotated[
         str | None, typer.Option(metavar="SESSION", help="Continue a session (id, prefix, last).")
     ] = None,
+    trust_task: Annotated[
+        bool,
+        typer.Option(
+            "--trust-task",
+            help="Let the task's front matter set [api], [prices], looser limits, web tools "
+            "and paths outside its folder.",
+        ),
+    ] = False,
 ) -> None:
     from agentctl.agent.runner import RunOptions
 
     opts = RunOptions(
-        task, profile, model, max_turns, max_usd, tuple(set_ or ()), workspace, offline, resume
-    )
+        task, profile, model, max_turns, max_usd, tuple(set_ or ()), workspace, offline, resume,
+        trust_task=trust_task,
+    )  # fmt: skip
     shown: list[ErrorEvent] = []
     try:
         _run(opts, json_mode=json_mode, quiet=quiet, shown=shown)
@@ -84,7 +93,9 @@ def run(
 
 def _report_early(err: AgentctlError, *, json_mode: bool) -> None:
     """An error before the run started: one line on stderr, and the error event with --json."""
-    print(f"agentctl: {err}", file=sys.stderr)
+    from agentctl.redact import redact
+
+    print(f"agentctl: {redact(str(err))}", file=sys.stderr)
     if json_mode:
         from agentctl.render.ndjson import NdjsonWriter
 

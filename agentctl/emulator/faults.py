@@ -8,7 +8,8 @@ Spec grammar (comma-separated items):
 KIND: 429 (ARG = retry-after seconds, default 1), 529, 500, hang (ARG = seconds, default 30),
 drop (ARG = SSE events sent before the drop when streaming, default 3), malformed,
 streamerror (ARG = SSE events before an `error` event with overloaded_error, default 3;
-a 529 when not streaming).
+a 529 when not streaming), echokey (a 401 whose message and request-id header repeat the
+credential the request sent: for testing that agentctl never shows or writes it).
 Example: "429:0.05@1,529@3,hang:2@5,rate=0.3:500|drop,seed=7".
 """
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 
 from agentctl.errors import UsageError
 
-KINDS = ("429", "529", "500", "hang", "drop", "malformed", "streamerror")
+KINDS = ("429", "529", "500", "hang", "drop", "malformed", "streamerror", "echokey")
 DEFAULT_ARGS = {"429": 1.0, "hang": 30.0, "drop": 3.0, "streamerror": 3.0}
 
 

@@ -57,6 +57,7 @@ class Response:
     body: Any = None
     events: tuple[bytes, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
+    request_id: str = ""  # empty: a fresh `req_...` id
 
 
 class Emulator:
@@ -221,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(failure_response(ApiFailure(404, "Not Found")), None)
 
     def _send(self, response: Response, fault: Fault | None) -> None:
-        request_id = new_request_id()
+        request_id = response.request_id or new_request_id()
         if response.events:
             _write_stream(self, response, request_id, fault)
             return
@@ -254,6 +255,9 @@ def _inject_before(handler: _Handler, fault: Fault, streaming: bool) -> bool:
     if fault.kind in ("429", "529", "500") or (fault.kind == "streamerror" and not streaming):
         handler._send(_status_fault(fault), None)
         return True
+    if fault.kind == "echokey":
+        handler._send(_echo_key(handler), None)
+        return True
     if fault.kind == "hang":
         handler.emulator.stopping.wait(fault.arg)  # interruptible by Emulator.close()
         handler.close_connection = True
@@ -268,6 +272,13 @@ def _status_fault(fault: Fault) -> Response:
     if fault.kind in ("529", "streamerror"):
         return Response(529, ApiFailure(529, "Overloaded"))
     return Response(500, ApiFailure(500, "Internal server error"))
+
+
+def _echo_key(handler: _Handler) -> Response:
+    """A hostile server that repeats the caller's key in its error message and request id."""
+    credential = handler.headers.get("x-api-key") or handler.headers.get("authorization") or ""
+    failure = ApiFailure(401, f"invalid x-api-key: {credential}")
+    return Response(401, failure, request_id=credential)
 
 
 def _write_stream(

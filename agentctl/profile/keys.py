@@ -99,7 +99,12 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "limits.max_usd": KeyDoc("Estimated-cost budget of a run in USD (0 = no limit)."),
     "api": KeyDoc("How to reach the Messages API."),
     "api.base_url": KeyDoc("API URL; empty means $ANTHROPIC_BASE_URL or the SDK default."),
-    "api.timeout_s": KeyDoc("Request timeout in seconds."),
+    "api.timeout_s": KeyDoc(
+        "Longest wait in seconds for the server to connect or send anything (per read)."
+    ),
+    "api.deadline_s": KeyDoc(
+        "Longest time in seconds one request may take in total, streamed response included."
+    ),
     "api.max_retries": KeyDoc("Retries on 429, 5xx and connection errors (0 = none)."),
     "prices": KeyDoc('Price overrides: one [prices."MODEL"] table per model, USD per Mtok.'),
     "prices.MODEL.input": KeyDoc("Uncached input tokens."),

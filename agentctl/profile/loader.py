@@ -20,6 +20,7 @@ from agentctl.home import user_profile_path
 from agentctl.profile.keys import key_locations, path_keys
 from agentctl.profile.schema import FieldError, convert_table, join_key
 from agentctl.profile.settings import Profile
+from agentctl.profile.trust import FrontMatter, check_front_matter
 from agentctl.profile.validate import check_profile
 from agentctl.profile.writer import profile_to_dict
 
@@ -190,15 +191,23 @@ def default_paths(cwd: Path) -> dict[str, Any]:
 def resolve_profile(
     explicit: str | Path | None = None,
     sets: Sequence[str] = (),
-    extra: dict[str, Any] | None = None,
+    extra: dict[str, Any] | FrontMatter | None = None,
+    *,
+    trust_task: bool = False,
 ) -> tuple[Profile, list[str]]:
     """Find + read + merge `extra` (task front matter) + apply --set + validate.
 
     Paths written in the file are relative to the file; paths it leaves out default to the
     current directory (as with no file at all), so a shared profile works from any project.
+    A task's FrontMatter may only tune the run (agentctl.profile.trust) unless `trust_task`;
+    a plain dict is the caller's own and is merged as it is.
     """
     path = find_profile_path(explicit)
     data = deep_merge(default_paths(Path.cwd()), read_profile_file(path) if path else {})
+    if isinstance(extra, FrontMatter):
+        if not trust_task:
+            check_front_matter(extra, deep_merge(profile_to_dict(Profile()), data))
+        extra = extra.data
     data = deep_merge(data, extra or {})
     data = apply_set_overrides(data, sets)
     source = str(path) if path else BUILTIN_SOURCE

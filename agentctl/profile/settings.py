@@ -107,6 +107,8 @@ class ApiSettings:
 
     base_url: str = ""
     timeout_s: float = 600.0
+    # Total time one request (and its streamed response) may take, whatever the server sends.
+    deadline_s: float = 600.0
     max_retries: int = 4
 
 

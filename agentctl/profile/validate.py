@@ -36,7 +36,7 @@ ZERO_ALLOWED = frozenset(
     }
 )
 # Float keys that must be strictly positive (the others, prices and budgets, must be >= 0).
-POSITIVE_FLOATS = frozenset({"api.timeout_s"})
+POSITIVE_FLOATS = frozenset({"api.timeout_s", "api.deadline_s"})
 
 
 def check_profile(profile: Profile, today: datetime.date | None = None) -> list[str]:

@@ -8,6 +8,7 @@ import os
 from typing import Any, TextIO
 
 from agentctl.agent.events import Event, ProgressEvent
+from agentctl.redact import redact
 from agentctl.render.base import MultiRenderer, Renderer
 
 # Renderer and MultiRenderer lived here first; agentctl.cli.run imports Renderer from here.
@@ -18,7 +19,7 @@ def event_line(event: Event) -> str | None:
     """The NDJSON line of an event (no newline), or None for events that are not written."""
     if isinstance(event, ProgressEvent):
         return None
-    return json.dumps(finite(event.to_json()), allow_nan=False)
+    return redact(json.dumps(finite(event.to_json()), allow_nan=False))
 
 
 def finite(value: Any) -> Any:

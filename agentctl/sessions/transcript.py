@@ -19,6 +19,7 @@ from agentctl.agent.events import Event, ToolCall
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import UsageError
 from agentctl.home import sessions_dir
+from agentctl.redact import redact
 
 FORMAT_VERSION = 1
 SUFFIX = ".jsonl"
@@ -60,7 +61,9 @@ class TranscriptWriter:
             "ts": round(clock.timestamp(), 3),
             **fields,
         }
-        data = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        # Last guard: no credential is written, whatever a tool, file or server put in a record.
+        line = redact(json.dumps(record, ensure_ascii=False, default=str))
+        data = (line + "\n").encode("utf-8")
         while data:
             written = os.write(self._fd, data)
             data = data[written:]

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +35,27 @@ def make_workspace(base: Path, files: int = 4, memory: str = "mem") -> Path:
     task = base / "task.md"
     task.write_text(f'+++\n[memory]\nroot = "{memory}"\n+++\nCollect every FINDING line.\n')
     return task
+
+
+@contextmanager
+def emulator_process(cwd: Path, faults: str) -> Iterator[tuple[str, list[str]]]:
+    """`agentctl emulator serve --faults FAULTS` as a subprocess.
+
+    Yields its base URL and a list that holds the server's stderr once it has stopped.
+    """
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentctl", "emulator", "serve", "--faults", faults],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    assert url.startswith("http://127.0.0.1:"), url
+    stderr: list[str] = []
+    try:
+        yield url, stderr
+    finally:
+        proc.terminate()
+        stderr.append(proc.communicate(timeout=30)[1])
 
 
 def expected_facts(files: int) -> list[str]:

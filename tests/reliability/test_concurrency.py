@@ -124,8 +124,9 @@ def test_eight_offline_runs_share_one_notes_file_and_lose_nothing(tmp_path: Path
             "+++\nCollect every FINDING line.\n"
         )
     procs = [
-        subprocess.Popen([*AGENTCTL, "run", str(t), "--offline", "--quiet"], text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # The tasks name a shared memory root outside their folders: --trust-task says it's ok.
+        subprocess.Popen([*AGENTCTL, "run", str(t), "--offline", "--quiet", "--trust-task"],
+                         text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for t in tasks
     ]  # fmt: skip
     for proc in procs:

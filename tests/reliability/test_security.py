@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import expected_facts, invoke, make_workspace, private_mode_problems
+from .helpers import (
+    emulator_process,
+    expected_facts,
+    invoke,
+    make_workspace,
+    private_mode_problems,
+)
 
 AGENTCTL = [sys.executable, "-m", "agentctl"]
 SENTINEL = "sk-ant-api03-SENTINEL-d0-not-leak-7Qz"
@@ -33,19 +39,9 @@ def _permissive_umask() -> Iterator[None]:
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[str]:
     """`agentctl emulator serve` as a subprocess; yields its base URL."""
-    proc = subprocess.Popen(
-        [*AGENTCTL, "emulator", "serve", "--faults", "429:0@3-7"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    assert url.startswith("http://127.0.0.1:"), url
-    try:
+    with emulator_process(tmp_path, "429:0@3-7") as (url, stderr):
         yield url
-    finally:
-        proc.terminate()
-        _out, err = proc.communicate(timeout=10)
-        assert SENTINEL not in err and TOKEN not in err
+    assert SENTINEL not in stderr[0] and TOKEN not in stderr[0]
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,198 @@
+"""What a server may send back: a deadline per request, size caps, bounded JSON, sane usage.
+
+Stdlib only, no SDK import: the client module feeds `BodyBudget` every chunk of a response body
+as it arrives, and hands the finished message to `check_message` before it becomes our types;
+its `Watchdog` cuts the connections of a request still running at its deadline (a server that
+is silent, or trickles its headers, sends no chunk to check).
+A failed check raises `ResponseRejected` with a one-line reason; the client turns it into an
+ApiError that is not retried (a server that sent it once will send it again).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import socket
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_DEADLINE_S = 600.0
+MAX_BODY_BYTES = 128 * 2**20
+# One SSE event (everything up to its blank line) is buffered whole by the SDK: bound it.
+MAX_EVENT_BYTES = 16 * 2**20
+MAX_JSON_DEPTH = 128
+# No context window holds a billion tokens: a larger count is a broken or hostile server.
+MAX_REPORTED_TOKENS = 10**9
+USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+_REQUIRED_USAGE = USAGE_FIELDS[:2]
+EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
+_EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
+# httpcore trace events whose return value is a new network stream (a connection).
+_CONNECTED = (".connect_tcp.complete", ".start_tls.complete", ".connect_unix_socket.complete")
+
+
+class ResponseRejected(Exception):
+    """The response broke one of the limits; the message says which, in one line."""
+
+
+@dataclass(frozen=True)
+class WireLimits:
+    """The limits of one request; `clock` is a seam for tests (monotonic seconds)."""
+
+    deadline_s: float = DEFAULT_DEADLINE_S
+    max_body_bytes: int = MAX_BODY_BYTES
+    max_event_bytes: int = MAX_EVENT_BYTES
+    clock: Callable[[], float] = field(default=time.monotonic)
+
+
+class BodyBudget:
+    """Counts one response's bytes and time as they arrive; raises once a limit is passed."""
+
+    def __init__(self, limits: WireLimits, started: float) -> None:
+        self.limits = limits
+        self.deadline = started + limits.deadline_s
+        self.total = 0
+        self.pending = 0  # bytes since the last event boundary (blank line)
+        self._tail = b""
+
+    def check_time(self) -> None:
+        if self.limits.clock() > self.deadline:
+            raise ResponseRejected(too_late(self.limits.deadline_s))
+
+    def feed(self, chunk: bytes) -> None:
+        """Account for one chunk of the body, as received (before any decoding)."""
+        self.check_time()
+        self.total += len(chunk)
+        if self.total > self.limits.max_body_bytes:
+            raise ResponseRejected(f"response body larger than {_size(self.limits.max_body_bytes)}")
+        data = self._tail + chunk
+        end = max(data.rfind(sep) + len(sep) if sep in data else -1 for sep in _EVENT_ENDS)
+        self.pending = len(data) - end if end >= 0 else self.pending + len(chunk)
+        self._tail = data[-3:]
+        if self.pending > self.limits.max_event_bytes:
+            raise ResponseRejected(
+                f"one stream event larger than {_size(self.limits.max_event_bytes)}"
+            )
+
+
+def too_late(deadline_s: float) -> str:
+    return f"no complete response within {deadline_s:g}s (api.deadline_s)"
+
+
+@dataclass
+class Alarm:
+    """One armed deadline: `expired` once the watchdog has cut the connections for it."""
+
+    expired: bool = False
+
+
+class Watchdog:
+    """Shuts a client's connections when a request outlives its deadline.
+
+    `trace` is the httpcore `trace` extension: it collects the connections the client opens.
+    One request at a time per client (the ModelClient contract): expiry cuts them all.
+    """
+
+    def __init__(self) -> None:
+        self.streams: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._current: Alarm | None = None
+
+    def trace(self, name: str, info: dict[str, Any]) -> None:
+        if name.endswith(_CONNECTED) and info.get("return_value") is not None:
+            self.streams.add(info["return_value"])
+
+    @contextlib.contextmanager
+    def armed(self, seconds: float) -> Iterator[Alarm]:
+        """Cut the connections if the block is still running after `seconds`."""
+        alarm = self._current = Alarm()
+        timer = threading.Timer(seconds, self._cut, (alarm,))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield alarm
+        finally:
+            timer.cancel()
+            self._current = None
+
+    def _cut(self, alarm: Alarm) -> None:
+        if alarm is not self._current:
+            return  # that request is over: its timer must not touch the next one
+        alarm.expired = True
+        for stream in list(self.streams):
+            with contextlib.suppress(OSError, AttributeError, TypeError):
+                # The plain socket call: SSLSocket.shutdown would unwrap under the reader.
+                socket.socket.shutdown(stream.get_extra_info("socket"), socket.SHUT_RDWR)
+
+
+def _size(count: int) -> str:
+    return f"{count / 2**20:g} MiB" if count >= 2**20 else f"{count} bytes"
+
+
+def check_message(message: Mapping[str, Any]) -> None:
+    """A finished message: JSON nesting bounded, the shapes we read, whole counts in range."""
+    if nested_deeper_than(message, MAX_JSON_DEPTH):
+        raise ResponseRejected(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    if not _objects(message.get("content")):
+        raise ResponseRejected("content is not a list of blocks")
+    check_usage(message.get("usage"))
+    check_edits(message.get("context_management"))
+
+
+def check_edits(context_management: Any) -> None:
+    """`context_management.applied_edits`, if present: objects with whole, positive counts."""
+    if context_management is None:
+        return
+    edits: Any = None
+    if isinstance(context_management, Mapping):
+        edits = context_management.get("applied_edits", [])
+    if not _objects(edits):
+        raise ResponseRejected("context_management.applied_edits is not a list of objects")
+    for index, edit in enumerate(edits):
+        for name in EDIT_COUNTS:
+            value = edit.get(name)
+            if value is not None and not _token_count(value):
+                where = f"context_management.applied_edits[{index}].{name}"
+                raise ResponseRejected(f"{where} = {value!r} is not a count")
+
+
+def _objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, Mapping) for item in value)
+
+
+def check_usage(usage: Any) -> None:
+    """Input and output counts present, every count a whole number from 0 to 10^9."""
+    if not isinstance(usage, Mapping):
+        raise ResponseRejected("the message has no usage object")
+    for name in USAGE_FIELDS:
+        value = usage.get(name)
+        if value is None and name not in _REQUIRED_USAGE:
+            continue
+        if not _token_count(value):
+            raise ResponseRejected(f"usage.{name} = {value!r} is not a token count")
+
+
+def _token_count(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value == int(value) and 0 <= value <= MAX_REPORTED_TOKENS
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """True when lists/dicts nest more than `limit` levels (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, Mapping) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, Mapping | list))
+    return False

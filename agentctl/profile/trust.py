@@ -1,0 +1,137 @@
+"""What a task file's front matter may set unless the user passes --trust-task.
+
+A task file is data from someone else. Its front matter may tune the run (model, context
+editing, cache, system prompt, ...) and tighten limits, but not, without --trust-task:
+- set anything under `[api]` (where requests and the API key go, and how long they may run);
+- set `[prices]` (the cost estimate that `limits.max_usd` relies on);
+- loosen a limit of the profile (`max_turns`, `limits.*`, the memory store's size limits),
+  or pick a model with no known price while the profile has a `limits.max_usd`;
+- turn on a tool that reaches the web (`tools.web_search`, `tools.web_fetch`);
+- name a path outside the task file's own folder (symlinks followed): `memory.root`,
+  `tools.workspace_root`, `workspace`, `emulator_script`, or a `workspace/` folder that leads out.
+A value equal to the profile's own is always allowed. The check runs where the front matter is
+merged (`agentctl.profile.loader.resolve_profile`), before anything is read or sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentctl.errors import ConfigError
+
+TRUST_FLAG = "--trust-task"
+REFUSED_TABLES = {
+    "api": "a task file may not change where requests and the API key go, or how long they run",
+    "prices": "a task file may not change the prices that limits.max_usd relies on",
+}
+WEB_TOOLS = ("tools.web_search", "tools.web_fetch")
+# Limits a task may lower but not raise; 0 means "no limit" for all but max_turns.
+LIMITS = (
+    "max_turns",
+    "limits.max_usd",
+    "limits.max_input_tokens",
+    "memory.max_file_bytes",
+    "memory.max_total_bytes",
+    "memory.max_files",
+)
+PATH_KEYS = ("memory.root", "tools.workspace_root")
+
+
+@dataclass(frozen=True)
+class FrontMatter:
+    """The profile keys a task file sets (paths absolute), and where the task file lives.
+
+    `paths` holds the other paths the task leads to (`workspace`, `emulator_script`).
+    """
+
+    data: dict[str, Any]
+    source: str
+    folder: Path
+    paths: dict[str, Path] = field(default_factory=dict)
+
+
+def check_front_matter(front: FrontMatter, base: Mapping[str, Any]) -> None:
+    """ConfigError naming the task file and the first key it may not set over `base`."""
+    for key, value in leaves(front.data):
+        if lookup(base, key) == value:
+            continue
+        reason = refusal(key, value, lookup(base, key), front.folder) or unpriced(key, value, base)
+        if reason:
+            raise _refused(front, key, reason)
+    for key, path in front.paths.items():
+        if not inside(path, front.folder):
+            raise _refused(front, key, outside(path, front.folder), where="")
+
+
+def _refused(
+    front: FrontMatter, key: str, reason: str, where: str = "front matter: "
+) -> ConfigError:
+    return ConfigError(
+        f"task {front.source}: {where}{key}: {reason} (pass {TRUST_FLAG} to allow it)"
+    )
+
+
+def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
+    """Why the front matter may not set `key` to `value` (the profile has `before`), or None."""
+    table = key.partition(".")[0]
+    if table in REFUSED_TABLES:
+        return REFUSED_TABLES[table]
+    if key in WEB_TOOLS and value is True:
+        return "a task file may not let the model reach the web"
+    if key in LIMITS and _looser(key, value, before):
+        return f"{value!r} would lift the profile's limit of {before!r} (a task may only lower it)"
+    if key in PATH_KEYS and isinstance(value, str) and not inside(Path(value), folder):
+        return outside(Path(value), folder)
+    return None
+
+
+def unpriced(key: str, value: Any, base: Mapping[str, Any]) -> str | None:
+    """A model with no price would leave the profile's limits.max_usd unenforced."""
+    from agentctl.context.prices import price_for
+
+    budget = lookup(base, "limits.max_usd")
+    if key != "model" or not isinstance(value, str) or not budget:
+        return None
+    if price_for(value, lookup(base, "prices") or {}) is not None:
+        return None
+    return f"no price is known for {value!r}, so limits.max_usd = {budget!r} could not be kept"
+
+
+def _looser(key: str, value: Any, before: Any) -> bool:
+    numbers = (int, float)
+    if not isinstance(value, numbers) or not isinstance(before, numbers):
+        return False  # a wrong type is reported by validation, naming the key
+    if key == "max_turns":
+        return value > before
+    return before != 0 and (value == 0 or value > before)
+
+
+def inside(path: Path, folder: Path) -> bool:
+    """True when `path` (after following symlinks) is `folder` or below it."""
+    real, top = path.resolve(), folder.resolve()
+    return real == top or top in real.parents
+
+
+def outside(path: Path, folder: Path) -> str:
+    return f"{path.resolve()} is outside the task's folder {folder.resolve()}"
+
+
+def leaves(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, value) of every non-table value; an empty table counts as a value."""
+    for name, value in data.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, Mapping) and value:
+            yield from leaves(value, key + ".")
+        else:
+            yield key, value
+
+
+def lookup(data: Mapping[str, Any], key: str) -> Any:
+    """The value at a dotted key, or None."""
+    node: Any = data
+    for name in key.split("."):
+        node = node.get(name) if isinstance(node, Mapping) else None
+    return node
