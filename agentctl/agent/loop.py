@@ -12,7 +12,14 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentctl.agent.events import (
+from agentctl.agent.model import ModelClient, ModelResponse, Progress
+from agentctl.agent.request import build_request
+from agentctl.context.edits import build_context_management
+from agentctl.errors import ApiError, LimitError
+from agentctl.profile.settings import Profile
+from agentctl.tools.memory import MEMORY_TOOL_NAME, memory_op
+from agentctl.tools.registry import ToolBox
+from agentctl.types import (
     Event,
     MemoryOp,
     ProgressEvent,
@@ -23,13 +30,6 @@ from agentctl.agent.events import (
     TurnEvent,
     Usage,
 )
-from agentctl.agent.model import ModelClient, ModelResponse, Progress
-from agentctl.agent.request import build_request
-from agentctl.context.edits import build_context_management
-from agentctl.errors import ApiError, LimitError
-from agentctl.profile.settings import Profile
-from agentctl.tools.memory import MEMORY_TOOL_NAME, memory_op
-from agentctl.tools.registry import ToolBox
 
 FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "refusal"})
 RESEND_STOPS = frozenset({"pause_turn", "compaction"})

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentctl import __version__
-from agentctl.agent.events import ErrorEvent, Event, ResultEvent, Usage
 from agentctl.agent.loop import LoopSetup, run_loop
 from agentctl.agent.model import ModelClient
 from agentctl.agent.retry import RetryPolicy
@@ -31,6 +30,7 @@ from agentctl.sessions.transcript import TranscriptWriter, new_session_id, sessi
 from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox
 from agentctl.tools.workspace import WorkspaceTools
+from agentctl.types import ErrorEvent, Event, ResultEvent, Usage
 
 OFFLINE_KEY = "offline-dummy-key"
 KEY_ENV = "ANTHROPIC_API_KEY"

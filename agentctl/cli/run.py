@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl.agent.events import ErrorEvent, TurnEvent
 from agentctl.errors import AgentctlError
+from agentctl.types import ErrorEvent, TurnEvent
 
 if TYPE_CHECKING:
-    from agentctl.agent.events import Event
     from agentctl.agent.runner import RunOptions
     from agentctl.profile.settings import Profile
     from agentctl.render.ndjson import Renderer
+    from agentctl.types import Event
 
 HELP = """\
 Run TASK (a Markdown file, or - for stdin) as a tool-use loop with the memory tool, the

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agentctl.agent.events import Usage
+    from agentctl.types import Usage
 
 
 @dataclass(frozen=True)

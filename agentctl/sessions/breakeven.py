@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentctl.agent.events import TurnEvent, Usage
 from agentctl.context.prices import Price, price_for
+from agentctl.types import TurnEvent, Usage
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
 

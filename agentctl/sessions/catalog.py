@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.events import AppliedEdit, MemoryOp, ToolCall, TurnEvent, Usage
 from agentctl.agent.model import usage_from
 from agentctl.errors import UsageError
 from agentctl.profile.settings import PriceOverride, Profile
 from agentctl.sessions.transcript import find_session, list_sessions, read_records
+from agentctl.types import AppliedEdit, MemoryOp, ToolCall, TurnEvent, Usage
 
 EXPORT_FORMAT = "agentctl-session-export"
 EXPORT_VERSION = 1

@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.agent.events import Usage
 from agentctl.context.cache import CacheUsage, PromptCache
 from agentctl.context.engine import apply_context_edits, validate_edits
 from agentctl.context.prices import cost_usd
@@ -28,6 +27,7 @@ from agentctl.errors import ConfigError
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import Session, TurnRecord
 from agentctl.sessions.replay import ReplaySettings, replay_request
+from agentctl.types import Usage
 
 LIMITS_NOTE = (
     "a replay keeps the recorded conversation: it cannot know how the model would have acted "

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from agentctl import clock
-from agentctl.agent.events import Event, ToolCall
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import UsageError
 from agentctl.home import sessions_dir
+from agentctl.types import Event, ToolCall
 
 FORMAT_VERSION = 1
 SUFFIX = ".jsonl"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from agentctl.agent.events import MemoryOp
 from agentctl.profile.settings import MemorySettings
+from agentctl.types import MemoryOp
 
 MEMORY_TOOL_NAME = "memory"
 MEMORY_TOOL_TYPE = "memory_20250818"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from agentctl.agent.events import Usage
 from agentctl.agent.model import ModelResponse, Progress, StreamItem
 from agentctl.errors import ToolError
+from agentctl.types import Usage
 
 
 def tool_use(name: str, tool_input: dict[str, Any], block_id: str = "") -> dict[str, Any]:
@@ -25,7 +25,7 @@ def reply(
     usage: Usage | None = None,
     edits: tuple[dict[str, Any], ...] = (),
 ) -> ModelResponse:
-    from agentctl.agent.events import AppliedEdit
+    from agentctl.types import AppliedEdit
 
     return ModelResponse(
         content=tuple(blocks),

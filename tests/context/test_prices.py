@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agentctl.agent.events import Usage
 from agentctl.context.prices import MODELS, Price, cost_usd, min_cacheable_tokens, price_for
 from agentctl.profile.settings import PriceOverride
+from agentctl.types import Usage
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agentctl.agent.events import (
+from agentctl.types import (
     AppliedEdit,
     MemoryOp,
     ResultEvent,

@@ -6,13 +6,13 @@ import dataclasses
 
 import pytest
 
-from agentctl.agent.events import AppliedEdit, TurnEvent, Usage
 from agentctl.context.prices import Price
 from agentctl.sessions.breakeven import balances_for_run, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.report import ledger, remedies
 from agentctl.sessions.simulate import SimTurn, recorded_run, simulate
+from agentctl.types import AppliedEdit, TurnEvent, Usage
 
 TOOL_USES = "clear_tool_uses_20250919"
 PRICE = Price(input=2, output=10, cache_write_5m=2.5, cache_write_1h=4, cache_read=0.2)

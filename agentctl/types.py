@@ -1,5 +1,6 @@
-"""What the run loop yields: small frozen values, free of SDK types, shared by render and sessions.
+"""The bottom layer: usage, the events a run yields, and the error tree; imports only errors.
 
+Every package may import this module; it imports nothing of agentctl but `agentctl.errors`.
 `to_json()` of each event is its NDJSON line (`agentctl run --json`) and its transcript record;
 the schema is documented in the README. Add fields, never rename them (schema_version 1).
 """
@@ -10,6 +11,37 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentctl.errors import (
+    AgentctlError,
+    ApiError,
+    ConfigError,
+    InterruptedRunError,
+    LimitError,
+    ToolError,
+    UsageError,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AgentctlError",
+    "ApiError",
+    "AppliedEdit",
+    "ConfigError",
+    "ErrorEvent",
+    "Event",
+    "InterruptedRunError",
+    "LimitError",
+    "MemoryOp",
+    "ProgressEvent",
+    "ResultEvent",
+    "StartEvent",
+    "ToolCall",
+    "ToolError",
+    "Totals",
+    "TurnEvent",
+    "Usage",
+    "UsageError",
+]
 SCHEMA_VERSION = 1
 
 
