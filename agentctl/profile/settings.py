@@ -16,7 +16,7 @@ from agentctl.context.edits import ClearThinking as ClearThinking
 from agentctl.context.edits import ClearToolUses as ClearToolUses
 from agentctl.context.edits import ContextEditing as ContextEditing
 from agentctl.context.edits import TriggerKind as TriggerKind
-from agentctl.context.prices import Price
+from agentctl.context.prices import Price, Pricing
 
 CacheTtl = Literal["5m", "1h"]
 
@@ -102,3 +102,8 @@ class Profile:
     prices: dict[str, PriceOverride] = field(default_factory=dict)
     # Where the profile came from ("<built-in>" for the defaults); used in messages.
     source: str = "<built-in>"
+
+    def pricing(self, model: str | None = None) -> Pricing:
+        """What tokens of `model` (default: this profile's) cost under this profile's price
+        overrides and cache TTL: the one way agentctl prices usage."""
+        return Pricing.of(model or self.model, self.prices, self.cache.ttl)
