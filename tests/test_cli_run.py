@@ -377,7 +377,8 @@ def test_subprocess_stdin_task_piped_stdout_is_the_raw_answer(tmp_path: Path) ->
 def test_transcript_rebuilds_every_request_exactly_as_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentctl.sessions.resume import requests_sent
+    from agentctl.sessions.catalog import load_session, session_profile
+    from agentctl.sessions.replay import ReplaySettings, replay_request
 
     task = make_task(tmp_path, front='system = "Be exact."\n', files=2)
     with running() as emu:
@@ -386,12 +387,13 @@ def test_transcript_rebuilds_every_request_exactly_as_sent(
         result = invoke(str(task), "--quiet")
         received = [r.body for r in emu.requests if r.path == "/v1/messages"]
     assert result.exit_code == 0, result.output
-    rebuilt = requests_sent(transcript())
-    assert [turn for turn, _ in rebuilt] == list(range(1, len(received) + 1))
-    for (_, body), got in zip(rebuilt, received, strict=True):
-        betas = body.pop("betas")
-        assert "context-management-2025-06-27" in betas
-        assert body == {k: v for k, v in got.items() if k != "stream"}
+    # A replay under the run's own profile places the breakpoints as the run did.
+    session = load_session("last")
+    settings = ReplaySettings.from_profile(session_profile(session))
+    assert [t.turn for t in session.turns] == list(range(1, len(received) + 1))
+    for turn, got in zip(session.turns, received, strict=True):
+        assert "context-management-2025-06-27" in turn.body["betas"]
+        assert replay_request(turn, settings) == {k: v for k, v in got.items() if k != "stream"}
 
 
 def test_run_help_does_not_import_the_sdk() -> None:

@@ -21,7 +21,8 @@ Run TASK (a Markdown file, or - for stdin) as a tool-use loop with the memory to
 read-only workspace tools and server-side context editing, as the profile sets them.
 
 stdout carries the final answer (or NDJSON events with --json); the per-turn table, progress
-and warnings go to stderr. Every run writes a transcript; --resume continues one.
+and warnings go to stderr. Every run the model answers writes a transcript; --resume
+continues one.
 
 Exit codes: 0 finished, 1 API or runtime error, 2 usage or configuration error,
 3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
@@ -167,10 +168,11 @@ def _print_ledger(result: RunResult) -> None:
 
     line = ledger_line(result.balances, result.session_id)
     if line and result.resumed:
-        last = result.first_turn + len(result.turns)
+        first, last = result.first_turn + 1, result.first_turn + len(result.turns)
+        scope = "the whole session" if result.balances_cover_session else "these turns only"
         line += (
-            f"\n  resumed at turn {result.first_turn + 1}: the table covers turns "
-            f"{result.first_turn + 1}-{last}; the cache accounting covers the whole session"
+            f"\n  resumed at turn {first}: the table covers turns {first}-{last}; "
+            f"the cache accounting covers {scope}"
         )
     if line:
         print(line, file=sys.stderr)

@@ -42,6 +42,8 @@ class RunResult:
     turns: tuple[TurnEvent, ...]
     totals: Totals
     balances: tuple[EditBalance, ...] | None  # None: no price for the model
+    # False when the transcript could not be read back: `balances` then covers this call only.
+    balances_cover_session: bool = True
     first_turn: int = 0
     recorded: bool = True
     warnings: tuple[str, ...] = ()
@@ -179,13 +181,15 @@ def with_resume_hint(err: AgentctlError, session: str) -> AgentctlError:
 def _result(
     plan: Plan, result: ResultEvent, turns: tuple[TurnEvent, ...], recorded: bool
 ) -> RunResult:
+    balances, whole = session_balances(plan.session, plan.profile, turns, recorded=recorded)
     return RunResult(
         session_id=result.session,
         text=result.text,
         stop_reason=result.stop_reason,
         turns=turns,
         totals=result.totals,
-        balances=session_balances(plan.session, plan.profile, turns, recorded=recorded),
+        balances=balances,
+        balances_cover_session=whole,
         first_turn=plan.first_turn,
         recorded=recorded,
         warnings=tuple(plan.warnings),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl import __version__, clock
 from agentctl.agent.model import ModelResponse
+from agentctl.errors import AgentctlError
 from agentctl.profile.settings import Profile
 from agentctl.profile.writer import profile_to_dict
 from agentctl.sessions.breakeven import EditBalance, balances_for_run, edit_balances
@@ -83,12 +84,20 @@ def _session_record(writer: TranscriptWriter, plan: Plan) -> None:
 
 def session_balances(
     session: str, profile: Profile, turns: Sequence[TurnEvent], *, recorded: bool
-) -> tuple[EditBalance, ...] | None:
-    """Per-edit cache accounting of the whole session: from its transcript, as `stats` computes
-    it, when there is one (a resumed run then counts its earlier turns too); else of `turns`."""
-    if not recorded:
-        balances = balances_for_run(turns, profile.pricing())
-        return None if balances is None else tuple(balances)
+) -> tuple[tuple[EditBalance, ...] | None, bool]:
+    """(per-edit cache accounting, whether it covers the whole session). From the transcript,
+    as `stats` computes it, when there is a readable one (a resumed run then counts its
+    earlier turns too); else from this run's `turns`. None: the model has no price."""
+    if recorded:
+        try:
+            return _from_transcript(session), True
+        except AgentctlError:  # e.g. a record cut by an earlier crash: this run's turns only
+            pass
+    balances = balances_for_run(turns, profile.pricing())
+    return (None if balances is None else tuple(balances)), False
+
+
+def _from_transcript(session: str) -> tuple[EditBalance, ...] | None:
     from agentctl.sessions.catalog import load_session, session_profile
     from agentctl.sessions.simulate import recorded_run
 
