@@ -88,10 +88,6 @@ def turn_event_from_json(data: Mapping[str, Any]) -> TurnEvent:
         ToolCall("", str(c.get("name", "")), dict(c.get("input") or {}), bool(c.get("is_error")))
         for c in data.get("tool_calls") or ()
     )
-    ops = tuple(
-        MemoryOp(str(m.get("command", "")), str(m.get("path", "")), bool(m.get("ok")))
-        for m in data.get("memory_ops") or ()
-    )
     distance = data.get("trigger_distance")
     return TurnEvent(
         turn=int(data.get("turn", 0)),
@@ -101,7 +97,6 @@ def turn_event_from_json(data: Mapping[str, Any]) -> TurnEvent:
             AppliedEdit.from_json(dict(e)) for e in data.get("applied_edits") or ()
         ),
         tool_calls=calls,
-        memory_ops=ops,
         trigger_distance=int(distance) if isinstance(distance, int) else None,
         request_id=str(data.get("request_id") or ""),
     )
