@@ -260,6 +260,7 @@ def test_interrupted_or_killed_run_resumes(
         if sig == signal.SIGINT:  # Ctrl-C: a clean stop, recorded, with how to resume
             assert proc.returncode == 130, err
             assert "interrupted" in err and "agentctl run --resume" in err
+            assert "interrupted: interrupted" not in err  # the kind is not said twice
             assert events(records, "error")[-1]["kind"] == "interrupted"
         else:
             assert proc.returncode == -signal.SIGKILL
