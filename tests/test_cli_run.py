@@ -260,6 +260,7 @@ def test_interrupted_or_killed_run_resumes(
         if sig == signal.SIGINT:  # Ctrl-C: a clean stop, recorded, with how to resume
             assert proc.returncode == 130, err
             assert "interrupted" in err and "agentctl run --resume" in err
+            assert "interrupted: interrupted" not in err  # the kind is not said twice
             assert events(records, "error")[-1]["kind"] == "interrupted"
         else:
             assert proc.returncode == -signal.SIGKILL
@@ -377,7 +378,8 @@ def test_subprocess_stdin_task_piped_stdout_is_the_raw_answer(tmp_path: Path) ->
 def test_transcript_rebuilds_every_request_exactly_as_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentctl.sessions.resume import requests_sent
+    from agentctl.sessions.catalog import load_session, session_profile
+    from agentctl.sessions.replay import ReplaySettings, replay_request
 
     task = make_task(tmp_path, front='system = "Be exact."\n', files=2)
     with running() as emu:
@@ -386,12 +388,13 @@ def test_transcript_rebuilds_every_request_exactly_as_sent(
         result = invoke(str(task), "--quiet")
         received = [r.body for r in emu.requests if r.path == "/v1/messages"]
     assert result.exit_code == 0, result.output
-    rebuilt = requests_sent(transcript())
-    assert [turn for turn, _ in rebuilt] == list(range(1, len(received) + 1))
-    for (_, body), got in zip(rebuilt, received, strict=True):
-        betas = body.pop("betas")
-        assert "context-management-2025-06-27" in betas
-        assert body == {k: v for k, v in got.items() if k != "stream"}
+    # A replay under the run's own profile places the breakpoints as the run did.
+    session = load_session("last")
+    settings = ReplaySettings.from_profile(session_profile(session))
+    assert [t.turn for t in session.turns] == list(range(1, len(received) + 1))
+    for turn, got in zip(session.turns, received, strict=True):
+        assert "context-management-2025-06-27" in turn.body["betas"]
+        assert replay_request(turn, settings) == {k: v for k, v in got.items() if k != "stream"}
 
 
 def test_run_help_does_not_import_the_sdk() -> None:
@@ -437,3 +440,46 @@ def test_the_run_ends_with_the_per_edit_cache_ledger_unless_quiet(tmp_path: Path
     quiet = invoke(str(task), "--offline", "--quiet")
     assert quiet.exit_code == 0
     assert "cache accounting" not in quiet.stderr
+
+
+def _ledger_counts(stderr: str) -> tuple[int, int]:
+    """(paid off, did not) from the run's `cache accounting per edit` line."""
+    line = next(x for x in stderr.splitlines() if x.startswith("cache accounting per edit: "))
+    paid = int(line.split(", ")[1].split(" paid off")[0])
+    lost = int(line.split(", ")[2].split(" did not")[0])
+    return paid, lost
+
+
+def test_the_ledger_after_resume_covers_the_whole_session_and_agrees_with_stats(
+    tmp_path: Path,
+) -> None:
+    task = make_task(
+        tmp_path,
+        front='[memory]\nroot = "mem"\n[context_editing.tool_uses]\ntrigger = 1200\nkeep = 1\n'
+        'clear_at_least = 1\nexclude_tools = ["memory"]\n',
+        files=6,
+    )
+    first = invoke(str(task), "--offline", "--max-turns", "5")
+    assert first.exit_code == 3, first.output
+    resumed = invoke("--resume", "last", "--max-turns", "50")
+    assert resumed.exit_code == 0, resumed.output
+    paid_lost = _ledger_counts(resumed.stderr)
+    assert "resumed at turn 6: the table covers turns 6-" in resumed.stderr
+    stats = CliRunner().invoke(app, ["stats", "last", "--json"])
+    edits = json.loads(stats.stdout)["edits"]
+    assert edits, "the run should clear something"
+    paid = sum(1 for e in edits if e["net_usd"] >= 0)
+    assert paid_lost == (paid, len(edits) - paid)
+
+
+def test_a_run_that_fails_before_its_first_answer_is_not_recorded(tmp_path: Path) -> None:
+    task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
+    good = invoke(str(task), "--offline")
+    assert good.exit_code == 0, good.output
+    (tmp_path / "not-a-dir").write_text("x")
+    bad = invoke(str(task), "--offline", "--set", f"memory.root={tmp_path / 'not-a-dir'}")
+    assert bad.exit_code == 2, bad.output
+    assert "--resume" not in bad.stderr
+    assert len(list(sessions_dir().glob("*.jsonl"))) == 1  # `last` is still the good run
+    again = invoke("--resume", "last")
+    assert again.exit_code == 2 and "already finished" in again.stderr

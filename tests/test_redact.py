@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentctl.agent.events import ErrorEvent
 from agentctl.redact import REDACTED, redact, redact_json
 from agentctl.render.ndjson import event_line
 from agentctl.sessions.transcript import TranscriptWriter, read_records
+from agentctl.types import ErrorEvent
 
 KEY = "sk-ant-api03-Abc_def-0123456789xyz"
 TOKEN = "a-bearer-token-without-a-known-shape"

@@ -12,9 +12,14 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from agentctl.agent.events import (
+from agentctl.agent.model import ModelClient, ModelResponse, Progress
+from agentctl.agent.request import build_request
+from agentctl.context.edits import build_context_management
+from agentctl.errors import ApiError, LimitError
+from agentctl.profile.settings import Profile
+from agentctl.tools.registry import ToolBox
+from agentctl.types import (
     Event,
-    MemoryOp,
     ProgressEvent,
     ResultEvent,
     StartEvent,
@@ -23,13 +28,6 @@ from agentctl.agent.events import (
     TurnEvent,
     Usage,
 )
-from agentctl.agent.model import ModelClient, ModelResponse, Progress
-from agentctl.agent.request import build_request
-from agentctl.context.edits import build_context_management
-from agentctl.errors import ApiError, LimitError
-from agentctl.profile.settings import Profile
-from agentctl.tools.memory import MEMORY_TOOL_NAME, memory_op
-from agentctl.tools.registry import ToolBox
 
 FINAL_STOPS = frozenset({"end_turn", "stop_sequence", "refusal"})
 RESEND_STOPS = frozenset({"pause_turn", "compaction"})
@@ -145,14 +143,13 @@ def _append(setup: LoopSetup, state: _State, message: Message) -> None:
 def _finish_turn(setup: LoopSetup, state: _State, response: ModelResponse) -> TurnEvent:
     """Append the answer to the history, act on the stop reason, run tools: the TurnEvent."""
     _append(setup, state, {"role": "assistant", "content": list(response.content)})
-    calls, ops = _answer_tools(setup, state, response)
+    calls = _answer_tools(setup, state, response)
     return TurnEvent(
         turn=state.turn,
         stop_reason=response.stop_reason,
         usage=response.usage,
         applied_edits=response.applied_edits,
         tool_calls=calls,
-        memory_ops=ops,
         trigger_distance=trigger_distance(setup.profile, response),
         request_id=response.request_id,
     )
@@ -177,11 +174,9 @@ def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:
     raise ApiError(f"turn {turn}: unexpected stop_reason {reason!r} from the API")
 
 
-def _answer_tools(
-    setup: LoopSetup, state: _State, response: ModelResponse
-) -> tuple[tuple[ToolCall, ...], tuple[MemoryOp, ...]]:
+def _answer_tools(setup: LoopSetup, state: _State, response: ModelResponse) -> tuple[ToolCall, ...]:
     if response.stop_reason != "tool_use" or not response.tool_uses:
-        return (), ()
+        return ()
     calls: list[ToolCall] = []
     results: list[dict[str, Any]] = []
     for block in response.tool_uses:
@@ -189,8 +184,7 @@ def _answer_tools(
         calls.append(call)
         results.append(result)
     _append(setup, state, {"role": "user", "content": results})
-    ops = tuple(memory_op(c.input, not c.is_error) for c in calls if c.name == MEMORY_TOOL_NAME)
-    return tuple(calls), ops
+    return tuple(calls)
 
 
 def _run_tool(

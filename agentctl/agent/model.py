@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agentctl.agent.events import AppliedEdit, Usage
+from agentctl.types import AppliedEdit, Usage
 
 ProgressKind = Literal["thinking", "text", "tool_input"]
 

@@ -50,42 +50,47 @@ def build_request(
     profile: Profile, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The full request; `messages` and `tools` are copied, never modified."""
-    marker = cache_control(profile)
     request: dict[str, Any] = {"model": profile.model, "max_tokens": profile.max_tokens}
     if profile.system:
-        request["system"] = [_with_marker({"type": "text", "text": profile.system}, marker)]
+        request["system"] = [{"type": "text", "text": profile.system}]
     if profile.thinking.enabled:
         request["thinking"] = {"type": "enabled", "budget_tokens": profile.thinking.budget_tokens}
     if tools:
-        request["tools"] = _tools(tools, marker)
-    request["messages"] = _messages(messages, marker)
+        request["tools"] = [copy.deepcopy(dict(t)) for t in tools]
+    request["messages"] = [copy.deepcopy(dict(m)) for m in messages]
     cm = build_context_management(profile.context_editing)
     if cm is not None:
         request["context_management"] = cm
+    request = place_breakpoints(request, cache_control(profile))
     request["betas"] = betas(profile)
     return request
 
 
-def _with_marker(block: dict[str, Any], marker: dict[str, Any] | None) -> dict[str, Any]:
-    return {**block, "cache_control": dict(marker)} if marker else block
-
-
-def _tools(tools: Sequence[Mapping[str, Any]], marker: dict[str, Any] | None) -> list[Any]:
-    out = [copy.deepcopy(dict(t)) for t in tools]
-    out[-1] = _with_marker(out[-1], marker)
+def place_breakpoints(body: Mapping[str, Any], marker: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A copy of `body` with the cache breakpoints where a run puts them: the last tool, the
+    last system block and the last cacheable block of the last message (none without a
+    marker). The one placement rule, for the run and for replays of recorded requests.
+    Only what gets a marker is copied: `body` and its lists are never modified."""
+    out = dict(body)
+    if marker is None:
+        return out
+    for key in ("tools", "system"):
+        if isinstance(out.get(key), list) and out[key]:
+            out[key] = [*out[key][:-1], _with_marker(dict(out[key][-1]), marker)]
+    if out.get("messages"):
+        last = dict(out["messages"][-1])
+        if isinstance(last.get("content"), list):
+            last["content"] = list(last["content"])
+        _mark_last_block(last, marker)
+        out["messages"] = [*out["messages"][:-1], last]
     return out
 
 
-def _messages(
-    messages: Sequence[Mapping[str, Any]], marker: dict[str, Any] | None
-) -> list[dict[str, Any]]:
-    out = [copy.deepcopy(dict(m)) for m in messages]
-    if marker and out:
-        mark_last_block(out[-1], marker)
-    return out
+def _with_marker(block: dict[str, Any], marker: Mapping[str, Any]) -> dict[str, Any]:
+    return {**block, "cache_control": dict(marker)}
 
 
-def mark_last_block(message: dict[str, Any], marker: dict[str, Any]) -> None:
+def _mark_last_block(message: dict[str, Any], marker: Mapping[str, Any]) -> None:
     """Put the cache marker on the last block that can carry one (in place)."""
     content = message.get("content")
     if isinstance(content, str):
@@ -97,12 +102,3 @@ def mark_last_block(message: dict[str, Any], marker: dict[str, Any]) -> None:
         if content[index].get("type") not in _UNCACHEABLE:
             content[index] = _with_marker(content[index], marker)
             return
-
-
-def count_breakpoints(request: Mapping[str, Any]) -> int:
-    """How many cache_control markers a request carries (for tests and `profile show`)."""
-    blocks: list[Any] = list(request.get("tools") or []) + list(request.get("system") or [])
-    for message in request.get("messages") or []:
-        content = message.get("content")
-        blocks += content if isinstance(content, list) else []
-    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)

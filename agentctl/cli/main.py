@@ -1,16 +1,18 @@
-"""The `agentctl` root command: loads command modules on demand and maps errors to exit codes."""
+"""The `agentctl` root command: loads command modules on demand; errors go to `cli.errors`."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
 from agentctl import __version__
-from agentctl.errors import EXIT_INTERRUPTED, AgentctlError
+from agentctl.cli.errors import report
 
 HELP = """\
 Run long-lived Claude agents with the memory tool and server-side context editing,
@@ -65,6 +67,26 @@ class LazyGroup(TyperGroup):
             self.commands[cmd_name] = command
         return self.commands[cmd_name]
 
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Click's main, with every user-facing error reported by `cli.errors.report`."""
+        name = prog_name or "agentctl"  # also under CliRunner and `python -m agentctl`
+        call = functools.partial(super().main, args, name, complete_var, False, **extra)
+        if not standalone_mode:
+            return call()
+        try:
+            code = call()
+        except (Exception, KeyboardInterrupt) as err:
+            code = report(err)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         # Static one-liners: `agentctl --help` must not import every command module.
         with formatter.section("Commands"):
@@ -73,6 +95,7 @@ class LazyGroup(TyperGroup):
 
 app = typer.Typer(
     cls=LazyGroup,
+    name="agentctl",
     help=HELP,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
@@ -97,14 +120,5 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry: run the app, turn AgentctlError into one line and its exit code."""
-    try:
-        app()
-    except AgentctlError as err:
-        from agentctl.redact import redact
-
-        print(f"agentctl: {redact(str(err))}", file=sys.stderr)
-        sys.exit(err.exit_code)
-    except KeyboardInterrupt:
-        print("agentctl: interrupted", file=sys.stderr)
-        sys.exit(EXIT_INTERRUPTED)
+    """Console-script entry (errors and exit codes: `LazyGroup.main`)."""
+    app()

@@ -5,17 +5,15 @@ Never imports anthropic: every command here starts in well under 150 ms.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentctl.errors import EXIT_RUNTIME, AgentctlError, ToolError, UsageError
+from agentctl.errors import ToolError, UsageError
 
 if TYPE_CHECKING:
     from agentctl.memory.store import MemoryStore
@@ -35,7 +33,6 @@ Examples:
   echo '{"command": "view", "path": "/memories"}' | agentctl memory call
 """
 
-P = ParamSpec("P")
 
 app = typer.Typer(help=HELP, no_args_is_help=True, rich_markup_mode=None)
 
@@ -79,29 +76,6 @@ def memory_path(arg: str) -> str:
     return "/memories" if rel in ("", ".") else f"/memories/{rel}"
 
 
-def handled(command: Callable[P, None]) -> Callable[P, None]:
-    """Errors become one line on stderr and the exit code (2 for a ToolError: bad input here).
-
-    Done per command rather than only in main(), so CliRunner sees the same exit codes.
-    """
-
-    @functools.wraps(command)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> None:
-        try:
-            command(*args, **kwargs)
-        except ToolError as err:
-            print(f"agentctl: {err}", file=sys.stderr)
-            raise typer.Exit(UsageError.exit_code) from None
-        except AgentctlError as err:
-            print(f"agentctl: {err}", file=sys.stderr)
-            raise typer.Exit(err.exit_code) from None
-        except OSError as err:  # the user's own paths: fine to show, but one line
-            print(f"agentctl: {err}", file=sys.stderr)
-            raise typer.Exit(EXIT_RUNTIME) from None
-
-    return wrapper
-
-
 def parse_lines(spec: str) -> list[int]:
     """`10:20`, `10:` or `10` -> a view_range."""
     start, _, end = spec.partition(":")
@@ -112,7 +86,6 @@ def parse_lines(spec: str) -> list[int]:
 
 
 @app.command()
-@handled
 def view(
     path: Annotated[
         str, typer.Argument(metavar="[PATH]", help="Directory or file (default: /memories).")
@@ -163,7 +136,6 @@ def _print_rich(text: str) -> None:
 
 
 @app.command()
-@handled
 def cat(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
     """Print a memory file's content as is (no line numbers).
 
@@ -175,7 +147,6 @@ def cat(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -
 
 
 @app.command()
-@handled
 def rm(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
     """Delete a memory file or a whole directory (journaled like the model's delete).
 
@@ -187,7 +158,6 @@ def rm(path: PathArg, root: RootOption = None, profile: ProfileOption = None) ->
 
 
 @app.command()
-@handled
 def mv(
     old: Annotated[str, typer.Argument(metavar="OLD", help="What to move.")],
     new: Annotated[str, typer.Argument(metavar="NEW", help="Where to (must not exist).")],
@@ -205,7 +175,6 @@ def mv(
 
 
 @app.command()
-@handled
 def edit(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
     """Open a memory file in $VISUAL or $EDITOR; saved atomically when the editor exits 0.
 
@@ -255,7 +224,6 @@ def _run_editor(text: str, suffix: str) -> str:
 
 
 @app.command()
-@handled
 def export(
     file: Annotated[str, typer.Argument(help="Archive to write (.tar.gz); - for stdout.")],
     root: RootOption = None,
@@ -289,7 +257,6 @@ def _write_new(path: Path, data: bytes) -> None:
 
 
 @app.command("import")
-@handled
 def import_(
     file: Annotated[Path, typer.Argument(help="Archive made by `memory export`.")],
     replace: Annotated[
@@ -314,7 +281,6 @@ def import_(
 
 
 @app.command()
-@handled
 def log(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
     limit: Annotated[int, typer.Option("-n", help="Show at most N entries (0: all).")] = 0,
@@ -348,7 +314,6 @@ def _log_line(entry: dict[str, Any]) -> str:
 
 
 @app.command()
-@handled
 def clear(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
     root: RootOption = None,
@@ -373,7 +338,6 @@ def clear(
 
 
 @app.command()
-@handled
 def call(
     session: Annotated[
         str, typer.Option("--session", help="Session id written to the journal.")

@@ -8,21 +8,21 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl.agent.events import ErrorEvent, TurnEvent
-from agentctl.errors import AgentctlError
+from agentctl.errors import AgentctlError, UsageError
+from agentctl.profile.loader import Overrides
+from agentctl.types import ErrorEvent, Event
 
 if TYPE_CHECKING:
-    from agentctl.agent.events import Event
-    from agentctl.agent.runner import RunOptions
-    from agentctl.profile.settings import Profile
-    from agentctl.render.ndjson import Renderer
+    from agentctl.render.base import Renderer
+    from agentctl.runner import Plan, RunResult
 
 HELP = """\
 Run TASK (a Markdown file, or - for stdin) as a tool-use loop with the memory tool, the
 read-only workspace tools and server-side context editing, as the profile sets them.
 
 stdout carries the final answer (or NDJSON events with --json); the per-turn table, progress
-and warnings go to stderr. Every run writes a transcript; --resume continues one.
+and warnings go to stderr. Every run the model answers writes a transcript; --resume
+continues one.
 
 Exit codes: 0 finished, 1 API or runtime error, 2 usage or configuration error,
 3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
@@ -76,70 +76,117 @@ def run(
         ),
     ] = False,
 ) -> None:
-    from agentctl.agent.runner import RunOptions
-
-    opts = RunOptions(
-        task, profile, model, max_turns, max_usd, tuple(set_ or ()), workspace, offline, resume,
-        trust_task=trust_task,
-    )  # fmt: skip
-    shown: list[ErrorEvent] = []
+    overrides = flag_overrides(model, max_turns, max_usd, set_ or [])
     try:
-        _run(opts, json_mode=json_mode, quiet=quiet, shown=shown)
+        plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
     except AgentctlError as err:
-        if not shown:  # else the renderer has already shown the run's error event
-            _report_early(err, json_mode=json_mode)
-        raise typer.Exit(err.exit_code) from None
+        _error_event(err, json_mode=json_mode)
+        raise
+    for warning in [] if quiet else plan.warnings:
+        print(f"agentctl: warning: {warning}", file=sys.stderr)
+    _execute(plan, json_mode=json_mode, quiet=quiet)
 
 
-def _report_early(err: AgentctlError, *, json_mode: bool) -> None:
-    """An error before the run started: one line on stderr, and the error event with --json."""
-    from agentctl.redact import redact
+def flag_overrides(
+    model: str | None, max_turns: int | None, max_usd: float | None, sets: list[str]
+) -> Overrides:
+    """--model / --max-turns / --max-usd as override values (after every --set), each named in
+    an error as the user typed it."""
+    flags = {"--model": model, "--max-turns": max_turns, "--max-usd": max_usd}
+    keys = {"--model": "model", "--max-turns": "max_turns", "--max-usd": "limits.max_usd"}
+    given = {flag: value for flag, value in flags.items() if value is not None}
+    return Overrides(
+        sets=tuple(sets),
+        values={keys[flag]: value for flag, value in given.items()},
+        origins={keys[flag]: f"{flag} {value}" for flag, value in given.items()},
+    )
 
-    print(f"agentctl: {redact(str(err))}", file=sys.stderr)
+
+def _plan(
+    task: str | None,
+    profile: str | None,
+    overrides: Overrides,
+    workspace: Path | None,
+    offline: bool,
+    resume: str | None,
+    trust_task: bool,
+) -> Plan:
+    """A new run of TASK, or the continuation of a saved session with --resume."""
+    from agentctl.agent.task import read_task
+    from agentctl.runner import plan_new, plan_resume
+
+    if resume is not None:
+        if task is not None or profile is not None:
+            raise UsageError(
+                "--resume continues a saved session with its own task and profile; "
+                "drop TASK/--profile (change keys with --set)"
+            )
+        return plan_resume(resume, overrides, workspace=workspace, offline=offline)
+    if task is None:
+        raise UsageError("missing TASK: give a Markdown file, - for stdin, or --resume SESSION")
+    return plan_new(
+        read_task(task, sys.stdin),
+        profile,
+        overrides,
+        workspace=workspace,
+        offline=offline,
+        trust_task=trust_task,
+    )
+
+
+def _error_event(err: AgentctlError, *, json_mode: bool) -> None:
+    """With --json, an error the run did not report itself goes out as an error event too."""
     if json_mode:
         from agentctl.render.ndjson import NdjsonWriter
 
         NdjsonWriter(sys.stdout).handle(ErrorEvent(err.kind, str(err)))
 
 
-def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEvent]) -> None:
-    from agentctl.agent.runner import execute, open_client, prepare
+class _Screen:
+    """The renderer, noting whether it has shown the run's error (then the CLI prints none)."""
+
+    def __init__(self, renderer: Renderer) -> None:
+        self.renderer = renderer
+        self.error_shown = False
+
+    def handle(self, event: Event) -> None:
+        self.renderer.handle(event)
+        self.error_shown = self.error_shown or isinstance(event, ErrorEvent)
+
+
+def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
     from agentctl.render.answer import render_answer
     from agentctl.render.factory import make_renderer
+    from agentctl.runner import execute
 
-    prep = prepare(opts, sys.stdin)
-    for warning in [] if quiet else prep.warnings:
-        print(f"agentctl: warning: {warning}", file=sys.stderr)
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
-    turns: list[TurnEvent] = []
+    screen = _Screen(renderer)
     try:
-        with open_client(prep) as client:
-            result = execute(prep, lambda e: _handle(renderer, e, shown, turns), client)
+        result = execute(plan, on_event=screen.handle)
+    except AgentctlError as err:
+        if screen.error_shown:
+            raise typer.Exit(err.exit_code) from None
+        _error_event(err, json_mode=json_mode)
+        raise
     finally:
         renderer.close()
     if not quiet:
-        _print_ledger(prep.profile, turns, result.session)
+        _print_ledger(result)
     if not json_mode:
         render_answer(result.text, sys.stdout)
 
 
-def _handle(
-    renderer: Renderer, event: Event, shown: list[ErrorEvent], turns: list[TurnEvent]
-) -> None:
-    renderer.handle(event)
-    if isinstance(event, ErrorEvent):
-        shown.append(event)
-    if isinstance(event, TurnEvent):
-        turns.append(event)
+def _print_ledger(result: RunResult) -> None:
+    """Did each clearing pay for its cache rewrite? For the whole session, said so on resume."""
+    from agentctl.sessions.breakeven import ledger_line
 
-
-def _print_ledger(profile: Profile, turns: list[TurnEvent], session: str) -> None:
-    """Per-edit cache accounting of this run (did each clearing pay for its cache rewrite?)."""
-    from agentctl.sessions.breakeven import balances_for_run, ledger_line
-
-    balances = balances_for_run(
-        profile.model, turns, ttl=profile.cache.ttl, overrides=profile.prices
-    )
-    line = ledger_line(balances, session)
+    line = ledger_line(result.balances, result.session_id)
+    if line and result.resumed:
+        first, last = result.first_turn + 1, result.first_turn + len(result.turns)
+        scope = "the whole session" if result.balances_cover_session else "these turns only"
+        line += (
+            f"\n  resumed at turn {first}: the table covers turns {first}-{last}; "
+            f"the cache accounting covers {scope}"
+        )
     if line:
         print(line, file=sys.stderr)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentctl.errors import AgentctlError, UsageError
+from agentctl.errors import UsageError
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -22,8 +20,6 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-P = ParamSpec("P")
-R = TypeVar("R")
 SessionArg = Annotated[
     str, typer.Argument(metavar="SESSION", help="Session id, unique prefix, or `last`.")
 ]
@@ -36,20 +32,6 @@ def register(root: typer.Typer) -> None:
     root.command(name="stats")(stats)
     root.command(name="simulate")(simulate)
     root.command(name="tune")(tune)
-
-
-def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
-    """AgentctlError -> `agentctl: message` on stderr and its exit code (also under CliRunner)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return func(*args, **kwargs)
-        except AgentctlError as err:
-            print(f"agentctl: {err}", file=sys.stderr)
-            raise typer.Exit(err.exit_code) from None
-
-    return wrapper
 
 
 def _console(width: int | None = None) -> Console:
@@ -69,7 +51,6 @@ def _emit_json(data: Any) -> None:
 
 
 @app.command("list")
-@one_line_errors
 def list_(as_json: JsonOption = False) -> None:
     """List recorded sessions, oldest first: id, date, task, model, turns, status, tokens, cost."""
     from agentctl.sessions.catalog import list_summaries
@@ -86,7 +67,6 @@ def list_(as_json: JsonOption = False) -> None:
 
 
 @app.command()
-@one_line_errors
 def show(
     session: SessionArg,
     as_seen: Annotated[
@@ -112,7 +92,6 @@ def show(
 
 
 @app.command()
-@one_line_errors
 def rm(
     session: SessionArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
@@ -130,7 +109,6 @@ def rm(
 
 
 @app.command()
-@one_line_errors
 def export(
     session: SessionArg,
     output: Annotated[
@@ -151,7 +129,6 @@ def export(
     print(f"wrote {output}", file=sys.stderr)
 
 
-@one_line_errors
 def stats(
     session: SessionArg,
     svg: Annotated[Path | None, typer.Option(help="Also save the chart as an SVG file.")] = None,
@@ -179,7 +156,6 @@ def stats(
         print(f"wrote {svg}", file=sys.stderr)
 
 
-@one_line_errors
 def simulate(
     session: SessionArg,
     profile: Annotated[str, typer.Option(help="Profile whose editing/cache settings to replay.")],
@@ -201,7 +177,6 @@ def simulate(
     _print(*report.what_if_view(outcome))
 
 
-@one_line_errors
 def tune(
     session: SessionArg,
     grid: Annotated[

@@ -8,12 +8,13 @@ on it, and override it in a profile (`[prices."<model>"]`). Prices change: the t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agentctl.agent.events import Usage
+    from agentctl.types import Usage
 
 
 @dataclass(frozen=True)
@@ -121,24 +122,46 @@ def min_cacheable_tokens(model: str) -> int:
     return info.min_cacheable if info else DEFAULT_MIN_CACHEABLE
 
 
-def cost_usd(
-    model: str,
-    usage: Usage,
-    *,
-    overrides: Mapping[str, Price] | None = None,
-    cache_write_1h_tokens: int = 0,
-) -> float | None:
-    """USD of one response's usage; cache writes are 5m except `cache_write_1h_tokens`."""
-    price = price_for(model, overrides)
-    if price is None:
-        return None
-    write_1h = min(cache_write_1h_tokens, usage.cache_creation_input_tokens)
-    write_5m = usage.cache_creation_input_tokens - write_1h
-    total = (
-        usage.input_tokens * price.input
-        + usage.output_tokens * price.output
-        + write_5m * price.cache_write_5m
-        + write_1h * price.cache_write_1h
-        + usage.cache_read_input_tokens * price.cache_read
-    )
-    return total / 1_000_000
+@dataclass(frozen=True)
+class Pricing:
+    """What a run's tokens cost: one model's price (with the profile's overrides) and cache TTL.
+
+    Built once from the profile (`Profile.pricing`) and used by the run, the session list,
+    `stats`, `simulate`, `tune` and the per-edit ledger, so they all price alike.
+    """
+
+    model: str
+    price: Price | None  # None: the model has no known price
+    cache_ttl: str = "5m"
+
+    @classmethod
+    def of(
+        cls, model: str, overrides: Mapping[str, Price] | None = None, cache_ttl: str = "5m"
+    ) -> Pricing:
+        return cls(model, price_for(model, overrides), cache_ttl)
+
+    def write_1h(self, usage: Usage, reported: int | None = None) -> int:
+        """Cache-write tokens billed at the 1 h rate: what the API reported (its
+        `cache_creation.ephemeral_1h_input_tokens`), else every write when the TTL is 1 h."""
+        if reported is None:
+            reported = usage.cache_creation_input_tokens if self.cache_ttl == "1h" else 0
+        return min(reported, usage.cache_creation_input_tokens)
+
+    def cost(self, usage: Usage, write_1h: int | None = None) -> float:
+        """USD of one response's usage (NaN when the price is unknown); `write_1h` as reported."""
+        if self.price is None:
+            return math.nan
+        price = self.price
+        one_hour = self.write_1h(usage, write_1h)
+        total = (
+            usage.input_tokens * price.input
+            + usage.output_tokens * price.output
+            + (usage.cache_creation_input_tokens - one_hour) * price.cache_write_5m
+            + one_hour * price.cache_write_1h
+            + usage.cache_read_input_tokens * price.cache_read
+        )
+        return total / 1_000_000
+
+    def usd(self, usage: Usage, write_1h: int | None = None) -> float | None:
+        """`cost`, with None for an unknown price (for JSON and tables)."""
+        return None if self.price is None else self.cost(usage, write_1h)

@@ -11,7 +11,7 @@ import dataclasses
 import datetime
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,11 @@ PATH_KEYS = frozenset(path_keys(Profile))
 
 __all__ = [
     "BUILTIN_SOURCE",
+    "Overrides",
     "ProfileKeyError",
+    "apply_overrides",
     "apply_set_overrides",
+    "build_overridden",
     "build_profile",
     "deep_merge",
     "find_profile_path",
@@ -86,16 +89,37 @@ def apply_set_overrides(data: dict[str, Any], sets: Sequence[str]) -> dict[str, 
         if not sep or not key.strip():
             raise UsageError(f"--set {item!r}: expected KEY=VALUE (e.g. --set max_turns=20)")
         path = parse_dotted_key(key.strip(), item)
-        value = parse_set_value(text.strip())
-        if ".".join(path) in PATH_KEYS and isinstance(value, str) and value:
-            # A path typed on the command line means what the shell means: relative to cwd.
-            value = str(Path.cwd() / Path(value).expanduser())
-        data = deep_merge(data, nest(path, value))
+        data = deep_merge(data, nest(path, from_cwd(path, parse_set_value(text.strip()))))
     return data
+
+
+def apply_overrides(data: dict[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Apply `{dotted key: value}` overrides in order (command-line flags, the Python API)."""
+    for key, value in overrides.items():
+        path = dotted_path(key)
+        if path is None:
+            raise ConfigError(f"override {key!r}: not a dotted profile key (e.g. cache.ttl)")
+        data = deep_merge(data, nest(path, from_cwd(path, value)))
+    return data
+
+
+def from_cwd(path: list[str], value: Any) -> Any:
+    """A path given by the caller means what the shell means: relative to the current dir."""
+    if ".".join(path) in PATH_KEYS and isinstance(value, str | Path) and str(value):
+        return str(Path.cwd() / Path(value).expanduser())
+    return value
 
 
 def parse_dotted_key(key: str, item: str) -> list[str]:
     """`a.b."c.d"` -> ["a", "b", "c.d"], parsed by tomllib itself so quoting works."""
+    path = dotted_path(key)
+    if path is None:
+        raise UsageError(f"--set {item!r}: {key!r} is not a dotted key (e.g. cache.ttl)")
+    return path
+
+
+def dotted_path(key: str) -> list[str] | None:
+    """The parts of a dotted TOML key, or None when `key` is not one."""
     try:
         node: Any = tomllib.loads(f"{key} = 0")
     except tomllib.TOMLDecodeError:
@@ -104,9 +128,7 @@ def parse_dotted_key(key: str, item: str) -> list[str]:
     while isinstance(node, dict) and len(node) == 1:
         name, node = next(iter(node.items()))
         path.append(name)
-    if node != 0 or not path:
-        raise UsageError(f"--set {item!r}: {key!r} is not a dotted key (e.g. cache.ttl)")
-    return path
+    return path if node == 0 and path else None
 
 
 def parse_set_value(text: str) -> Any:
@@ -188,41 +210,73 @@ def default_paths(cwd: Path) -> dict[str, Any]:
     return data
 
 
+@dataclasses.dataclass(frozen=True)
+class Overrides:
+    """What goes on top of a profile file, in this order, and how to name each in an error.
+
+    `extra`: the task's front matter; `sets`: `--set KEY=VALUE` items; `values`: dotted key ->
+    value (flags, the Python API); `origins`: dotted key -> what the user typed for it.
+    `untrusted`: the task file `extra` came from, when the user did not trust it: then it may
+    only tune the run (agentctl.profile.trust), checked before anything is merged.
+    """
+
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    sets: Sequence[str] = ()
+    values: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    origins: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    untrusted: FrontMatter | None = None
+
+    def apply(self, data: dict[str, Any]) -> dict[str, Any]:
+        data = deep_merge(data, dict(self.extra))
+        return apply_overrides(apply_set_overrides(data, self.sets), self.values)
+
+
 def resolve_profile(
     explicit: str | Path | None = None,
     sets: Sequence[str] = (),
-    extra: dict[str, Any] | FrontMatter | None = None,
+    extra: dict[str, Any] | None = None,
     *,
-    trust_task: bool = False,
+    overrides: Overrides | None = None,
 ) -> tuple[Profile, list[str]]:
-    """Find + read + merge `extra` (task front matter) + apply --set + validate.
+    """Find + read + merge `extra` (task front matter) + apply --set + validate
+    (`overrides` gives all three, and flag values, at once).
 
     Paths written in the file are relative to the file; paths it leaves out default to the
     current directory (as with no file at all), so a shared profile works from any project.
-    A task's FrontMatter may only tune the run (agentctl.profile.trust) unless `trust_task`;
-    a plain dict is the caller's own and is merged as it is.
+    An `overrides.untrusted` task may only tune the run (agentctl.profile.trust).
     """
     path = find_profile_path(explicit)
     data = deep_merge(default_paths(Path.cwd()), read_profile_file(path) if path else {})
-    if isinstance(extra, FrontMatter):
-        if not trust_task:
-            check_front_matter(extra, deep_merge(profile_to_dict(Profile()), data))
-        extra = extra.data
-    data = deep_merge(data, extra or {})
-    data = apply_set_overrides(data, sets)
     source = str(path) if path else BUILTIN_SOURCE
     base_dir = path.resolve().parent if path else Path.cwd()
+    more = overrides or Overrides(extra=extra or {}, sets=sets)
+    return build_overridden(data, more, source=source, base_dir=base_dir)
+
+
+def build_overridden(
+    data: dict[str, Any], overrides: Overrides, *, source: str, base_dir: Path
+) -> tuple[Profile, list[str]]:
+    """`build_profile` of `data` under `overrides`; an error names the override that caused it."""
+    if overrides.untrusted is not None:
+        check_front_matter(overrides.untrusted, deep_merge(profile_to_dict(Profile()), data))
     try:
-        return build_profile(data, source=source, base_dir=base_dir)
+        return build_profile(overrides.apply(data), source=source, base_dir=base_dir)
     except ProfileKeyError as err:
-        origin = override_origin(err.key, sets, extra or {})
+        origin = override_origin(err.key, overrides)
         if origin is None:
             raise
         raise ConfigError(f"profile {source}, {origin}: {err.key}: {err.detail}") from None
 
 
-def override_origin(key: str, sets: Sequence[str], extra: dict[str, Any]) -> str | None:
-    """Which --set (the last one wins) or the task front matter set the bad `key`, if any."""
+def override_origin(key: str, overrides: Overrides) -> str | None:
+    """Which override (the last one wins), --set or the task front matter set the bad `key`."""
+    for name, value in reversed(list(overrides.values.items())):
+        if related(key, ".".join(join_key("", p) for p in dotted_path(name) or [name])):
+            return overrides.origins.get(name) or f"override {name}={value!r}"
+    return _set_origin(key, overrides.sets, dict(overrides.extra))
+
+
+def _set_origin(key: str, sets: Sequence[str], extra: dict[str, Any]) -> str | None:
     for item in reversed(sets):
         path = parse_dotted_key(item.partition("=")[0].strip(), item)
         if related(key, ".".join(join_key("", p) for p in path)):

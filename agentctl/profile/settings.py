@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
-from agentctl.context.prices import Price
+# The context-editing tables live with the code that turns them into API JSON (context/edits).
+from agentctl.context.edits import ClearThinking as ClearThinking
+from agentctl.context.edits import ClearToolUses as ClearToolUses
+from agentctl.context.edits import ContextEditing as ContextEditing
+from agentctl.context.edits import TriggerKind as TriggerKind
+from agentctl.context.prices import Price, Pricing
 
-TriggerKind = Literal["input_tokens", "tool_uses"]
 CacheTtl = Literal["5m", "1h"]
 
 DEFAULT_MODEL = "claude-sonnet-5"
@@ -26,40 +29,6 @@ class ThinkingSettings:
 
     enabled: bool = False
     budget_tokens: int = 4096
-
-
-@dataclass(frozen=True)
-class ClearToolUses:
-    """`clear_tool_uses_20250919`. `clear_at_least = 0` means "not set" (omitted from the JSON)."""
-
-    enabled: bool = True
-    trigger_kind: TriggerKind = "input_tokens"
-    trigger: int = 100_000
-    keep: int = 3
-    clear_at_least: int = 0
-    exclude_tools: tuple[str, ...] = ()
-    # False / True, or the names of the tools whose tool_use inputs are cleared too.
-    clear_tool_inputs: bool | tuple[str, ...] = False
-
-
-@dataclass(frozen=True)
-class ClearThinking:
-    """`clear_thinking_20251015`: keep the last N thinking turns, or "all". Needs thinking on."""
-
-    enabled: bool = False
-    keep: int | Literal["all"] = 1
-
-
-@dataclass(frozen=True)
-class ContextEditing:
-    """Both server-side strategies; the API receives clear_thinking first when both are on."""
-
-    tool_uses: ClearToolUses = field(default_factory=ClearToolUses)
-    thinking: ClearThinking = field(default_factory=ClearThinking)
-    # What the server puts in place of a cleared tool result. The real text is not public
-    # (API-NOTES E.1): this is never sent to the API; the offline emulator substitutes it and
-    # `simulate`/`tune` count its tokens. Set it to match what you observe from the server.
-    placeholder: str = DEFAULT_CLEARED_RESULT_PLACEHOLDER
 
 
 @dataclass(frozen=True)
@@ -135,3 +104,8 @@ class Profile:
     prices: dict[str, PriceOverride] = field(default_factory=dict)
     # Where the profile came from ("<built-in>" for the defaults); used in messages.
     source: str = "<built-in>"
+
+    def pricing(self, model: str | None = None) -> Pricing:
+        """What tokens of `model` (default: this profile's) cost under this profile's price
+        overrides and cache TTL: the one way agentctl prices usage."""
+        return Pricing.of(model or self.model, self.prices, self.cache.ttl)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from agentctl.agent.events import Event
+from agentctl.types import Event
 
 
 class Renderer(Protocol):

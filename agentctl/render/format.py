@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
-from agentctl.agent.events import ProgressEvent, ToolCall, TurnEvent, Usage
+from agentctl.types import ProgressEvent, ToolCall, TurnEvent, Usage
 
 DASH = "–"
 

@@ -11,7 +11,10 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agentctl.agent.events import (
+from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting, trigger_from
+from agentctl.render.plain import format_error_line
+from agentctl.render.table import summary_table, turn_table
+from agentctl.types import (
     ErrorEvent,
     Event,
     ProgressEvent,
@@ -19,9 +22,6 @@ from agentctl.agent.events import (
     StartEvent,
     TurnEvent,
 )
-from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting, trigger_from
-from agentctl.render.plain import format_error_line
-from agentctl.render.table import summary_table, turn_table
 
 HEADER_LINES = 3  # two header lines and the rule under them
 STATUS_LINES = 2  # the status line, and one spare so the live region never touches the top

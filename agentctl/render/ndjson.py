@@ -7,9 +7,9 @@ import math
 import os
 from typing import Any, TextIO
 
-from agentctl.agent.events import Event, ProgressEvent
 from agentctl.redact import redact
 from agentctl.render.base import MultiRenderer, Renderer
+from agentctl.types import Event, ProgressEvent
 
 # Renderer and MultiRenderer lived here first; agentctl.cli.run imports Renderer from here.
 __all__ = ["MultiRenderer", "NdjsonWriter", "Renderer", "event_line", "finite"]

@@ -5,13 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from agentctl.agent.events import (
-    ErrorEvent,
-    Event,
-    ResultEvent,
-    StartEvent,
-    TurnEvent,
-)
 from agentctl.render.format import (
     cache_hit_ratio,
     cleared_thinking_turns,
@@ -21,6 +14,13 @@ from agentctl.render.format import (
     fmt_ratio,
     fmt_tools,
     peak_prompt,
+)
+from agentctl.types import (
+    ErrorEvent,
+    Event,
+    ResultEvent,
+    StartEvent,
+    TurnEvent,
 )
 
 RED = "\x1b[31m"

@@ -13,7 +13,6 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from agentctl.agent.events import ResultEvent, TurnEvent
 from agentctl.render.format import (
     DASH,
     cache_hit_ratio,
@@ -26,6 +25,7 @@ from agentctl.render.format import (
     fmt_tools,
     peak_prompt,
 )
+from agentctl.types import ResultEvent, TurnEvent
 
 RATIO_FORMULA = "(read / (input + read + write))"
 

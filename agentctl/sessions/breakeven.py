@@ -17,17 +17,14 @@ stateless and reports the whole clearing every turn; only the growth is new).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from agentctl.agent.events import TurnEvent, Usage
-from agentctl.context.prices import Price, price_for
+from agentctl.context.prices import Price, Pricing
+from agentctl.types import TurnEvent, Usage
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
-
-if TYPE_CHECKING:
-    from agentctl.profile.settings import PriceOverride
 
 
 class TurnFigures(Protocol):
@@ -154,31 +151,24 @@ class _EventFigures:
     tool_use_cleared_tokens: int
 
 
-def balances_for_run(
-    model: str,
-    turns: Sequence[TurnEvent],
-    *,
-    ttl: str = "5m",
-    overrides: Mapping[str, PriceOverride] | None = None,
-) -> list[EditBalance] | None:
-    """For the run summary: the ledger from a run's TurnEvents (None: the model has no price).
+def balances_for_run(turns: Sequence[TurnEvent], pricing: Pricing) -> list[EditBalance] | None:
+    """The ledger from a run's TurnEvents (None: the model has no price).
 
-    `ttl` is the profile's cache TTL (TurnEvents do not carry the 5m/1h split).
+    TurnEvents do not carry the 5m/1h split of cache writes: the pricing's TTL decides it.
     """
-    price = price_for(model, overrides)
-    if price is None:
+    if pricing.price is None:
         return None
     figures = [
         _EventFigures(
             t.turn,
             t.usage,
             t.cleared_input_tokens,
-            t.usage.cache_creation_input_tokens if ttl == "1h" else 0,
+            pricing.write_1h(t.usage),
             sum(e.cleared_input_tokens for e in t.applied_edits if e.type == CLEAR_TOOL_USES),
         )
         for t in turns
     ]
-    return edit_balances(figures, price)
+    return edit_balances(figures, pricing.price)
 
 
 def ledger_line(balances: Sequence[EditBalance] | None, session: str) -> str:

@@ -10,11 +10,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.events import AppliedEdit, MemoryOp, ToolCall, TurnEvent, Usage
 from agentctl.agent.model import usage_from
-from agentctl.errors import UsageError
-from agentctl.profile.settings import PriceOverride, Profile
+from agentctl.errors import AgentctlError, UsageError
+from agentctl.profile.settings import Profile
 from agentctl.sessions.transcript import find_session, list_sessions, read_records
+from agentctl.types import AppliedEdit, MemoryOp, ToolCall, TurnEvent, Usage
 
 EXPORT_FORMAT = "agentctl-session-export"
 EXPORT_VERSION = 1
@@ -88,10 +88,6 @@ def turn_event_from_json(data: Mapping[str, Any]) -> TurnEvent:
         ToolCall("", str(c.get("name", "")), dict(c.get("input") or {}), bool(c.get("is_error")))
         for c in data.get("tool_calls") or ()
     )
-    ops = tuple(
-        MemoryOp(str(m.get("command", "")), str(m.get("path", "")), bool(m.get("ok")))
-        for m in data.get("memory_ops") or ()
-    )
     distance = data.get("trigger_distance")
     return TurnEvent(
         turn=int(data.get("turn", 0)),
@@ -101,7 +97,6 @@ def turn_event_from_json(data: Mapping[str, Any]) -> TurnEvent:
             AppliedEdit.from_json(dict(e)) for e in data.get("applied_edits") or ()
         ),
         tool_calls=calls,
-        memory_ops=ops,
         trigger_distance=int(distance) if isinstance(distance, int) else None,
         request_id=str(data.get("request_id") or ""),
     )
@@ -198,22 +193,20 @@ def load_session(ref: str) -> Session:
 
 def session_profile(session: Session) -> Profile:
     """The profile the run used, rebuilt from the header (validated like any profile)."""
+    return session_profile_of(session.header)
+
+
+def session_profile_of(header: Mapping[str, Any]) -> Profile:
+    """The profile recorded in a session header; UsageError/ConfigError if it cannot be used."""
     from agentctl.profile.loader import build_profile
 
-    data = session.header.get("profile")
+    data = header.get("profile")
+    session = header.get("session")
     if not isinstance(data, dict):
-        raise UsageError(f"session {session.id}: the header records no profile")
-    source = f"session {session.id}"
-    profile, _ = build_profile(data, source=source, base_dir=Path(session.header.get("cwd", ".")))
+        raise UsageError(f"session {session}: the header records no profile")
+    source = f"session {session}"
+    profile, _ = build_profile(data, source=source, base_dir=Path(header.get("cwd", ".")))
     return profile
-
-
-def turn_cost(profile: Profile, usage: Usage) -> float | None:
-    """USD of one turn's usage under the profile's prices and cache TTL (None: unknown price)."""
-    from agentctl.context.prices import cost_usd
-
-    one_hour = usage.cache_creation_input_tokens if profile.cache.ttl == "1h" else 0
-    return cost_usd(profile.model, usage, overrides=profile.prices, cache_write_1h_tokens=one_hour)
 
 
 @dataclass(frozen=True)
@@ -306,32 +299,14 @@ def _first_line(text: str) -> str:
 
 
 def _summary_cost(header: Mapping[str, Any], turns: Sequence[TurnEvent]) -> float | None:
-    """Summed per-turn cost under the recorded profile's prices and TTL (None when unknown)."""
-    from agentctl.context.prices import cost_usd
-
-    profile = header.get("profile") if isinstance(header.get("profile"), dict) else {}
-    ttl_1h = ((profile or {}).get("cache") or {}).get("ttl") == "1h"
-    overrides = _price_overrides((profile or {}).get("prices"))
-    total = 0.0
-    for turn in turns:
-        one_hour = turn.usage.cache_creation_input_tokens if ttl_1h else 0
-        model = str(header.get("model"))
-        cost = cost_usd(model, turn.usage, overrides=overrides, cache_write_1h_tokens=one_hour)
-        if cost is None:
-            return None
-        total += cost
-    return total
-
-
-def _price_overrides(raw: object) -> dict[str, PriceOverride]:
-    """The profile's [prices] tables; a malformed one is left out (the list stays readable)."""
-    out: dict[str, PriceOverride] = {}
-    for model, fields in (raw if isinstance(raw, dict) else {}).items():
-        try:
-            out[str(model)] = PriceOverride(**{k: float(v) for k, v in fields.items()})
-        except (TypeError, ValueError, AttributeError):
-            continue
-    return out
+    """Summed per-turn cost under the recorded profile's pricing (None when unknown)."""
+    try:
+        profile = session_profile_of(header)
+    except AgentctlError:  # a header this version cannot read: the list stays readable
+        return None
+    pricing = profile.pricing(str(header.get("model") or profile.model))
+    costs = [pricing.usd(turn.usage) for turn in turns]
+    return None if None in costs else sum(c or 0.0 for c in costs)
 
 
 def list_summaries() -> list[SessionSummary]:

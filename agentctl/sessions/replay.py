@@ -9,11 +9,10 @@ tools, thinking) stays as recorded: the replay changes settings, never the conve
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.agent.request import cache_control, mark_last_block
+from agentctl.agent.request import cache_control, place_breakpoints
 from agentctl.context.cache import strip_cache_control
 from agentctl.context.edits import build_context_management
 from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
@@ -43,25 +42,6 @@ def replay_request(turn: TurnRecord, settings: ReplaySettings) -> dict[str, Any]
     """The body the server would have received on that turn under `settings`."""
     body = strip_cache_control({k: v for k, v in turn.body.items() if k not in _NOT_BODY})
     body.pop("context_management", None)
-    marker = settings.marker
-    if marker is not None:
-        if body.get("tools"):
-            body["tools"][-1] = {**body["tools"][-1], "cache_control": dict(marker)}
-        if isinstance(body.get("system"), list) and body["system"]:
-            body["system"][-1] = {**body["system"][-1], "cache_control": dict(marker)}
-    messages = [dict(m) for m in turn.messages]
-    if marker is not None and messages:
-        messages[-1] = _mark_last_block(messages[-1], marker)
     if settings.context_management is not None:
         body["context_management"] = settings.context_management
-    return {**body, "messages": messages}
-
-
-def _mark_last_block(message: Mapping[str, Any], marker: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of `message` with the marker placed as the run loop places it; the content list
-    is copied first (`mark_last_block` edits in place, the recorded history must not change)."""
-    copy = dict(message)
-    if isinstance(copy.get("content"), list):
-        copy["content"] = list(copy["content"])
-    mark_last_block(copy, dict(marker))
-    return copy
+    return place_breakpoints({**body, "messages": list(turn.messages)}, settings.marker)

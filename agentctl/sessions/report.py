@@ -17,7 +17,6 @@ from typing import Any
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from agentctl.context.prices import price_for
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
@@ -57,7 +56,7 @@ from agentctl.sessions.views import (
 
 def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
     """The per-edit cache accounting of one (recorded or simulated) run; [] without a price."""
-    price = price_for(session.model, prices.prices)
+    price = prices.pricing(session.model).price
     return edit_balances(sim.turns, price) if price is not None else []
 
 
@@ -345,7 +344,7 @@ class Tuning:
 def tuning(session: Session, grid_text: str | None) -> Tuning:
     """Sweep the grid (default: one derived from the run) and rank the results."""
     profile = session_profile(session)
-    if price_for(session.model, profile.prices) is None:
+    if profile.pricing(session.model).price is None:
         raise UsageError(
             f"session {session.id}: no price for model {session.model}; tune ranks by cost "
             f'(add [prices."{session.model}"] to the profile)'

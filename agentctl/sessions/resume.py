@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,40 +66,6 @@ def replay_messages(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             del messages[index:]
             messages.append(record["message"])
     return messages
-
-
-def requests_sent(records: Sequence[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
-    """(turn, request body exactly as built) for every request record, messages included.
-
-    The body is the `request` record plus the first `messages_count` messages of the history at
-    that point, with the request's cache marker put back on the last message's last block.
-    """
-    from agentctl.agent.request import mark_last_block
-
-    messages: list[dict[str, Any]] = []
-    sent: list[tuple[int, dict[str, Any]]] = []
-    for record in records:
-        if record.get("type") == "message":
-            del messages[int(record["index"]) :]
-            messages.append(record["message"])
-        elif record.get("type") == "request":
-            body = dict(record["request"])
-            body["messages"] = copy.deepcopy(messages[: int(record["messages_count"])])
-            marker = _cache_marker(body)
-            if marker and body["messages"]:
-                mark_last_block(body["messages"][-1], marker)
-            sent.append((int(record["turn"]), body))
-    return sent
-
-
-def _cache_marker(body: dict[str, Any]) -> dict[str, Any] | None:
-    for key in ("tools", "system"):
-        blocks = body.get(key)
-        if isinstance(blocks, list) and blocks and isinstance(blocks[-1], dict):
-            marker = blocks[-1].get("cache_control")
-            if isinstance(marker, dict):
-                return marker
-    return None
 
 
 INTERRUPTED_RESULT = (

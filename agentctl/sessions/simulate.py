@@ -19,15 +19,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.agent.events import Usage
 from agentctl.context.cache import CacheUsage, PromptCache
 from agentctl.context.engine import apply_context_edits, validate_edits
-from agentctl.context.prices import cost_usd
+from agentctl.context.prices import Pricing
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import Session, TurnRecord
 from agentctl.sessions.replay import ReplaySettings, replay_request
+from agentctl.types import Usage
 
 LIMITS_NOTE = (
     "a replay keeps the recorded conversation: it cannot know how the model would have acted "
@@ -109,22 +109,18 @@ class Calibration:
         }
 
 
-def priced_usage(model: str, profile: Profile, usage: Usage, write_1h: int) -> float | None:
-    """USD of one turn under the profile's price overrides (the table otherwise)."""
-    return cost_usd(model, usage, overrides=profile.prices, cache_write_1h_tokens=write_1h)
-
-
 def recorded_run(session: Session, prices: Profile) -> Simulation:
     """What happened, as the transcript says (usage, applied_edits, cost)."""
-    turns = tuple(_recorded_turn(session.model, prices, t) for t in session.turns)
+    pricing = prices.pricing(session.model)
+    turns = tuple(_recorded_turn(pricing, t) for t in session.turns)
     return Simulation("recorded", turns)
 
 
-def _recorded_turn(model: str, prices: Profile, turn: TurnRecord) -> SimTurn:
+def _recorded_turn(pricing: Pricing, turn: TurnRecord) -> SimTurn:
     creation = (turn.response.get("usage") or {}).get("cache_creation") or {}
     write_1h = int(creation.get("ephemeral_1h_input_tokens") or 0)
     edits = tuple(e.raw for e in turn.event.applied_edits)
-    cost = priced_usage(model, prices, turn.usage, write_1h)
+    cost = pricing.usd(turn.usage, write_1h)
     return SimTurn(turn.turn, turn.usage, turn.cleared_input_tokens, edits, cost, write_1h)
 
 
@@ -178,6 +174,7 @@ def simulate(
     cache = PromptCache(clock=clock)
     edits = scaled_edits(settings.context_management, factor)
     turns: list[SimTurn] = []
+    pricing = prices.pricing(session.model)
     for turn in session.turns:
         clock.now = turn.ts
         if session.offline and turns and turn.segment != session.turns[len(turns) - 1].segment:
@@ -187,7 +184,7 @@ def simulate(
             _check(request, session)
         outcome = apply_context_edits(request, edits, result_placeholder=settings.placeholder)
         figures = cache.account(outcome.request, session.model)
-        turns.append(_sim_turn(session.model, prices, turn, outcome.applied_edits, figures, factor))
+        turns.append(_sim_turn(pricing, turn, outcome.applied_edits, figures, factor))
     return Simulation(label, tuple(turns))
 
 
@@ -208,8 +205,7 @@ def _check(request: Mapping[str, Any], session: Session) -> None:
 
 
 def _sim_turn(
-    model: str,
-    prices: Profile,
+    pricing: Pricing,
     turn: TurnRecord,
     applied: Sequence[Mapping[str, Any]],
     figures: CacheUsage,
@@ -229,5 +225,4 @@ def _sim_turn(
     )
     cleared = sum(int(e["cleared_input_tokens"]) for e in edits)
     write_1h = scale(figures.ephemeral_1h_input_tokens)
-    cost = priced_usage(model, prices, usage, write_1h)
-    return SimTurn(turn.turn, usage, cleared, edits, cost, write_1h)
+    return SimTurn(turn.turn, usage, cleared, edits, pricing.usd(usage, write_1h), write_1h)

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from agentctl import clock
-from agentctl.agent.events import Event, ToolCall
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import UsageError
 from agentctl.home import sessions_dir
 from agentctl.redact import redact
+from agentctl.types import Event, ToolCall
 
 FORMAT_VERSION = 1
 SUFFIX = ".jsonl"

@@ -14,13 +14,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from agentctl.agent.events import ResultEvent, Totals
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio
 from agentctl.render.table import summary_table, turn_table
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.catalog import Session, SessionSummary
 from agentctl.sessions.simulate import Calibration, SimTurn, Simulation
 from agentctl.sessions.tune import Candidate
+from agentctl.types import ResultEvent, Totals
 
 if TYPE_CHECKING:
     from agentctl.sessions.report import Remedy

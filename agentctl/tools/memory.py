@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from agentctl.agent.events import MemoryOp
 from agentctl.profile.settings import MemorySettings
+from agentctl.types import MEMORY_TOOL
 
-MEMORY_TOOL_NAME = "memory"
+MEMORY_TOOL_NAME = MEMORY_TOOL
 MEMORY_TOOL_TYPE = "memory_20250818"
 
 
@@ -44,9 +44,3 @@ def open_memory_tool(settings: MemorySettings, session: str) -> MemoryTool:
     from agentctl.memory.store import MemoryStore
 
     return MemoryTool(MemoryStore(settings.root, settings, session=session))
-
-
-def memory_op(tool_input: Mapping[str, Any], ok: bool) -> MemoryOp:
-    """The event summary of one memory call: its command and the path it named."""
-    path = tool_input.get("path", tool_input.get("old_path", ""))
-    return MemoryOp(command=str(tool_input.get("command", "?")), path=str(path), ok=ok)

@@ -16,6 +16,10 @@ MAX_ERROR_CHARS = 2_000
 class Tool(Protocol):
     """A client-side tool: its request definition and how to answer one call."""
 
+    # True when the tool cuts its own long results (with a way to read on); the ToolBox then
+    # leaves them whole instead of capping them at max_result_chars.
+    self_limited: bool
+
     @property
     def name(self) -> str: ...
 
@@ -74,7 +78,7 @@ class ToolBox:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolOutcome(f"Error: unknown tool '{name}'; available tools: {known}", True)
         try:
-            cap = 0 if getattr(tool, "self_limited", False) else self.max_result_chars
+            cap = 0 if tool.self_limited else self.max_result_chars
             return ToolOutcome(cap_text(tool.call(tool_input), cap), False)
         except ToolError as err:
             return ToolOutcome(cap_text(str(err), MAX_ERROR_CHARS), True)

@@ -176,6 +176,8 @@ class WorkspaceTools:
 class _WorkspaceTool:
     """One workspace tool as the ToolBox sees it."""
 
+    self_limited = False  # the ToolBox caps its results
+
     def __init__(self, name: str, definition: dict[str, Any], fn: Any) -> None:
         self._name = name
         self._definition = definition

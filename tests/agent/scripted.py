@@ -1,58 +1,14 @@
-"""Test doubles for the loop: a scripted in-process ModelClient and a fake memory backend."""
+"""Test doubles for the loop: the shipped ScriptedClient and helpers, and a fake memory backend."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from agentctl.agent.events import Usage
-from agentctl.agent.model import ModelResponse, Progress, StreamItem
 from agentctl.errors import ToolError
+from agentctl.testing import ScriptedClient, reply, text, tool_use
 
-
-def tool_use(name: str, tool_input: dict[str, Any], block_id: str = "") -> dict[str, Any]:
-    return {
-        "type": "tool_use",
-        "id": block_id or f"toolu_{name}",
-        "name": name,
-        "input": tool_input,
-    }
-
-
-def reply(
-    *blocks: dict[str, Any],
-    stop: str = "end_turn",
-    usage: Usage | None = None,
-    edits: tuple[dict[str, Any], ...] = (),
-) -> ModelResponse:
-    from agentctl.agent.events import AppliedEdit
-
-    return ModelResponse(
-        content=tuple(blocks),
-        stop_reason=stop,
-        usage=usage or Usage(input_tokens=100, output_tokens=10),
-        applied_edits=tuple(AppliedEdit.from_json(e) for e in edits),
-        request_id=f"req_{stop}",
-    )
-
-
-def text(value: str) -> dict[str, Any]:
-    return {"type": "text", "text": value}
-
-
-class ScriptedClient:
-    """Answers requests with the next scripted response; keeps every request it got."""
-
-    def __init__(self, *responses: ModelResponse) -> None:
-        self.responses = list(responses)
-        self.requests: list[dict[str, Any]] = []
-
-    def stream(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
-        self.requests.append(dict(request))
-        yield Progress("text", 0)
-        if not self.responses:
-            raise AssertionError("ScriptedClient: no more scripted responses")
-        yield self.responses.pop(0)
+__all__ = ["FakeMemory", "ScriptedClient", "reply", "text", "tool_use"]
 
 
 class FakeMemory:

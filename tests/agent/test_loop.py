@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from agentctl.agent.events import ProgressEvent, ResultEvent, StartEvent, TurnEvent, Usage
 from agentctl.agent.loop import LoopSetup, run_loop
 from agentctl.errors import ApiError, LimitError
 from agentctl.profile.settings import LimitSettings, Profile
 from agentctl.tools.memory import MemoryTool
 from agentctl.tools.registry import ToolBox
 from agentctl.tools.workspace import WorkspaceTools
+from agentctl.types import ProgressEvent, ResultEvent, StartEvent, TurnEvent, Usage
 
 from .scripted import FakeMemory, ScriptedClient, reply, text, tool_use
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctl.agent.request import build_request, count_breakpoints
+from agentctl.agent.request import build_request
 from agentctl.context.edits import build_context_management
 from agentctl.profile.settings import (
     CacheSettings,
@@ -132,3 +134,12 @@ def test_never_more_than_three_breakpoints_and_the_history_is_untouched(
         if b["type"] == "thinking"
     ]
     assert all("cache_control" not in b for b in thinking)
+
+
+def count_breakpoints(request: Mapping[str, Any]) -> int:
+    """How many cache_control markers a request carries."""
+    blocks: list[Any] = list(request.get("tools") or []) + list(request.get("system") or [])
+    for message in request.get("messages") or []:
+        content = message.get("content")
+        blocks += content if isinstance(content, list) else []
+    return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)

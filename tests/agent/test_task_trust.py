@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from agentctl.agent.task import read_task
 from agentctl.cli.main import app
 from agentctl.errors import ConfigError
-from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
+from agentctl.runner import plan_new
 
 KEY = "sk-ant-api03-TRUST-test-key-0123456789"
 PROMPT = "Summarise the notes.\n"
@@ -42,7 +42,7 @@ def task_file(folder: Path, front: str) -> Path:
 
 def resolve(path: Path, *, profile: Path | None = None, trust: bool = False) -> Profile:
     task = read_task(str(path), io.StringIO())
-    return resolve_profile(profile, (), task.front_matter(), trust_task=trust)[0]
+    return plan_new(task, profile, trust_task=trust).profile
 
 
 def refusal(path: Path, profile: Path | None = None) -> str:
@@ -128,14 +128,14 @@ def test_symlinks_that_lead_out_of_the_folder_are_outside(tmp_path: Path) -> Non
     (folder / "workspace").symlink_to(tmp_path / "secret")  # the default workspace/
     task = read_task(str(task_file(folder, 'model = "claude-opus-5-5"')), io.StringIO())
     with pytest.raises(ConfigError, match=r": workspace: .* is outside the task's folder"):
-        resolve_profile(None, (), task.front_matter())
-    resolve_profile(None, (), task.front_matter(workspace_given=True))  # --workspace wins
+        plan_new(task)
+    plan_new(task, workspace=folder)  # --workspace wins
 
 
 def test_stdin_tasks_are_held_to_the_current_folder(tmp_path: Path) -> None:
     task = read_task("-", io.StringIO('+++\n[memory]\nroot = "/"\n+++\ngo'))
     with pytest.raises(ConfigError, match=r"task <stdin>: front matter: memory.root: / is outside"):
-        resolve_profile(None, (), task.front_matter())
+        plan_new(task)
 
 
 # -- end to end: the key never reaches "elsewhere" --------------------------------------------

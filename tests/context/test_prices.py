@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from agentctl.agent.events import Usage
-from agentctl.context.prices import MODELS, Price, cost_usd, min_cacheable_tokens, price_for
+from agentctl.context.prices import MODELS, Price, Pricing, min_cacheable_tokens, price_for
 from agentctl.profile.settings import PriceOverride
+from agentctl.types import Usage
 
 
 @pytest.mark.parametrize(
@@ -37,7 +39,8 @@ def test_unknown_models() -> None:
     assert price_for("claude-mythos-5-1") is None  # row exists, price unknown
     assert min_cacheable_tokens("claude-mythos-5-1") == 512
     assert min_cacheable_tokens("mystery") == 1024
-    assert cost_usd("gpt-4o", Usage(1, 1)) is None
+    assert math.isnan(Pricing.of("gpt-4o").cost(Usage(1, 1)))
+    assert Pricing.of("gpt-4o").usd(Usage(1, 1)) is None
 
 
 def test_every_row_names_its_source_and_uses_the_multipliers() -> None:
@@ -68,6 +71,10 @@ def test_cost_splits_writes_by_ttl() -> None:
     )
     # Opus 5.5: 4 in, 20 out, 5 (5m), 8 (1h), 0.20 read.
     expected = 4 + 2 + 0.2 * 5 + 0.1 * 8 + 2 * 0.2
-    got = cost_usd("claude-opus-5-5", usage, cache_write_1h_tokens=100_000)
-    assert got == pytest.approx(expected)
-    assert cost_usd("claude-opus-5-5", usage) == pytest.approx(4 + 2 + 0.3 * 5 + 0.4)
+    pricing = Pricing.of("claude-opus-5-5")
+    assert pricing.cost(usage, write_1h=100_000) == pytest.approx(expected)
+    assert pricing.cost(usage) == pytest.approx(4 + 2 + 0.3 * 5 + 0.4)
+    # With a 1 h TTL every write is a 1 h write unless the API said otherwise.
+    one_hour = Pricing.of("claude-opus-5-5", cache_ttl="1h")
+    assert one_hour.cost(usage) == pytest.approx(4 + 2 + 0.3 * 8 + 0.4)
+    assert one_hour.cost(usage, write_1h=100_000) == pytest.approx(expected)

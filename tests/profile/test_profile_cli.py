@@ -48,8 +48,8 @@ def test_init_refuses_to_overwrite_without_force(in_tmp: Path) -> None:
     target = in_tmp / "p.toml"
     target.write_text("# mine\n")
     result = CliRunner().invoke(app, ["profile", "init", str(target)])
-    assert isinstance(result.exception, UsageError)
-    assert "use --force" in str(result.exception)
+    assert result.exit_code == UsageError.exit_code
+    assert "use --force" in result.stderr
     assert target.read_text() == "# mine\n"
     forced = CliRunner().invoke(app, ["profile", "init", str(target), "--force"])
     assert forced.exit_code == 0
@@ -185,17 +185,17 @@ def test_check_ok_line_and_strict(in_tmp: Path) -> None:
             "model=claude-sonnet-4-5",
         ],
     )
-    assert isinstance(strict.exception, UsageError)
+    assert strict.exit_code == UsageError.exit_code
 
 
-def test_check_bad_profile_raises_config_error(in_tmp: Path) -> None:
+def test_check_bad_profile_is_one_config_error_line(in_tmp: Path) -> None:
     bad = in_tmp / "bad.toml"
     bad.write_text("[cache]\nttl = 5\n")
     result = CliRunner().invoke(app, ["profile", "check", str(bad)])
-    assert isinstance(result.exception, ConfigError)
+    assert result.exit_code == ConfigError.exit_code
     assert (
-        str(result.exception)
-        == f'profile {bad}: cache.ttl: expected one of "5m", "1h", got integer 5'
+        result.stderr
+        == f'agentctl: profile {bad}: cache.ttl: expected one of "5m", "1h", got integer 5\n'
     )
 
 

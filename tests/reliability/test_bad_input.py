@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.sessions.transcript import read_records
+from agentctl.sessions.transcript import list_sessions, read_records
 
 from .helpers import (
     assert_store_consistent,
@@ -217,4 +217,6 @@ def test_a_server_answering_garbage_is_one_api_error_line(
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     # A run reports its stop through the renderer: `error (api): ...` (docs/run.md)
     assert_one_clear_line(result.stderr, "API ", prefix="error (api): ")
-    assert "--resume" in result.stderr
+    # No answer ever came: nothing to continue, so no session is recorded and none offered.
+    assert "--resume" not in result.stderr
+    assert list_sessions() == []

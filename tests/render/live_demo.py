@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from render_samples import RESULT, START, TURNS
 
-from agentctl.agent.events import ErrorEvent, ProgressEvent
 from agentctl.render import make_renderer, render_answer
+from agentctl.types import ErrorEvent, ProgressEvent
 
 
 def main(argv: list[str]) -> None:

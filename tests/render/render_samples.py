@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agentctl.agent.events import (
+from agentctl.types import (
     AppliedEdit,
-    MemoryOp,
     ResultEvent,
     StartEvent,
     ToolCall,
@@ -53,7 +52,6 @@ TURN1 = TurnEvent(
     stop_reason="tool_use",
     usage=Usage(1234, 210, 5000, 0),
     tool_calls=(call("memory", "view"), call("read_file", n=1), call("read_file", n=2)),
-    memory_ops=(MemoryOp("view", "/memories", True),),
     trigger_distance=-23766,
     request_id="req_1",
 )
@@ -63,7 +61,6 @@ TURN2 = TurnEvent(
     usage=Usage(18000, 95, 1200, 8000),
     applied_edits=(clearing(4100, 2),),
     tool_calls=(call("memory", "str_replace", is_error=True),),
-    memory_ops=(MemoryOp("str_replace", "/memories/notes.md", False),),
     trigger_distance=-2800,
     request_id="req_2",
 )

@@ -11,11 +11,11 @@ import pytest
 from render_samples import RESULT, START, TURN1, TURNS
 from rich.console import Console
 
-from agentctl.agent.events import ErrorEvent, ProgressEvent, TurnEvent
 from agentctl.render import make_renderer
 from agentctl.render.base import MultiRenderer
 from agentctl.render.live import LiveRenderer
 from agentctl.render.plain import PlainRenderer
+from agentctl.types import ErrorEvent, ProgressEvent, TurnEvent
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")  # colour / style codes (cursor moves are other letters)
 

@@ -9,10 +9,10 @@ from dataclasses import replace
 
 from render_samples import RESULT, START, TURN2, TURNS, totals
 
-from agentctl.agent.events import ErrorEvent, Event, ProgressEvent
 from agentctl.render import make_renderer
 from agentctl.render.base import MultiRenderer
 from agentctl.render.ndjson import NdjsonWriter
+from agentctl.types import ErrorEvent, Event, ProgressEvent
 
 
 class FlushRecorder(io.StringIO):

@@ -6,8 +6,8 @@ import io
 
 from render_samples import RESULT, START, TURN1, TURN2, TURN3, TURNS
 
-from agentctl.agent.events import ErrorEvent, ProgressEvent
 from agentctl.render.plain import PlainRenderer, format_turn_line
+from agentctl.types import ErrorEvent, ProgressEvent
 
 
 def test_turn_line_format_exact() -> None:

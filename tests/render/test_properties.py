@@ -7,9 +7,9 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentctl.agent.events import AppliedEdit, ToolCall, TurnEvent, Usage
 from agentctl.render.format import fmt_compact
 from agentctl.render.plain import format_turn_line
+from agentctl.types import AppliedEdit, ToolCall, TurnEvent, Usage
 
 counts = st.integers(min_value=0, max_value=10**11)
 names = st.sampled_from(["memory", "read_file", "list_files", "search_text", "x y", "[/b]"])

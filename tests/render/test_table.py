@@ -11,9 +11,9 @@ from render_samples import BIG_TURNS, RESULT, TURN1, TURN2, TURNS, totals
 from rich.console import Console
 from rich.table import Table
 
-from agentctl.agent.events import ToolCall, TurnEvent
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools, trigger_from
 from agentctl.render.table import summary_table, turn_table
+from agentctl.types import ToolCall, TurnEvent
 
 
 def text_of(table: Table, width: int = 100) -> str:

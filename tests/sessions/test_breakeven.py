@@ -6,13 +6,13 @@ import dataclasses
 
 import pytest
 
-from agentctl.agent.events import AppliedEdit, TurnEvent, Usage
-from agentctl.context.prices import Price
+from agentctl.context.prices import Price, Pricing
 from agentctl.sessions.breakeven import balances_for_run, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.report import ledger, remedies
 from agentctl.sessions.simulate import SimTurn, recorded_run, simulate
+from agentctl.types import AppliedEdit, TurnEvent, Usage
 
 TOOL_USES = "clear_tool_uses_20250919"
 PRICE = Price(input=2, output=10, cache_write_5m=2.5, cache_write_1h=4, cache_read=0.2)
@@ -106,9 +106,9 @@ def test_the_run_summary_helper_takes_turn_events() -> None:
         TurnEvent(2, "tool_use", Usage(0, 10, 2_000, 10_000)),
         TurnEvent(3, "tool_use", Usage(0, 10, 4_000, 1_000), (edit,)),
     ]
-    balances = balances_for_run("claude-sonnet-5", events)
+    balances = balances_for_run(events, Pricing.of("claude-sonnet-5"))
     assert balances is not None and [b.rewritten for b in balances] == [3_000]
-    assert balances_for_run("not-a-model", events) is None
+    assert balances_for_run(events, Pricing.of("not-a-model")) is None
 
 
 def test_remedies_are_checked_by_replaying_the_whole_run(research: Session) -> None:

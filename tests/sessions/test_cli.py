@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentctl.agent.events import Usage
 from agentctl.cli.main import app
 from agentctl.sessions.catalog import Session
+from agentctl.types import Usage
 
 from .conftest import REPO
 

@@ -1,5 +1,6 @@
-"""What the run loop yields: small frozen values, free of SDK types, shared by render and sessions.
+"""The bottom layer: usage, the events a run yields, and the error tree; imports only errors.
 
+Every package may import this module; it imports nothing of agentctl but `agentctl.errors`.
 `to_json()` of each event is its NDJSON line (`agentctl run --json`) and its transcript record;
 the schema is documented in the README. Add fields, never rename them (schema_version 1).
 """
@@ -10,7 +11,39 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentctl.errors import (
+    AgentctlError,
+    ApiError,
+    ConfigError,
+    InterruptedRunError,
+    LimitError,
+    ToolError,
+    UsageError,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AgentctlError",
+    "ApiError",
+    "AppliedEdit",
+    "ConfigError",
+    "ErrorEvent",
+    "Event",
+    "InterruptedRunError",
+    "LimitError",
+    "MemoryOp",
+    "ProgressEvent",
+    "ResultEvent",
+    "StartEvent",
+    "ToolCall",
+    "ToolError",
+    "Totals",
+    "TurnEvent",
+    "Usage",
+    "UsageError",
+]
 SCHEMA_VERSION = 1
+MEMORY_TOOL = "memory"  # the memory tool's name in requests (memory_20250818)
 
 
 @dataclass(frozen=True)
@@ -73,6 +106,12 @@ class MemoryOp:
     path: str
     ok: bool
 
+    @classmethod
+    def from_call(cls, call: ToolCall) -> MemoryOp:
+        """The memory command of one `memory` tool call and the path it named."""
+        path = call.input.get("path", call.input.get("old_path", ""))
+        return cls(str(call.input.get("command", "?")), str(path), not call.is_error)
+
     def to_json(self) -> dict[str, Any]:
         return {"command": self.command, "path": self.path, "ok": self.ok}
 
@@ -130,7 +169,6 @@ class TurnEvent:
     usage: Usage
     applied_edits: tuple[AppliedEdit, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()
-    memory_ops: tuple[MemoryOp, ...] = ()
     # prompt tokens minus the clear_tool_uses trigger (negative = below it); None without one.
     trigger_distance: int | None = None
     request_id: str = ""
@@ -138,6 +176,11 @@ class TurnEvent:
     @property
     def cleared_input_tokens(self) -> int:
         return sum(e.cleared_input_tokens for e in self.applied_edits)
+
+    @property
+    def memory_ops(self) -> tuple[MemoryOp, ...]:
+        """The `memory` tool calls among `tool_calls`, as commands and paths."""
+        return tuple(MemoryOp.from_call(c) for c in self.tool_calls if c.name == MEMORY_TOOL)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -1,0 +1,24 @@
+"""The one entry point that runs an agent, for the CLI and Python callers alike.
+
+`plan_new` / `plan_resume` (runner.plan) resolve a task or a saved session, a profile and its
+overrides into a `Plan`; `execute` (runner.execute) runs it with a model client (the real API,
+the built-in emulator when offline, or any `ModelClient` handed in), records the transcript
+(runner.record) and returns a `RunResult`. Nothing here knows command-line flags or prints.
+"""
+
+from __future__ import annotations
+
+from agentctl.runner.execute import RunResult, execute, open_client, run
+from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, task_of
+
+__all__ = [
+    "Plan",
+    "RunResult",
+    "execute",
+    "load_profile",
+    "open_client",
+    "plan_new",
+    "plan_resume",
+    "run",
+    "task_of",
+]

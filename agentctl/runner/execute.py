@@ -1,0 +1,231 @@
+"""Execute a `Plan`: tools, model client (the emulator when offline), transcript, loop;
+the `RunResult`. `run` plans and executes in one call for Python users."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentctl.agent.loop import LoopSetup, run_loop
+from agentctl.agent.model import ModelClient
+from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
+from agentctl.profile.loader import Overrides
+from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
+from agentctl.runner.record import SessionRecorder, session_balances, write_header
+from agentctl.sessions.breakeven import EditBalance
+from agentctl.sessions.transcript import session_path
+from agentctl.tools.memory import open_memory_tool
+from agentctl.tools.registry import Tool, ToolBox
+from agentctl.tools.workspace import WorkspaceTools
+from agentctl.types import ErrorEvent, Event, ResultEvent, Totals, TurnEvent
+
+OFFLINE_KEY = "offline-dummy-key"
+KEY_ENV = "ANTHROPIC_API_KEY"
+TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
+NO_KEY = (
+    "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...), "
+    "or run offline against the built-in emulator (agentctl run --offline; run(offline=True))"
+)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a run did. `turns` and `totals` cover this call (a resumed session continues after
+    `first_turn`); `balances`, the per-edit cache accounting, covers the whole session."""
+
+    session_id: str
+    text: str
+    stop_reason: str
+    turns: tuple[TurnEvent, ...]
+    totals: Totals
+    balances: tuple[EditBalance, ...] | None  # None: no price for the model
+    # False when the transcript could not be read back: `balances` then covers this call only.
+    balances_cover_session: bool = True
+    first_turn: int = 0
+    recorded: bool = True
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def resumed(self) -> bool:
+        return self.first_turn > 0
+
+
+def build_toolbox(plan: Plan) -> ToolBox:
+    """Memory (journaling under the session id), workspace tools, server tools: per profile."""
+    from agentctl.agent.request import server_tools
+
+    settings = plan.profile.tools
+    tools: list[Tool] = []
+    if settings.memory:
+        tools.append(open_memory_tool(plan.profile.memory, plan.session))
+    if plan.workspace is not None:
+        tools.extend(WorkspaceTools(plan.workspace, settings.max_result_chars).tools())
+    return ToolBox(
+        tools, max_result_chars=settings.max_result_chars, server_tools=server_tools(plan.profile)
+    )
+
+
+def credentials(offline: bool) -> dict[str, str]:
+    """SDK credentials: ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN (a bearer token).
+
+    UsageError (exit 2) when there is neither and the run is not offline (a dummy key then).
+    """
+    if offline:
+        return {"api_key": OFFLINE_KEY}
+    key = os.environ.get(KEY_ENV, "").strip()
+    if key:
+        return {"api_key": key}
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        return {"auth_token": token}
+    raise UsageError(NO_KEY)
+
+
+@contextmanager
+def open_client(plan: Plan) -> Iterator[ModelClient]:
+    """The SDK client; offline, aimed at a built-in emulator started here for this run."""
+    from agentctl.agent.client import AnthropicClient
+    from agentctl.agent.retry import RetryPolicy
+    from agentctl.agent.wire import WireLimits
+
+    api = plan.profile.api
+    policy = RetryPolicy(max_retries=api.max_retries)
+    creds = credentials(plan.offline)
+    wire = WireLimits(deadline_s=api.deadline_s)
+    if not plan.offline:
+        yield AnthropicClient(
+            **creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
+        )
+        return
+    from agentctl.emulator.server import running
+
+    placeholder = plan.profile.context_editing.placeholder
+    with running(script=plan.script, result_placeholder=placeholder) as emulator:
+        yield AnthropicClient(
+            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
+        )
+
+
+def execute(
+    plan: Plan,
+    *,
+    client: ModelClient | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    record: bool = True,
+) -> RunResult:
+    """Run the plan; every event goes to `on_event` and the transcript. On failure an
+    ErrorEvent goes out, then the AgentctlError propagates (Ctrl-C: InterruptedRunError)."""
+    recorder = SessionRecorder(session_path(plan.session) if record else None)
+    write_header(recorder, plan)
+    turns: list[TurnEvent] = []
+
+    def emit(event: Event) -> None:
+        recorder.event(event)
+        turns.extend([event] if isinstance(event, TurnEvent) else [])
+        if on_event is not None:
+            on_event(event)
+
+    connection: AbstractContextManager[ModelClient] = (
+        nullcontext(client) if client is not None else open_client(plan)
+    )
+    with recorder, connection as model:
+        result = _drive(plan, model, recorder, emit)
+    return _result(plan, result, tuple(turns), recorder.opened)
+
+
+def _drive(
+    plan: Plan, client: ModelClient, recorder: SessionRecorder, emit: Callable[[Event], None]
+) -> ResultEvent:
+    setup = LoopSetup(
+        profile=plan.profile,
+        client=client,
+        tools=build_toolbox(plan),
+        session=plan.session,
+        recorder=recorder,
+        cost=plan.profile.pricing().cost,
+        first_turn=plan.first_turn,
+        task=plan.task_source,
+    )
+    try:
+        return _consume(run_loop(setup, plan.messages), emit)
+    except KeyboardInterrupt:
+        error: AgentctlError = InterruptedRunError("stopped by Ctrl-C")
+    except AgentctlError as err:
+        error = err
+    if recorder.opened:  # only a recorded session can be continued
+        error = with_resume_hint(error, plan.session)
+    emit(ErrorEvent(error.kind, str(error)))
+    raise error
+
+
+def _consume(events: Iterator[Event], emit: Callable[[Event], None]) -> ResultEvent:
+    result: ResultEvent | None = None
+    for event in events:
+        emit(event)
+        if isinstance(event, ResultEvent):
+            result = event
+    if result is None:
+        raise ApiError("the run ended without a result")
+    return result
+
+
+def with_resume_hint(err: AgentctlError, session: str) -> AgentctlError:
+    """The same error, its message ending with how to continue (for resumable stops)."""
+    hint = f"{err}; continue with: agentctl run --resume {session}"
+    if isinstance(err, ApiError):
+        return ApiError(hint, status=err.status, request_id=err.request_id)
+    if isinstance(err, LimitError | InterruptedRunError):
+        return type(err)(hint)
+    return err
+
+
+def _result(
+    plan: Plan, result: ResultEvent, turns: tuple[TurnEvent, ...], recorded: bool
+) -> RunResult:
+    balances, whole = session_balances(plan.session, plan.profile, turns, recorded=recorded)
+    return RunResult(
+        session_id=result.session,
+        text=result.text,
+        stop_reason=result.stop_reason,
+        turns=turns,
+        totals=result.totals,
+        balances=balances,
+        balances_cover_session=whole,
+        first_turn=plan.first_turn,
+        recorded=recorded,
+        warnings=tuple(plan.warnings),
+    )
+
+
+def run(
+    task: str | Path,
+    *,
+    profile: ProfileArg = None,
+    offline: bool = False,
+    client: ModelClient | None = None,
+    workspace: str | Path | None = None,
+    memory_root: str | Path | None = None,
+    on_event: Callable[[Event], None] | None = None,
+    record: bool = True,
+    trust_task: bool = False,
+) -> RunResult:
+    """Run `task` (its text, or a task file) to the end and return what happened.
+
+    `profile`: a Profile, a path, or None for the normal lookup; `offline`: against the
+    built-in emulator; `client`: any ModelClient (e.g. `ScriptedClient`); `record=False`
+    writes no transcript; `trust_task=True` lets a task file's front matter set what only the
+    caller may (`agentctl run --trust-task`). Raises the agentctl exception tree.
+    """
+    values = {} if memory_root is None else {"memory.root": str(memory_root)}
+    plan = plan_new(
+        task_of(task),
+        profile,
+        Overrides(values=values),
+        workspace=Path(workspace) if workspace is not None else None,
+        offline=offline,
+        trust_task=trust_task,
+    )
+    return execute(plan, client=client, on_event=on_event, record=record)

@@ -1,0 +1,151 @@
+"""Resolve what a run needs (task, profile, overrides, workspace, history) into a `Plan`."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentctl.agent.task import Task, default_workspace, parse_task, read_task
+from agentctl.errors import UsageError
+from agentctl.profile.loader import (
+    BUILTIN_SOURCE,
+    Overrides,
+    build_overridden,
+    deep_merge,
+    default_paths,
+    find_profile_path,
+    profile_to_dict,
+    read_profile_file,
+)
+from agentctl.profile.settings import Profile
+from agentctl.sessions.transcript import new_session_id
+
+ProfileArg = Profile | str | Path | None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run ready to execute: everything resolved, nothing started."""
+
+    session: str
+    profile: Profile
+    prompt: str
+    task_source: str
+    workspace: Path | None
+    messages: list[dict[str, Any]]
+    offline: bool
+    warnings: list[str] = field(default_factory=list)
+    first_turn: int = 0
+    resumed: bool = False
+    script: Path | None = None
+    # How many leading messages the transcript already holds (the rest get recorded first).
+    recorded: int = 0
+
+
+def load_profile(
+    path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
+) -> Profile:
+    """The profile at `path` (None: the normal lookup), with `{dotted key: value}` overrides."""
+    return resolve(path, Overrides(values=dict(overrides or {})))[0]
+
+
+def resolve(profile: ProfileArg, overrides: Overrides) -> tuple[Profile, list[str]]:
+    """A Profile from a path, a lookup (None) or a Profile, under `overrides`; with warnings."""
+    if isinstance(profile, Profile):
+        data, source, base = profile_to_dict(profile), profile.source, Path.cwd()
+    else:
+        path = find_profile_path(profile)
+        data = read_profile_file(path) if path else {}
+        source = str(path) if path else BUILTIN_SOURCE
+        base = path.resolve().parent if path else Path.cwd()
+    data = deep_merge(default_paths(Path.cwd()), data)
+    return build_overridden(data, overrides, source=source, base_dir=base)
+
+
+def task_of(task: str | Path) -> Task:
+    """A task from a file (a Path, `-` for stdin, or a string naming a file) or from its text."""
+    if isinstance(task, Path) or task == "-" or Path(task).expanduser().is_file():
+        return read_task(str(task), sys.stdin)
+    return parse_task(task, "<text>", Path.cwd())
+
+
+def plan_new(
+    task: Task,
+    profile: ProfileArg = None,
+    overrides: Overrides | None = None,
+    *,
+    workspace: Path | None = None,
+    offline: bool = False,
+    trust_task: bool = False,
+) -> Plan:
+    """A new run of `task`; the task's front matter sits under `overrides`.
+
+    Unless `trust_task`, the front matter may only tune the run: not where the key goes, not
+    looser limits or prices, not paths outside the task's folder (agentctl.profile.trust).
+    """
+    front = task.front_matter(workspace_given=workspace is not None)
+    untrusted = None if trust_task else front
+    more = dataclasses.replace(overrides or Overrides(), extra=front.data, untrusted=untrusted)
+    resolved, warnings = resolve(profile, more)
+    chosen = workspace or task.workspace or default_workspace(task)
+    return Plan(
+        session=new_session_id(),
+        profile=resolved,
+        prompt=task.prompt,
+        task_source=task.source,
+        workspace=_workspace(resolved, chosen),
+        messages=[{"role": "user", "content": task.prompt}],
+        offline=offline,
+        warnings=warnings,
+        script=task.script,
+    )
+
+
+def plan_resume(
+    ref: str,
+    overrides: Overrides | None = None,
+    *,
+    workspace: Path | None = None,
+    offline: bool = False,
+) -> Plan:
+    """The continuation of a saved session (id, unique prefix or `last`) with its own profile."""
+    from agentctl.sessions.resume import load_run, resumable_history
+
+    saved = load_run(ref)
+    head = saved.header
+    source = str(head.get("profile_source", "<session>"))
+    profile, warnings = build_overridden(
+        dict(head.get("profile") or {}),
+        overrides or Overrides(),
+        source=source,
+        base_dir=Path(head.get("cwd", ".")),
+    )
+    saved_ws, script = head.get("workspace"), head.get("emulator_script")
+    history = resumable_history(saved)
+    return Plan(
+        session=saved.session,
+        profile=profile,
+        prompt=str(head.get("task", "")),
+        task_source=str(head.get("task_source", "")),
+        workspace=_workspace(profile, workspace or (Path(saved_ws) if saved_ws else None)),
+        messages=history,
+        offline=offline or bool(head.get("offline")),
+        warnings=warnings,
+        first_turn=saved.last_turn,
+        resumed=True,
+        script=Path(script) if script else None,
+        recorded=min(len(saved.messages), len(history)),
+    )
+
+
+def _workspace(profile: Profile, chosen: Path | None) -> Path | None:
+    if not profile.tools.workspace:
+        return None
+    root = (chosen or profile.tools.workspace_root).expanduser().resolve()
+    if not root.is_dir():
+        raise UsageError(f"workspace {root}: no such directory")
+    return root

@@ -1,0 +1,109 @@
+"""A run's transcript, started by its first response, and the whole session's edit ledger.
+
+A run that fails before the model answers once (a bad key, a model the API refuses, a memory
+root it cannot write) leaves no session behind, so `last` still names the last real run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentctl import __version__, clock
+from agentctl.agent.model import ModelResponse
+from agentctl.errors import AgentctlError
+from agentctl.profile.settings import Profile
+from agentctl.profile.writer import profile_to_dict
+from agentctl.sessions.breakeven import EditBalance, balances_for_run, edit_balances
+from agentctl.sessions.transcript import TranscriptWriter
+from agentctl.types import TurnEvent
+
+if TYPE_CHECKING:
+    from agentctl.runner.plan import Plan
+
+
+class SessionRecorder(TranscriptWriter):
+    """A TranscriptWriter that holds its records (with their times) until the first response;
+    with no path it records nothing."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path or Path()
+        self._wanted = path is not None
+        self._fd = -1
+        self._pending: list[tuple[str, dict[str, Any]]] = []
+        self.opened = False  # stays True once the file exists, after close too
+
+    def write(self, record_type: str, **fields: Any) -> None:
+        if self._fd >= 0:
+            super().write(record_type, **fields)
+        elif self._wanted:
+            self._pending.append((record_type, {"ts": round(clock.timestamp(), 3), **fields}))
+
+    def response(self, turn: int, response: ModelResponse) -> None:
+        self._open()
+        super().response(turn, response)
+
+    def _open(self) -> None:
+        if self.opened or not self._wanted:
+            return
+        super().__init__(self.path)
+        self.opened = True
+        for record_type, fields in self._pending:
+            super().write(record_type, **fields)
+        self._pending.clear()
+
+
+def write_header(writer: TranscriptWriter, plan: Plan) -> None:
+    """The session record (new run) or a resume record, then the messages not yet recorded."""
+    if plan.resumed:
+        writer.write("resume", session=plan.session, from_turn=plan.first_turn)
+    else:
+        _session_record(writer, plan)
+    for index in range(plan.recorded, len(plan.messages)):
+        writer.message(index, plan.messages[index])
+
+
+def _session_record(writer: TranscriptWriter, plan: Plan) -> None:
+    writer.write(
+        "session",
+        session=plan.session,
+        task=plan.prompt,
+        task_source=plan.task_source,
+        profile=profile_to_dict(plan.profile),
+        profile_source=plan.profile.source,
+        model=plan.profile.model,
+        cwd=str(Path.cwd()),
+        offline=plan.offline,
+        workspace=str(plan.workspace) if plan.workspace else None,
+        memory_root=str(plan.profile.memory.root),
+        emulator_script=str(plan.script) if plan.script else None,
+        agentctl_version=__version__,
+    )
+
+
+def session_balances(
+    session: str, profile: Profile, turns: Sequence[TurnEvent], *, recorded: bool
+) -> tuple[tuple[EditBalance, ...] | None, bool]:
+    """(per-edit cache accounting, whether it covers the whole session). From the transcript,
+    as `stats` computes it, when there is a readable one (a resumed run then counts its
+    earlier turns too); else from this run's `turns`. None: the model has no price."""
+    if recorded:
+        try:
+            return _from_transcript(session), True
+        except AgentctlError:  # e.g. a record cut by an earlier crash: this run's turns only
+            pass
+    balances = balances_for_run(turns, profile.pricing())
+    return (None if balances is None else tuple(balances)), False
+
+
+def _from_transcript(session: str) -> tuple[EditBalance, ...] | None:
+    from agentctl.sessions.catalog import load_session, session_profile
+    from agentctl.sessions.simulate import recorded_run
+
+    saved = load_session(session)
+    prices = session_profile(saved)
+    price = prices.pricing(saved.model).price
+    if price is None:
+        return None
+    return tuple(edit_balances(recorded_run(saved, prices).turns, price))
