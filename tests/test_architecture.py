@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "agentctl"
 # subpackage or a top-level module of agentctl.
 LAYERS: list[set[str]] = [
     {"errors"},
-    {"types", "clock", "home"},
+    {"types", "clock", "home", "redact"},
     {"context"},
     {"profile"},
     {"memory"},

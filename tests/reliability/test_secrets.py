@@ -1,7 +1,8 @@
 """A server that echoes the key: real `agentctl run` processes never show or write it.
 
-`agentctl emulator serve --faults echokey@1-2` answers the first two requests with a 401 whose
-message and request-id header repeat the credential the request carried. One run uses an
+`agentctl emulator serve --faults echokey@2,echokey@4` answers each run's second request with a
+401 whose message and request-id header repeat the credential the request carried (the first
+is answered, so the run has a transcript for the error to be recorded in). One run uses an
 `sk-ant-`-shaped ANTHROPIC_API_KEY, the other an ANTHROPIC_AUTH_TOKEN of no known shape.
 """
 
@@ -25,7 +26,7 @@ TOKEN = "echoed-bearer-token-of-no-known-shape-5mX"
 
 @pytest.fixture
 def echoing_server(tmp_path: Path) -> Iterator[str]:
-    with emulator_process(tmp_path, "echokey@1-2") as (url, stderr):
+    with emulator_process(tmp_path, "echokey@2,echokey@4") as (url, stderr):
         yield url
     assert KEY not in stderr[0] and TOKEN not in stderr[0]
 
