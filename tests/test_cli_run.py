@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from agentctl.cli.main import app
 from agentctl.emulator.server import running
 from agentctl.home import sessions_dir
-from agentctl.sessions.transcript import read_records
+from agentctl.sessions.transcript import read_records, read_transcript
 
 SENTINEL_KEY = "sk-ant-SENTINEL-never-in-a-transcript-0123456789"
 
@@ -386,7 +386,7 @@ def test_transcript_rebuilds_every_request_exactly_as_sent(
         result = invoke(str(task), "--quiet")
         received = [r.body for r in emu.requests if r.path == "/v1/messages"]
     assert result.exit_code == 0, result.output
-    rebuilt = requests_sent(transcript())
+    rebuilt = requests_sent(read_transcript(sorted(sessions_dir().glob("*.jsonl"))[0]).records)
     assert [turn for turn, _ in rebuilt] == list(range(1, len(received) + 1))
     for (_, body), got in zip(rebuilt, received, strict=True):
         betas = body.pop("betas")

@@ -26,6 +26,7 @@ from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitE
 from agentctl.profile.loader import apply_set_overrides, build_profile, resolve_profile
 from agentctl.profile.settings import Profile
 from agentctl.profile.writer import profile_to_dict
+from agentctl.sessions.record import ResumeRecord, SessionHeader
 from agentctl.sessions.resume import load_run, resumable_history
 from agentctl.sessions.transcript import TranscriptWriter, new_session_id, session_path
 from agentctl.tools.memory import open_memory_tool
@@ -73,6 +74,7 @@ class PreparedRun:
     script: Path | None = None
     # How many leading messages the transcript already holds (the rest get recorded first).
     recorded: int = 0
+    transcript: Path | None = None  # the file resumed (None: a new file named by the session)
 
 
 def flag_overrides(opts: RunOptions) -> list[str]:
@@ -117,26 +119,27 @@ def prepare_new(opts: RunOptions, stdin: TextIO) -> PreparedRun:
 def prepare_resume(opts: RunOptions) -> PreparedRun:
     saved = load_run(opts.resume or "last")
     head = saved.header
-    data = apply_set_overrides(dict(head.get("profile") or {}), flag_overrides(opts))
-    source = str(head.get("profile_source", "<session>"))
-    profile, warnings = build_profile(data, source=source, base_dir=Path(head.get("cwd", ".")))
-    saved_ws = head.get("workspace")
+    data = apply_set_overrides(dict(head.profile), flag_overrides(opts))
+    source = head.profile_source or "<session>"
+    profile, warnings = build_profile(data, source=source, base_dir=Path(head.cwd))
+    saved_ws = head.workspace
     workspace = opts.workspace or (Path(saved_ws) if saved_ws else None)
-    script = head.get("emulator_script")
+    script = head.emulator_script
     history = resumable_history(saved)
     return PreparedRun(
         session=saved.session,
         profile=profile,
-        prompt=str(head.get("task", "")),
-        task_source=str(head.get("task_source", "")),
+        prompt=head.task,
+        task_source=head.task_source,
         workspace=_workspace(profile, workspace),
         messages=history,
-        offline=opts.offline or bool(head.get("offline")),
-        warnings=warnings,
+        offline=opts.offline or head.offline,
+        warnings=[*saved.warnings, *warnings],
         first_turn=saved.last_turn,
         resumed=True,
         script=Path(script) if script else None,
         recorded=min(len(saved.messages), len(history)),
+        transcript=saved.path,
     )
 
 
@@ -219,7 +222,7 @@ def open_client(prep: PreparedRun, retry: RetryPolicy | None = None) -> Iterator
 def write_header(writer: TranscriptWriter, prep: PreparedRun) -> None:
     """The session record (new run) or a resume record, then the messages not yet recorded."""
     if prep.resumed:
-        writer.write("resume", session=prep.session, from_turn=prep.first_turn)
+        writer.append(ResumeRecord(prep.session, prep.first_turn))
     else:
         _write_session_record(writer, prep)
     for index in range(prep.recorded, len(prep.messages)):
@@ -227,8 +230,7 @@ def write_header(writer: TranscriptWriter, prep: PreparedRun) -> None:
 
 
 def _write_session_record(writer: TranscriptWriter, prep: PreparedRun) -> None:
-    writer.write(
-        "session",
+    header = SessionHeader(
         session=prep.session,
         task=prep.prompt,
         task_source=prep.task_source,
@@ -242,6 +244,7 @@ def _write_session_record(writer: TranscriptWriter, prep: PreparedRun) -> None:
         emulator_script=str(prep.script) if prep.script else None,
         agentctl_version=__version__,
     )
+    writer.append(header)
 
 
 def execute(prep: PreparedRun, emit: Callable[[Event], None], client: ModelClient) -> ResultEvent:
@@ -250,7 +253,7 @@ def execute(prep: PreparedRun, emit: Callable[[Event], None], client: ModelClien
     On failure an ErrorEvent goes out first, then the AgentctlError (with how to resume)
     propagates; Ctrl-C becomes InterruptedRunError.
     """
-    with TranscriptWriter(session_path(prep.session)) as writer:
+    with TranscriptWriter(prep.transcript or session_path(prep.session)) as writer:
         write_header(writer, prep)
 
         def both(event: Event) -> None:
