@@ -247,13 +247,18 @@ def _write_session_record(writer: TranscriptWriter, prep: PreparedRun) -> None:
     writer.append(header)
 
 
-def execute(prep: PreparedRun, emit: Callable[[Event], None], client: ModelClient) -> ResultEvent:
+def execute(
+    prep: PreparedRun,
+    emit: Callable[[Event], None],
+    client: ModelClient,
+    open_transcript: Callable[[Path], TranscriptWriter] = TranscriptWriter,
+) -> ResultEvent:
     """Run the loop, feeding every event to `emit` and the transcript; the final ResultEvent.
 
     On failure an ErrorEvent goes out first, then the AgentctlError (with how to resume)
-    propagates; Ctrl-C becomes InterruptedRunError.
+    propagates; Ctrl-C becomes InterruptedRunError. `open_transcript` is a seam for tests.
     """
-    with TranscriptWriter(prep.transcript or session_path(prep.session)) as writer:
+    with open_transcript(prep.transcript or session_path(prep.session)) as writer:
         write_header(writer, prep)
 
         def both(event: Event) -> None:

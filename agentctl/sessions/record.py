@@ -102,7 +102,11 @@ class ResponseRecord:
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> ResponseRecord:
         request_id = _opt_str(data, "request_id") or ""
-        return cls(_int(data, "turn"), request_id, _dict(data, "message"))
+        message = _dict(data, "message")
+        _check_figures(message, "message")
+        editing = _dict(message, "context_management", where="message")
+        _check_edits(editing, "message.context_management")
+        return cls(_int(data, "turn"), request_id, message)
 
 
 @dataclass(frozen=True)
@@ -145,8 +149,13 @@ class EventRecord:
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> EventRecord:
         event = _dict(data, "event", required=True)
-        if not isinstance(event.get("event"), str):
-            raise MalformedRecord("`event.event` must be a string")
+        name = _str(event, "event", where="event")
+        if name == "turn":
+            _int(event, "turn", where="event")
+            _check_figures(event, "event")
+            _check_edits(event, "event")
+            for key in ("tool_calls", "memory_ops"):
+                _list_of_dicts(event, key, "event")
         return cls(event)
 
 
@@ -243,22 +252,53 @@ def with_history(
         yield line, record, history
 
 
-def _get(data: Mapping[str, Any], key: str, types: Any, default: Any, what: str) -> Any:
+_USAGE_COUNTS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+_EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
+
+
+def _check_figures(data: Mapping[str, Any], where: str) -> None:
+    """The token counts a turn's figures are built from are integers (or absent)."""
+    usage = _dict(data, "usage", where=where)
+    for key in _USAGE_COUNTS:
+        _get(usage, key, int, None, "an integer", f"{where}.usage")
+
+
+def _check_edits(data: Mapping[str, Any], where: str) -> None:
+    for edit in _list_of_dicts(data, "applied_edits", where):
+        for key in _EDIT_COUNTS:
+            _get(edit, key, int, None, "an integer", f"{where}.applied_edits[]")
+
+
+def _list_of_dicts(data: Mapping[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    items: list[Any] = _get(data, key, list, [], "a list", where) or []
+    if not all(isinstance(item, dict) for item in items):
+        raise MalformedRecord(f"`{where}.{key}` must be a list of objects")
+    return items
+
+
+def _get(
+    data: Mapping[str, Any], key: str, types: Any, default: Any, what: str, where: str = ""
+) -> Any:
     value = data.get(key, default)
     if value is None and default is None:
         return None
     if not isinstance(value, types) or (isinstance(value, bool) and types is not bool):
-        raise MalformedRecord(f"`{key}` must be {what}")
+        raise MalformedRecord(f"`{where + '.' if where else ''}{key}` must be {what}")
     return value
 
 
-def _int(data: Mapping[str, Any], key: str) -> int:
-    value: int = _get(data, key, int, "", "an integer")
+def _int(data: Mapping[str, Any], key: str, *, where: str = "") -> int:
+    value: int = _get(data, key, int, "", "an integer", where)
     return value
 
 
-def _str(data: Mapping[str, Any], key: str, default: str = "") -> str:
-    value: str = _get(data, key, str, default, "a string")
+def _str(data: Mapping[str, Any], key: str, default: str = "", *, where: str = "") -> str:
+    value: str = _get(data, key, str, default, "a string", where)
     return value
 
 
@@ -272,8 +312,10 @@ def _bool(data: Mapping[str, Any], key: str) -> bool:
     return value
 
 
-def _dict(data: Mapping[str, Any], key: str, *, required: bool = False) -> dict[str, Any]:
-    value: dict[str, Any] = _get(data, key, dict, "" if required else {}, "an object")
+def _dict(
+    data: Mapping[str, Any], key: str, *, required: bool = False, where: str = ""
+) -> dict[str, Any]:
+    value: dict[str, Any] = _get(data, key, dict, "" if required else {}, "an object", where)
     return value
 
 

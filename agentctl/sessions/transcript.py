@@ -153,9 +153,10 @@ class TranscriptWriter:
         with contextlib.suppress(OSError):
             os.ftruncate(self._fd, self._end)
         raise TranscriptWriteError(
-            f"session {self.path.stem}: cannot write {self.path}: {_why(err)}; saved "
-            f"{self._saved} records of this run (up to turn {self._turn}); free space, then "
-            f"continue with: agentctl run --resume {self.path.stem}"
+            f"session {self.path.stem}: cannot write {self.path}: {_why(err)}; saved: the "
+            f"transcript up to turn {self._turn} ({self._saved} records by this run) and the "
+            f"memory changes made; free space, then continue with: "
+            f"agentctl run --resume {self.path.stem}"
         ) from None
 
     def write(self, record_type: str, **fields: Any) -> None:

@@ -19,8 +19,8 @@ from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditi
 from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.replay import ReplaySettings, replay_request
 from agentctl.sessions.resume import requests_sent
-from agentctl.sessions.transcript import read_transcript
 from agentctl.sessions.simulate import calibrate, recorded_run, scaled_edits, simulate
+from agentctl.sessions.transcript import read_transcript
 
 
 def _with_editing(profile: Profile, **tool_uses: Any) -> Profile:

@@ -15,8 +15,8 @@ from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.loader import build_profile
 from agentctl.profile.settings import ContextEditing
 from agentctl.sessions.catalog import Session, parse_session, session_profile
-from agentctl.sessions.transcript import read_transcript
 from agentctl.sessions.report import tuning
+from agentctl.sessions.transcript import read_transcript
 from agentctl.sessions.tune import (
     candidates,
     pareto_front,
