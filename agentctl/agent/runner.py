@@ -75,6 +75,7 @@ class PreparedRun:
     # How many leading messages the transcript already holds (the rest get recorded first).
     recorded: int = 0
     transcript: Path | None = None  # the file resumed (None: a new file named by the session)
+    transcript_size: int | None = None  # its size when read (a resume refuses if it grew)
 
 
 def flag_overrides(opts: RunOptions) -> list[str]:
@@ -140,6 +141,7 @@ def prepare_resume(opts: RunOptions) -> PreparedRun:
         script=Path(script) if script else None,
         recorded=min(len(saved.messages), len(history)),
         transcript=saved.path,
+        transcript_size=saved.size,
     )
 
 
@@ -251,14 +253,15 @@ def execute(
     prep: PreparedRun,
     emit: Callable[[Event], None],
     client: ModelClient,
-    open_transcript: Callable[[Path], TranscriptWriter] = TranscriptWriter,
+    open_transcript: Callable[..., TranscriptWriter] = TranscriptWriter,
 ) -> ResultEvent:
     """Run the loop, feeding every event to `emit` and the transcript; the final ResultEvent.
 
     On failure an ErrorEvent goes out first, then the AgentctlError (with how to resume)
     propagates; Ctrl-C becomes InterruptedRunError. `open_transcript` is a seam for tests.
     """
-    with open_transcript(prep.transcript or session_path(prep.session)) as writer:
+    path = prep.transcript or session_path(prep.session)
+    with open_transcript(path, expect_size=prep.transcript_size) as writer:
         write_header(writer, prep)
 
         def both(event: Event) -> None:

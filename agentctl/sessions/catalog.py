@@ -24,7 +24,7 @@ from agentctl.sessions.record import (
     to_json,
     with_history,
 )
-from agentctl.sessions.transcript import find_session, list_sessions, read_transcript
+from agentctl.sessions.transcript import find_session, in_use, list_sessions, read_transcript
 
 EXPORT_FORMAT = "agentctl-session-export"
 EXPORT_VERSION = 1
@@ -329,6 +329,8 @@ def list_summaries() -> list[SessionSummary]:
 
 def remove_session(session: Session) -> Path:
     """Delete the transcript file; the memory the run wrote is left alone."""
+    if in_use(session.path):
+        raise UsageError(f"session {session.id}: a run is using it; wait for that run to end")
     try:
         os.unlink(session.path)
     except OSError as err:

@@ -327,6 +327,7 @@ class Transcript:
     header: SessionHeader
     records: tuple[Record, ...]
     warnings: tuple[str, ...] = ()
+    size: int = 0  # the bytes read (a writer checks nobody appended since)
 
     @property
     def id(self) -> str:

@@ -39,6 +39,7 @@ class SavedRun:
     # tool_use id -> its recorded tool_result record (to finish a turn cut mid-tools)
     tool_results: dict[str, ToolResultRecord] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    size: int = 0  # of the file as read
 
 
 def load_run(ref: str) -> SavedRun:
@@ -55,6 +56,7 @@ def load_run(ref: str) -> SavedRun:
         outcome=_outcome(records),
         tool_results={r.tool_use_id: r for r in records if isinstance(r, ToolResultRecord)},
         warnings=transcript.warnings,
+        size=transcript.size,
     )
     if run.outcome == "result":
         raise UsageError(

@@ -79,9 +79,13 @@ class TranscriptWriter:
 
     `write` is the `os.write`-like call used for every record (a seam for full-disk tests).
     A last line cut by a crash is removed (or ended, if it is a whole record) before appending.
+    `expect_size`: the size the file had when it was read to be resumed; if another run has
+    written since, continuing from what was read would fork the session, so it is refused.
     """
 
-    def __init__(self, path: Path, *, write: WriteFn = os.write) -> None:
+    def __init__(
+        self, path: Path, *, write: WriteFn = os.write, expect_size: int | None = None
+    ) -> None:
         self.path, self._write = path, write
         self.repaired = ""  # what was done to a cut last line, if anything
         self._fd, self._failed, self._saved, self._turn = -1, False, 0, 0
@@ -95,6 +99,7 @@ class TranscriptWriter:
             message = f"session {path.stem}: cannot open {path}: {_why(err)}"
             raise TranscriptWriteError(message) from None
         self._lock()
+        self._check_unchanged(expect_size)
         self._end = self._repair_tail()
 
     def _lock(self) -> None:
@@ -109,6 +114,15 @@ class TranscriptWriter:
                 f"session {self.path.stem}: another agentctl run is using it ({self.path}); "
                 "wait for that run to end"
             ) from None
+
+    def _check_unchanged(self, expect_size: int | None) -> None:
+        if expect_size is None or os.fstat(self._fd).st_size == expect_size:
+            return
+        self.close()
+        raise UsageError(
+            f"session {self.path.stem}: another run wrote to it after it was read ({self.path}); "
+            "resume it again"
+        )
 
     def _repair_tail(self) -> int:
         """The file's size after ending or cutting off an unterminated last line."""
@@ -200,6 +214,21 @@ class TranscriptWriter:
             self.append(EventRecord(event_json()))
 
 
+def in_use(path: Path) -> bool:
+    """Whether a run holds the transcript's lock right now."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 def _why(err: OSError) -> str:
     return (err.strerror or str(err)).lower()
 
@@ -228,24 +257,28 @@ def read_transcript(path: Path, *, only: Collection[str] = ()) -> Transcript:
 
     With `only`, just the records of those types are read (a cheap filter for listing).
     """
-    records, warnings = _read(path, only)
+    records, warnings, size = _read(path, only)
     header = next((r for r in records if isinstance(r, SessionHeader)), None)
     if header is None:
         raise UsageError(f"session {path.stem}: {path} has no session header record")
-    return Transcript(path, header, tuple(records), tuple(warnings))
+    return Transcript(path, header, tuple(records), tuple(warnings), size)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Every record of a transcript as its JSON object (checked like `read_transcript`)."""
-    return [to_json(record) for record in _read(path, ())[0]]
+    records, _, _ = _read(path, ())
+    return [to_json(record) for record in records]
 
 
-def _read(path: Path, only: Collection[str]) -> tuple[list[Record], list[str]]:
+def _read(path: Path, only: Collection[str]) -> tuple[list[Record], list[str], int]:
+    """The records, the warnings, and how many bytes were read."""
     records: list[Record] = []
     history: list[dict[str, Any]] = []
     warnings: list[str] = []
     markers = tuple(f'"{kind}"'.encode() for kind in only)
+    size = 0
     for number, line, last in _lines(path):
+        size += len(line)
         if markers and not any(m in line[:40] for m in markers):
             continue
         try:
@@ -259,7 +292,7 @@ def _read(path: Path, only: Collection[str]) -> tuple[list[Record], list[str]]:
             raise UsageError(_malformed(path, number, err)) from None
         if record is not None and (not only or record.TYPE in only):
             records.append(record)
-    return records, warnings
+    return records, warnings, size
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:

@@ -3,6 +3,7 @@ transcripts, malformed records. Each ends in a readable session or one clear lin
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable
@@ -11,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from agentctl.agent.runner import RunOptions, execute, open_client, prepare
+from agentctl.errors import UsageError
 from agentctl.home import sessions_dir
 from agentctl.sessions.transcript import TranscriptWriter, read_records
 
@@ -149,3 +152,27 @@ def test_a_damaged_file_is_listed_as_unreadable_and_the_others_still_are(
     assert listed.exit_code == 0, listed.output
     rows = {row["session"]: row for row in json.loads(listed.stdout)}
     assert rows[good.stem]["task"] == "Notes" and rows["bad"]["status"] == "unreadable"
+
+
+@pytest.mark.slow
+def test_a_resume_read_before_another_run_wrote_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Resume B reads the session, resume A runs to its end, then B starts: B's history is stale.
+    path = stopped_run(tmp_path, monkeypatch)
+    stale = prepare(RunOptions(resume="last", offline=True), io.StringIO())
+    assert resume().exit_code == 0
+    after = path.read_bytes()
+    with open_client(stale) as client, pytest.raises(UsageError, match="wrote to it after"):
+        execute(stale, lambda event: None, client)
+    assert path.read_bytes() == after
+
+
+def test_a_transcript_a_run_owns_is_not_removed(tmp_path: Path) -> None:
+    path = sessions_dir() / "20260101-000000-aaaaaa.jsonl"
+    with TranscriptWriter(path) as writer:
+        writer.write("session", session=path.stem, task="t")
+        removed = invoke("sessions", "rm", path.stem, "--yes")
+    assert_one_line(removed, 2, "a run is using it")
+    assert path.exists()
+    assert invoke("sessions", "rm", path.stem, "--yes").exit_code == 0 and not path.exists()

@@ -7,6 +7,7 @@ import io
 import json
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -128,7 +129,7 @@ def test_a_run_that_fills_the_disk_stops_with_that_error_and_can_be_resumed(
     prep = prepare(RunOptions(task="task.md", offline=True, max_turns=20), io.StringIO())
     events: list[Event] = []
     with open_client(prep) as client, pytest.raises(TranscriptWriteError) as caught:
-        execute(prep, events.append, client, lambda p: TranscriptWriter(p, write=full_disk(9000)))
+        execute(prep, events.append, client, partial(TranscriptWriter, write=full_disk(9000)))
     assert isinstance(events[-1], ErrorEvent) and events[-1].message == str(caught.value)
     transcript = read_transcript(session_path(prep.session))
     assert transcript.warnings == () and len(transcript.history()) >= 2
