@@ -44,7 +44,7 @@ class SessionHeader:
             session=_str(data, "session"),
             task=_str(data, "task"),
             task_source=_str(data, "task_source"),
-            profile=_dict(data, "profile"),
+            profile=_profile(data),
             profile_source=_str(data, "profile_source"),
             model=_str(data, "model"),
             cwd=_str(data, "cwd", "."),
@@ -54,6 +54,26 @@ class SessionHeader:
             emulator_script=_opt_str(data, "emulator_script"),
             agentctl_version=_str(data, "agentctl_version"),
         )
+
+
+_PROFILE_TABLES = (
+    "api",
+    "cache",
+    "context_editing",
+    "limits",
+    "memory",
+    "prices",
+    "thinking",
+    "tools",
+)
+
+
+def _profile(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The recorded profile; its tables are objects (the values are checked when it is built)."""
+    profile = _dict(data, "profile")
+    for table in _PROFILE_TABLES:
+        _dict(profile, table, where="profile")
+    return profile
 
 
 @dataclass(frozen=True)
@@ -70,7 +90,10 @@ class MessageRecord:
         index = _int(data, "index")
         if index < 0:
             raise MalformedRecord("`index` must not be negative")
-        return cls(index, _dict(data, "message", required=True))
+        message = _dict(data, "message", required=True)
+        _str(message, "role", where="message")
+        _check_content(message, "message", required=True)
+        return cls(index, message)
 
 
 @dataclass(frozen=True)
@@ -86,7 +109,12 @@ class RequestRecord:
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> RequestRecord:
         count = _int(data, "messages_count") if data.get("messages_count") is not None else None
-        return cls(_int(data, "turn"), count, _dict(data, "request"))
+        request = _dict(data, "request")
+        editing = _dict(request, "context_management", where="request")
+        _list_of_dicts(editing, "edits", "request.context_management")
+        _list_of_dicts(request, "tools", "request")
+        _check_content(request, "request", key="system")
+        return cls(_int(data, "turn"), count, request)
 
 
 @dataclass(frozen=True)
@@ -103,6 +131,7 @@ class ResponseRecord:
     def from_fields(cls, data: Mapping[str, Any]) -> ResponseRecord:
         request_id = _opt_str(data, "request_id") or ""
         message = _dict(data, "message")
+        _check_content(message, "message")
         _check_figures(message, "message")
         editing = _dict(message, "context_management", where="message")
         _check_edits(editing, "message.context_management")
@@ -154,8 +183,9 @@ class EventRecord:
             _int(event, "turn", where="event")
             _check_figures(event, "event")
             _check_edits(event, "event")
-            for key in ("tool_calls", "memory_ops"):
-                _list_of_dicts(event, key, "event")
+            for call in _list_of_dicts(event, "tool_calls", "event"):
+                _dict(call, "input", where="event.tool_calls[]")
+            _list_of_dicts(event, "memory_ops", "event")
         return cls(event)
 
 
@@ -266,6 +296,22 @@ def _check_figures(data: Mapping[str, Any], where: str) -> None:
     usage = _dict(data, "usage", where=where)
     for key in _USAGE_COUNTS:
         _get(usage, key, int, None, "an integer", f"{where}.usage")
+    creation = _dict(usage, "cache_creation", where=f"{where}.usage")
+    for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"):
+        _get(creation, key, int, None, "an integer", f"{where}.usage.cache_creation")
+
+
+def _check_content(
+    data: Mapping[str, Any], where: str, key: str = "content", *, required: bool = False
+) -> None:
+    """Message content or a system prompt: a string or a list of blocks (or absent)."""
+    value = data.get(key)
+    if isinstance(value, str) or (value is None and not required):
+        return
+    if not isinstance(value, list):
+        raise MalformedRecord(f"`{where}.{key}` must be a string or a list of objects")
+    for block in _list_of_dicts(data, key, where):
+        _str(block, "type", where=f"{where}.{key}[]")
 
 
 def _check_edits(data: Mapping[str, Any], where: str) -> None:
@@ -275,25 +321,29 @@ def _check_edits(data: Mapping[str, Any], where: str) -> None:
 
 
 def _list_of_dicts(data: Mapping[str, Any], key: str, where: str) -> list[dict[str, Any]]:
-    items: list[Any] = _get(data, key, list, [], "a list", where) or []
+    items: list[Any] = _get(data, key, list, [], "a list", where)
     if not all(isinstance(item, dict) for item in items):
         raise MalformedRecord(f"`{where}.{key}` must be a list of objects")
     return items
 
 
+_REQUIRED: Any = object()
+
+
 def _get(
     data: Mapping[str, Any], key: str, types: Any, default: Any, what: str, where: str = ""
 ) -> Any:
-    value = data.get(key, default)
-    if value is None and default is None:
-        return None
+    """data[key] if it has the type; `default` when absent or null (unless it is _REQUIRED)."""
+    value = data.get(key)
+    if value is None and default is not _REQUIRED:
+        return default
     if not isinstance(value, types) or (isinstance(value, bool) and types is not bool):
         raise MalformedRecord(f"`{where + '.' if where else ''}{key}` must be {what}")
     return value
 
 
 def _int(data: Mapping[str, Any], key: str, *, where: str = "") -> int:
-    value: int = _get(data, key, int, "", "an integer", where)
+    value: int = _get(data, key, int, _REQUIRED, "an integer", where)
     return value
 
 
@@ -315,7 +365,7 @@ def _bool(data: Mapping[str, Any], key: str) -> bool:
 def _dict(
     data: Mapping[str, Any], key: str, *, required: bool = False, where: str = ""
 ) -> dict[str, Any]:
-    value: dict[str, Any] = _get(data, key, dict, "" if required else {}, "an object", where)
+    value: dict[str, Any] = _get(data, key, dict, _REQUIRED if required else {}, "an object", where)
     return value
 
 

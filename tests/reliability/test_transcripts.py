@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -13,8 +14,12 @@ from typing import Any
 import pytest
 
 from agentctl.agent.runner import RunOptions, execute, open_client, prepare
-from agentctl.errors import UsageError
+from agentctl.errors import AgentctlError, UsageError
 from agentctl.home import sessions_dir
+from agentctl.sessions import report
+from agentctl.sessions.as_seen import as_seen_report
+from agentctl.sessions.catalog import export_session, load_session, summarize
+from agentctl.sessions.resume import load_run, resumable_history
 from agentctl.sessions.transcript import TranscriptWriter, read_records
 
 from .helpers import expected_facts, invoke, make_workspace, ndjson, transcript_files
@@ -176,3 +181,79 @@ def test_a_transcript_a_run_owns_is_not_removed(tmp_path: Path) -> None:
     assert_one_line(removed, 2, "a run is using it")
     assert path.exists()
     assert invoke("sessions", "rm", path.stem, "--yes").exit_code == 0 and not path.exists()
+
+
+WRONG: list[Any] = [None, "x", -1, 1.5, [], {}, True, [1], {"a": 1}]
+
+
+def _places(value: Any, where: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every key path inside a record (the first 3 items of each list)."""
+    if isinstance(value, dict):
+        items: Any = value.items()
+    else:
+        items = enumerate(value[:3]) if isinstance(value, list) else ()
+    found = []
+    for key, inner in items:
+        found.append((*where, key))
+        found.extend(_places(inner, (*where, key)))
+    return found
+
+
+def _damage(records: list[dict[str, Any]], rng: random.Random) -> None:
+    """Give one random field of one random record a wrong type, or remove it."""
+    record = rng.choice(records)
+    *parents, key = rng.choice(_places(record))
+    target: Any = record
+    for parent in parents:
+        target = target[parent]
+    if isinstance(target, dict) and rng.random() < 0.3:
+        del target[key]
+    else:
+        target[key] = rng.choice(WRONG)
+
+
+@pytest.mark.slow
+def test_a_field_of_the_wrong_type_anywhere_is_a_clear_error_or_harmless(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every reader of a damaged transcript gives a one-line error (exit 2) or a result."""
+    clean = [
+        json.loads(line) for line in stopped_run(tmp_path, monkeypatch).read_text().splitlines()
+    ]
+    rng = random.Random(20261201)
+    for n in range(60):
+        records = json.loads(json.dumps(clean))
+        _damage(records, rng)
+        path = sessions_dir() / f"damaged-{n}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        for read in READERS:
+            try:
+                read(path.stem)
+            except AgentctlError as err:
+                assert "\n" not in str(err) and err.exit_code == 2, err
+        path.unlink()
+
+
+def _resume_history(ref: str) -> object:
+    return resumable_history(load_run(ref))
+
+
+def _stats(ref: str) -> object:
+    return report.stats_of(load_session(ref)).to_json()
+
+
+def _as_seen(ref: str) -> object:
+    return as_seen_report(load_session(ref), 2)
+
+
+def _summary(ref: str) -> object:
+    return summarize(sessions_dir() / f"{ref}.jsonl")
+
+
+READERS = [
+    _resume_history,
+    _stats,
+    _as_seen,
+    _summary,
+    lambda ref: export_session(load_session(ref)),
+]
