@@ -54,6 +54,8 @@ def test_a_cut_last_line_is_removed_before_resuming_and_the_session_stays_readab
     path = stopped_run(tmp_path, monkeypatch)
     whole = path.read_bytes()
     path.write_bytes(whole + CUT.encode())
+    shown = invoke("sessions", "show", "last")
+    assert shown.exit_code == 0 and "was cut (by a crash or a full disk)" in shown.stderr
     resumed = resume()
     assert resumed.exit_code == 0, resumed.output
     assert all(fact in ndjson(resumed.stdout)[-1]["text"] for fact in expected_facts(3))
