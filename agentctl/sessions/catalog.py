@@ -175,7 +175,7 @@ def parse_session(transcript: Transcript) -> Session:
     """The Session of a transcript: its turns, final history and outcome."""
     builder = _Builder()
     history: list[dict[str, Any]] = []
-    for _, record, history in with_history(enumerate(transcript.records)):
+    for record, history in with_history(transcript.records):
         builder.add(record, history)
     return Session(
         id=transcript.id,

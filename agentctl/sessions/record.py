@@ -272,14 +272,14 @@ def apply_message(history: list[dict[str, Any]], record: MessageRecord) -> None:
 
 
 def with_history(
-    records: Iterable[tuple[int, Record]],
-) -> Iterator[tuple[int, Record, list[dict[str, Any]]]]:
-    """Each (line, record) with the history as it stands after it (one shared list: copy it)."""
+    records: Iterable[Record],
+) -> Iterator[tuple[Record, list[dict[str, Any]]]]:
+    """Each record with the history as it stands after it (one shared list: copy what you keep)."""
     history: list[dict[str, Any]] = []
-    for line, record in records:
+    for record in records:
         if isinstance(record, MessageRecord):
             apply_message(history, record)
-        yield line, record, history
+        yield record, history
 
 
 _USAGE_COUNTS = (

@@ -74,7 +74,7 @@ def requests_sent(records: Sequence[Record]) -> list[tuple[int, dict[str, Any]]]
     from agentctl.agent.request import mark_last_block
 
     sent: list[tuple[int, dict[str, Any]]] = []
-    for _, record, history in with_history(enumerate(records)):
+    for record, history in with_history(records):
         if isinstance(record, RequestRecord):
             body = dict(record.request)
             count = len(history) if record.messages_count is None else record.messages_count
