@@ -100,7 +100,12 @@ class TranscriptWriter:
             raise TranscriptWriteError(message) from None
         self._lock()
         self._check_unchanged(expect_size)
-        self._end = self._repair_tail()
+        try:
+            self._end = self._repair_tail()
+        except OSError as err:
+            self.close()
+            message = f"session {path.stem}: cannot end the cut last line of {path}: {_why(err)}"
+            raise TranscriptWriteError(message) from None
 
     def _lock(self) -> None:
         try:

@@ -81,6 +81,8 @@ def test_a_cut_fragment_is_cut_off_and_a_whole_unended_record_is_ended() -> None
     assert path.read_bytes() == whole
     record = json.dumps(to_json(MessageRecord(0, {"role": "user", "content": "t"})))
     path.write_bytes(whole + record.encode())
+    with pytest.raises(TranscriptWriteError, match="cannot end the cut last line"):
+        TranscriptWriter(path, write=full_disk(0))
     with TranscriptWriter(path) as writer:
         assert writer.repaired == "ended the last line"
         writer.message(1, {"role": "assistant", "content": "a"})
