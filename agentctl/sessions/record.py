@@ -154,7 +154,7 @@ class ToolResultRecord:
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> ToolResultRecord:
         return cls(
-            turn=_int(data, "turn"),
+            turn=_int(data, "turn", 0),  # nothing reads it back: absent is 0
             tool_use_id=_str(data, "tool_use_id"),
             name=_str(data, "name"),
             input=_dict(data, "input"),
@@ -342,8 +342,8 @@ def _get(
     return value
 
 
-def _int(data: Mapping[str, Any], key: str, *, where: str = "") -> int:
-    value: int = _get(data, key, int, _REQUIRED, "an integer", where)
+def _int(data: Mapping[str, Any], key: str, default: Any = _REQUIRED, *, where: str = "") -> int:
+    value: int = _get(data, key, int, default, "an integer", where)
     return value
 
 

@@ -147,9 +147,7 @@ class TranscriptWriter:
         """One record, as one write() of one line, so a crash never interleaves records."""
         if self._failed:
             return  # the error that stopped the run was raised already
-        stamped = replace(record, ts=round(clock.timestamp(), 3))
-        line = json.dumps(to_json(stamped), ensure_ascii=False, default=str) + "\n"
-        data = line.encode("utf-8")
+        data = _encode(replace(record, ts=round(clock.timestamp(), 3)))
         try:
             self._write_all(data)
         except OSError as err:
@@ -217,6 +215,11 @@ class TranscriptWriter:
         event_json = getattr(event, "to_json", None)
         if event_json is not None:
             self.append(EventRecord(event_json()))
+
+
+def _encode(record: Record) -> bytes:
+    """The record as one line of JSON."""
+    return (json.dumps(to_json(record), ensure_ascii=False, default=str) + "\n").encode("utf-8")
 
 
 def in_use(path: Path) -> bool:
