@@ -80,6 +80,8 @@ def show(
     from agentctl.sessions.catalog import load_session
 
     loaded = load_session(session)
+    for warning in loaded.warnings:
+        print(f"agentctl: warning: {warning}", file=sys.stderr)
     if as_seen is not None:
         sys.stdout.write(seen.as_seen_report(loaded, as_seen, limit=None if full else 600))
         return

@@ -16,7 +16,7 @@ from agentctl.profile.loader import Overrides
 from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
-from agentctl.sessions.transcript import session_path
+from agentctl.sessions.transcript import WriteFn, session_path
 from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox
 from agentctl.tools.workspace import WorkspaceTools
@@ -115,10 +115,20 @@ def execute(
     client: ModelClient | None = None,
     on_event: Callable[[Event], None] | None = None,
     record: bool = True,
+    transcript_write: WriteFn = os.write,
 ) -> RunResult:
     """Run the plan; every event goes to `on_event` and the transcript. On failure an
-    ErrorEvent goes out, then the AgentctlError propagates (Ctrl-C: InterruptedRunError)."""
-    recorder = SessionRecorder(session_path(plan.session) if record else None)
+    ErrorEvent goes out, then the AgentctlError propagates (Ctrl-C: InterruptedRunError).
+
+    A resumed plan appends to the file it was read from. `transcript_write` is the os.write-like
+    call the transcript uses (a seam: tests give it a full disk)."""
+    path = plan.transcript or session_path(plan.session)
+    recorder = SessionRecorder(
+        path if record else None,
+        resumed=plan.resumed,
+        expect_size=plan.transcript_size,
+        write=transcript_write,
+    )
     write_header(recorder, plan)
     turns: list[TurnEvent] = []
 

@@ -44,6 +44,8 @@ class Plan:
     script: Path | None = None
     # How many leading messages the transcript already holds (the rest get recorded first).
     recorded: int = 0
+    transcript: Path | None = None  # the file resumed (None: a new file named by the session)
+    transcript_size: int | None = None  # its size when read (a resume refuses if it grew)
 
 
 def load_profile(
@@ -117,28 +119,29 @@ def plan_resume(
 
     saved = load_run(ref)
     head = saved.header
-    source = str(head.get("profile_source", "<session>"))
     profile, warnings = build_overridden(
-        dict(head.get("profile") or {}),
+        dict(head.profile),
         overrides or Overrides(),
-        source=source,
-        base_dir=Path(head.get("cwd", ".")),
+        source=head.profile_source or "<session>",
+        base_dir=Path(head.cwd),
     )
-    saved_ws, script = head.get("workspace"), head.get("emulator_script")
+    saved_ws, script = head.workspace, head.emulator_script
     history = resumable_history(saved)
     return Plan(
         session=saved.session,
         profile=profile,
-        prompt=str(head.get("task", "")),
-        task_source=str(head.get("task_source", "")),
+        prompt=head.task,
+        task_source=head.task_source,
         workspace=_workspace(profile, workspace or (Path(saved_ws) if saved_ws else None)),
         messages=history,
-        offline=offline or bool(head.get("offline")),
-        warnings=warnings,
+        offline=offline or head.offline,
+        warnings=[*saved.warnings, *warnings],
         first_turn=saved.last_turn,
         resumed=True,
         script=Path(script) if script else None,
         recorded=min(len(saved.messages), len(history)),
+        transcript=saved.path,
+        transcript_size=saved.size,
     )
 
 

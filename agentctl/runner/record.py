@@ -6,9 +6,11 @@ root it cannot write) leaves no session behind, so `last` still names the last r
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentctl import __version__, clock
 from agentctl.agent.model import ModelResponse
@@ -16,7 +18,8 @@ from agentctl.errors import AgentctlError
 from agentctl.profile.settings import Profile
 from agentctl.profile.writer import profile_to_dict
 from agentctl.sessions.breakeven import EditBalance, balances_for_run, edit_balances
-from agentctl.sessions.transcript import TranscriptWriter
+from agentctl.sessions.record import Record, ResumeRecord, SessionHeader
+from agentctl.sessions.transcript import TranscriptWriter, WriteFn
 from agentctl.types import TurnEvent
 
 if TYPE_CHECKING:
@@ -24,21 +27,36 @@ if TYPE_CHECKING:
 
 
 class SessionRecorder(TranscriptWriter):
-    """A TranscriptWriter that holds its records (with their times) until the first response;
-    with no path it records nothing."""
+    """A TranscriptWriter that holds a new session's records (with their times) until the
+    first response; with no path it records nothing.
 
-    def __init__(self, path: Path | None) -> None:
+    A resumed session's file exists: it is opened (and locked, and checked to be still
+    `expect_size` bytes) at once, so a second run of it is refused before it sends anything.
+    `write` is the os.write-like call for every record (a seam for full-disk tests).
+    """
+
+    def __init__(
+        self,
+        path: Path | None,
+        *,
+        resumed: bool = False,
+        expect_size: int | None = None,
+        write: WriteFn = os.write,
+    ) -> None:
         self.path = path or Path()
         self._wanted = path is not None
         self._fd = -1
-        self._pending: list[tuple[str, dict[str, Any]]] = []
+        self._pending: list[Record] = []
+        self._write_fn, self._expect_size = write, expect_size
         self.opened = False  # stays True once the file exists, after close too
+        if resumed:
+            self._open()
 
-    def write(self, record_type: str, **fields: Any) -> None:
+    def append(self, record: Record) -> None:
         if self._fd >= 0:
-            super().write(record_type, **fields)
+            super().append(record)
         elif self._wanted:
-            self._pending.append((record_type, {"ts": round(clock.timestamp(), 3), **fields}))
+            self._pending.append(replace(record, ts=round(clock.timestamp(), 3)))
 
     def response(self, turn: int, response: ModelResponse) -> None:
         self._open()
@@ -47,26 +65,25 @@ class SessionRecorder(TranscriptWriter):
     def _open(self) -> None:
         if self.opened or not self._wanted:
             return
-        super().__init__(self.path)
+        super().__init__(self.path, write=self._write_fn, expect_size=self._expect_size)
         self.opened = True
-        for record_type, fields in self._pending:
-            super().write(record_type, **fields)
+        for record in self._pending:
+            super().append(record)
         self._pending.clear()
 
 
 def write_header(writer: TranscriptWriter, plan: Plan) -> None:
     """The session record (new run) or a resume record, then the messages not yet recorded."""
     if plan.resumed:
-        writer.write("resume", session=plan.session, from_turn=plan.first_turn)
+        writer.append(ResumeRecord(plan.session, plan.first_turn))
     else:
-        _session_record(writer, plan)
+        writer.append(_session_header(plan))
     for index in range(plan.recorded, len(plan.messages)):
         writer.message(index, plan.messages[index])
 
 
-def _session_record(writer: TranscriptWriter, plan: Plan) -> None:
-    writer.write(
-        "session",
+def _session_header(plan: Plan) -> SessionHeader:
+    return SessionHeader(
         session=plan.session,
         task=plan.prompt,
         task_source=plan.task_source,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -13,13 +12,22 @@ from typing import Any
 from agentctl.agent.model import usage_from
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
-from agentctl.sessions.transcript import find_session, list_sessions, read_records
+from agentctl.sessions.record import (
+    EventRecord,
+    Record,
+    RequestRecord,
+    ResponseRecord,
+    ResumeRecord,
+    SessionHeader,
+    Transcript,
+    to_json,
+    with_history,
+)
+from agentctl.sessions.transcript import find_session, in_use, list_sessions, read_transcript
 from agentctl.types import AppliedEdit, MemoryOp, ToolCall, TurnEvent, Usage
 
 EXPORT_FORMAT = "agentctl-session-export"
 EXPORT_VERSION = 1
-# Cheap pre-filter on a line's start (the type comes right after "v"); json decides.
-_LISTED_TYPES = ('"session"', '"event"')
 
 
 @dataclass(frozen=True)
@@ -49,20 +57,21 @@ class Session:
 
     id: str
     path: Path
-    header: dict[str, Any]
+    header: SessionHeader
     turns: tuple[TurnRecord, ...]
     history: tuple[dict[str, Any], ...]
     result: dict[str, Any] | None
     error: dict[str, Any] | None
-    records: tuple[dict[str, Any], ...]
+    records: tuple[Record, ...]
+    warnings: tuple[str, ...] = ()
 
     @property
     def model(self) -> str:
-        return str(self.header.get("model") or "")
+        return self.header.model
 
     @property
     def offline(self) -> bool:
-        return bool(self.header.get("offline"))
+        return self.header.offline
 
     @property
     def status(self) -> str:
@@ -114,42 +123,34 @@ class _Builder:
     """Walks the records once, keeping the history as it stood at each request."""
 
     def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = []
-        self.pending: dict[str, Any] | None = None
+        self.pending: tuple[RequestRecord, tuple[dict[str, Any], ...]] | None = None
         self.turns: list[TurnRecord] = []
         self.events: dict[int, TurnEvent] = {}
         self.result: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
         self.segment = 0
 
-    def add(self, record: Mapping[str, Any]) -> None:
-        kind = record.get("type")
-        if kind == "message":
-            del self.messages[int(record["index"]) :]
-            self.messages.append(dict(record["message"]))
-        elif kind == "request":
-            self.pending = dict(record)
-            count = record.get("messages_count")
-            size = count if isinstance(count, int) else len(self.messages)
-            self.pending["_messages"] = tuple(self.messages[:size])
-        elif kind == "response" and self.pending is not None:
+    def add(self, record: Record, history: list[dict[str, Any]]) -> None:
+        if isinstance(record, RequestRecord):
+            count = len(history) if record.messages_count is None else record.messages_count
+            self.pending = (record, tuple(history[:count]))
+        elif isinstance(record, ResponseRecord) and self.pending is not None:
             self._close_turn(record)
-        elif kind == "event":
-            self._event(record.get("event") or {})
-        elif kind == "resume":
+        elif isinstance(record, EventRecord):
+            self._event(record.event)
+        elif isinstance(record, ResumeRecord):
             self.segment += 1
             self.result = self.error = None
 
-    def _close_turn(self, record: Mapping[str, Any]) -> None:
+    def _close_turn(self, record: ResponseRecord) -> None:
         assert self.pending is not None
-        turn, response = int(record.get("turn", 0)), dict(record.get("message") or {})
-        request = self.pending
-        self.pending = None
-        event = _event_from_response(turn, response)
-        body = dict(request.get("request") or {})
-        ts = float(request.get("ts") or 0.0)
-        messages = request["_messages"]
-        self.turns.append(TurnRecord(turn, ts, body, messages, response, event, self.segment))
+        (request, messages), self.pending = self.pending, None
+        event = _event_from_response(record.turn, record.message)
+        body = dict(request.request)
+        turn = TurnRecord(
+            record.turn, request.ts, body, messages, record.message, event, self.segment
+        )
+        self.turns.append(turn)
 
     def _event(self, event: Mapping[str, Any]) -> None:
         name = event.get("event")
@@ -165,47 +166,44 @@ class _Builder:
         return tuple(replace(t, event=self.events.get(t.turn, t.event)) for t in self.turns)
 
 
-def parse_session(path: Path, records: Sequence[Mapping[str, Any]]) -> Session:
-    """A Session from already-read records; UsageError when there is no session header."""
-    header = next((dict(r) for r in records if r.get("type") == "session"), None)
-    if header is None:
-        raise UsageError(f"session {path.stem}: {path} has no session header record")
+def parse_session(transcript: Transcript) -> Session:
+    """The Session of a transcript: its turns, final history and outcome."""
     builder = _Builder()
-    for record in records:
-        builder.add(record)
+    history: list[dict[str, Any]] = []
+    for record, history in with_history(transcript.records):
+        builder.add(record, history)
     return Session(
-        id=str(header.get("session") or path.stem),
-        path=path,
-        header=header,
+        id=transcript.id,
+        path=transcript.path,
+        header=transcript.header,
         turns=builder.finish(),
-        history=tuple(builder.messages),
+        history=tuple(history),
         result=builder.result,
         error=builder.error,
-        records=tuple(dict(r) for r in records),
+        records=transcript.records,
+        warnings=transcript.warnings,
     )
 
 
 def load_session(ref: str) -> Session:
     """The session named by id, unique prefix or `last` (UsageError, exit 2, otherwise)."""
-    path = find_session(ref)
-    return parse_session(path, read_records(path))
+    return parse_session(read_transcript(find_session(ref)))
 
 
 def session_profile(session: Session) -> Profile:
     """The profile the run used, rebuilt from the header (validated like any profile)."""
-    return session_profile_of(session.header)
+    return session_profile_of(session.header, session.id)
 
 
-def session_profile_of(header: Mapping[str, Any]) -> Profile:
+def session_profile_of(header: SessionHeader, name: str) -> Profile:
     """The profile recorded in a session header; UsageError/ConfigError if it cannot be used."""
     from agentctl.profile.loader import build_profile
 
-    data = header.get("profile")
-    session = header.get("session")
-    if not isinstance(data, dict):
-        raise UsageError(f"session {session}: the header records no profile")
-    source = f"session {session}"
-    profile, _ = build_profile(data, source=source, base_dir=Path(header.get("cwd", ".")))
+    data = header.profile
+    if not data:
+        raise UsageError(f"session {name}: the header records no profile")
+    source = f"session {name}"
+    profile, _ = build_profile(data, source=source, base_dir=Path(header.cwd))
     return profile
 
 
@@ -240,48 +238,36 @@ class SessionSummary:
         }
 
 
-def _light_records(path: Path) -> Iterator[dict[str, Any]]:
-    """Only the header and event records: all `sessions list` needs, without parsing bodies."""
-    for line in _raw_lines(path):
-        if any(marker in line[:40] for marker in _LISTED_TYPES):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut by a crash
-            if record.get("type") in ("session", "event"):
-                yield record
-
-
-def _raw_lines(path: Path) -> Iterator[str]:
-    try:
-        with path.open(encoding="utf-8") as f:
-            yield from f
-    except OSError as err:
-        raise UsageError(f"session {path}: cannot read: {err.strerror or err}") from None
-
-
 def summarize(path: Path) -> SessionSummary | None:
-    """The list row of one transcript, or None for a file that is not a session."""
-    records = list(_light_records(path))
-    header = next((r for r in records if r.get("type") == "session"), None)
-    if header is None:
-        return None
-    events = [r["event"] for r in records if r.get("type") == "event"]
+    """The list row of one transcript (header and events only), None for a file without one."""
+    try:
+        transcript = read_transcript(path, only=(SessionHeader.TYPE, EventRecord.TYPE))
+    except UsageError:
+        return _unreadable(path)
+    header = transcript.header
+    events = [r.event for r in transcript.records if isinstance(r, EventRecord)]
     turns = [turn_event_from_json(e) for e in events if e.get("event") == "turn"]
     usage = sum((t.usage for t in turns), Usage())
-    status = _status(events)
     return SessionSummary(
-        id=str(header.get("session") or path.stem),
-        started=float(header.get("ts") or 0.0),
-        task=_first_line(str(header.get("task", ""))) or str(header.get("task_source") or ""),
-        task_source=str(header.get("task_source") or ""),
-        model=str(header.get("model") or ""),
+        id=transcript.id,
+        started=header.ts,
+        task=_first_line(header.task) or header.task_source,
+        task_source=header.task_source,
+        model=header.model,
         turns=len(turns),
-        status=status,
+        status=_status(events),
         prompt_tokens=usage.prompt_tokens,
         output_tokens=usage.output_tokens,
-        cost_usd=_summary_cost(header, turns),
+        cost_usd=_summary_cost(header, path.stem, turns),
     )
+
+
+def _unreadable(path: Path) -> SessionSummary | None:
+    """A row saying the file cannot be read (`sessions show` names the line), if it is a file."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    started = path.stat().st_mtime
+    return SessionSummary(path.stem, started, "", "", "", 0, "unreadable", 0, 0, None)
 
 
 def _status(events: Sequence[Mapping[str, Any]]) -> str:
@@ -298,13 +284,13 @@ def _first_line(text: str) -> str:
     return line.lstrip("# ")[:60]
 
 
-def _summary_cost(header: Mapping[str, Any], turns: Sequence[TurnEvent]) -> float | None:
+def _summary_cost(header: SessionHeader, name: str, turns: Sequence[TurnEvent]) -> float | None:
     """Summed per-turn cost under the recorded profile's pricing (None when unknown)."""
     try:
-        profile = session_profile_of(header)
+        profile = session_profile_of(header, name)
     except AgentctlError:  # a header this version cannot read: the list stays readable
         return None
-    pricing = profile.pricing(str(header.get("model") or profile.model))
+    pricing = profile.pricing(header.model or profile.model)
     costs = [pricing.usd(turn.usage) for turn in turns]
     return None if None in costs else sum(c or 0.0 for c in costs)
 
@@ -317,6 +303,8 @@ def list_summaries() -> list[SessionSummary]:
 
 def remove_session(session: Session) -> Path:
     """Delete the transcript file; the memory the run wrote is left alone."""
+    if in_use(session.path):
+        raise UsageError(f"session {session.id}: a run is using it; wait for that run to end")
     try:
         os.unlink(session.path)
     except OSError as err:
@@ -331,7 +319,7 @@ def export_session(session: Session) -> dict[str, Any]:
         "version": EXPORT_VERSION,
         "session": session.id,
         "status": session.status,
-        "header": session.header,
+        "header": to_json(session.header),
         "turns": [_turn_json(t) for t in session.turns],
         "messages": list(session.history),
         "result": session.result,

@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from agentctl.errors import UsageError
-from agentctl.sessions.transcript import find_session, read_records
+from agentctl.sessions.record import (
+    EventRecord,
+    Record,
+    RequestRecord,
+    ResponseRecord,
+    ResumeRecord,
+    SessionHeader,
+    ToolResultRecord,
+)
+from agentctl.sessions.transcript import find_session, read_transcript
 
 # Stop reasons after which the last assistant message is resent as is.
 RESEND_STOPS = frozenset({"pause_turn", "compaction"})
@@ -18,54 +27,40 @@ RESEND_STOPS = frozenset({"pause_turn", "compaction"})
 class SavedRun:
     """What a transcript says about a run, enough to continue it."""
 
-    session: str
+    session: str  # the file's name: the file resumed is the file appended to
     path: Path
-    header: dict[str, Any]
+    header: SessionHeader
     messages: list[dict[str, Any]]
     last_turn: int
     last_stop: str
     outcome: str  # "result", an error kind ("limit", "interrupted", "api", ...), or "unknown"
     # tool_use id -> its recorded tool_result record (to finish a turn cut mid-tools)
-    tool_results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tool_results: dict[str, ToolResultRecord] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    size: int = 0  # of the file as read
 
 
 def load_run(ref: str) -> SavedRun:
     """The session named by id, unique prefix or `last`; UsageError if it cannot continue."""
-    path = find_session(ref)
-    records = read_records(path)
-    header = next((r for r in records if r.get("type") == "session"), None)
-    if header is None:
-        raise UsageError(f"session {path.stem}: the transcript has no session header")
+    transcript = read_transcript(find_session(ref))
+    records = transcript.records
     run = SavedRun(
-        session=str(header.get("session", path.stem)),
-        path=path,
-        header=header,
-        messages=replay_messages(records),
-        last_turn=max(
-            (int(r.get("turn", 0)) for r in records if r["type"] == "request"), default=0
-        ),
+        session=transcript.id,
+        path=transcript.path,
+        header=transcript.header,
+        messages=transcript.history(),
+        last_turn=max((r.turn for r in records if isinstance(r, RequestRecord)), default=0),
         last_stop=_last_stop(records),
         outcome=_outcome(records),
-        tool_results={
-            str(r.get("tool_use_id")): r for r in records if r.get("type") == "tool_result"
-        },
+        tool_results={r.tool_use_id: r for r in records if isinstance(r, ToolResultRecord)},
+        warnings=transcript.warnings,
+        size=transcript.size,
     )
     if run.outcome == "result":
         raise UsageError(
             f"session {run.session}: already finished ({run.last_stop}); start a new run instead"
         )
     return run
-
-
-def replay_messages(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history as last written: a message record at index i replaces everything from i on."""
-    messages: list[dict[str, Any]] = []
-    for record in records:
-        if record.get("type") == "message":
-            index = int(record["index"])
-            del messages[index:]
-            messages.append(record["message"])
-    return messages
 
 
 INTERRUPTED_RESULT = (
@@ -99,31 +94,30 @@ def resumable_history(run: SavedRun) -> list[dict[str, Any]]:
 
 def _result(use: dict[str, Any], run: SavedRun) -> dict[str, Any]:
     record = run.tool_results.get(str(use.get("id")))
-    content = str(record["content"]) if record else INTERRUPTED_RESULT
+    content = record.content if record else INTERRUPTED_RESULT
     result: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": use.get("id"),
         "content": content,
     }
-    if record is None or record.get("is_error"):
+    if record is None or record.is_error:
         result["is_error"] = True
     return result
 
 
-def _last_stop(records: Sequence[dict[str, Any]]) -> str:
+def _last_stop(records: Sequence[Record]) -> str:
     for record in reversed(records):
-        if record.get("type") == "response":
-            return str((record.get("message") or {}).get("stop_reason") or "")
+        if isinstance(record, ResponseRecord):
+            return str(record.message.get("stop_reason") or "")
     return ""
 
 
-def _outcome(records: Sequence[dict[str, Any]]) -> str:
+def _outcome(records: Sequence[Record]) -> str:
     for record in reversed(records):
-        if record.get("type") == "resume":
+        if isinstance(record, ResumeRecord):
             return "unknown"
-        event = record.get("event") if record.get("type") == "event" else None
-        if isinstance(event, dict) and event.get("event") == "result":
+        if isinstance(record, EventRecord) and record.name == "result":
             return "result"
-        if isinstance(event, dict) and event.get("event") == "error":
-            return str(event.get("kind", "error"))
+        if isinstance(record, EventRecord) and record.name == "error":
+            return str(record.event.get("kind", "error"))
     return "unknown"

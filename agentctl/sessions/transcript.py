@@ -1,29 +1,50 @@
-"""Run transcripts: one JSONL file per session, each record appended and flushed as it happens.
+"""Transcript files: one JSONL file per session, one writer (locked, append-only), one reader.
 
-Every record is `{"v": 1, "type": ..., "ts": ..., ...}`; the types and their fields are
-documented in docs/run.md (the sessions/simulate commands read them). Files are 0600 in a 0700
-folder. Requests are recorded from our own request dict, which never holds credentials.
+What a line means is `sessions.record`; this module owns the files: session ids and paths,
+the writer that appends and flushes each record as it happens (0600 in a 0700 folder, locked
+while a run owns it), and the reader that turns a file into a `Transcript`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
+import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from agentctl import clock
 from agentctl.agent.model import ModelResponse
-from agentctl.errors import UsageError
+from agentctl.errors import AgentctlError, UsageError
 from agentctl.home import sessions_dir
 from agentctl.redact import redact
+from agentctl.sessions.record import (
+    EventRecord,
+    MalformedRecord,
+    MessageRecord,
+    Record,
+    RequestRecord,
+    ResponseRecord,
+    SessionHeader,
+    ToolResultRecord,
+    Transcript,
+    apply_message,
+    from_json,
+    to_json,
+)
 from agentctl.types import Event, ToolCall
 
-FORMAT_VERSION = 1
 SUFFIX = ".jsonl"
 LAST = "last"
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_CHUNK = 1 << 16
+WriteFn = Callable[[int, bytes], int]
 
 
 def new_session_id() -> str:
@@ -31,8 +52,15 @@ def new_session_id() -> str:
     return clock.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+def check_session_id(session: str) -> str:
+    """The id, if it can name a file in the sessions folder (no `/`, no `..`); else UsageError."""
+    if not _ID.fullmatch(session) or ".." in session:
+        raise UsageError(f"session {session!r}: not a valid session id (letters, digits, - _ .)")
+    return session
+
+
 def session_path(session: str) -> Path:
-    return sessions_dir() / f"{session}{SUFFIX}"
+    return sessions_dir() / f"{check_session_id(session)}{SUFFIX}"
 
 
 def make_private_dirs(folder: Path) -> None:
@@ -43,30 +71,121 @@ def make_private_dirs(folder: Path) -> None:
     folder.mkdir(mode=0o700, exist_ok=True)
 
 
-class TranscriptWriter:
-    """Appends records to one session file; also the loop's Recorder."""
+class TranscriptWriteError(AgentctlError):
+    """The transcript could not be written (a full disk): the run stops, what was saved stays."""
 
-    def __init__(self, path: Path) -> None:
-        make_private_dirs(path.parent)
-        os.chmod(path.parent, 0o700)
-        self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        os.fchmod(self._fd, 0o600)
+
+class TranscriptWriter:
+    """Appends records to one session file, which it locks; also the loop's Recorder.
+
+    `write` is the `os.write`-like call used for every record (a seam for full-disk tests).
+    A last line cut by a crash is removed (or ended, if it is a whole record) before appending.
+    `expect_size`: the size the file had when it was read to be resumed; if another run has
+    written since, continuing from what was read would fork the session, so it is refused.
+    """
+
+    def __init__(
+        self, path: Path, *, write: WriteFn = os.write, expect_size: int | None = None
+    ) -> None:
+        self.path, self._write = path, write
+        self.repaired = ""  # what was done to a cut last line, if anything
+        self._fd, self._failed, self._saved, self._turn = -1, False, 0, 0
+        try:
+            make_private_dirs(path.parent)
+            os.chmod(path.parent, 0o700)
+            self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            os.fchmod(self._fd, 0o600)
+        except OSError as err:
+            self.close()
+            message = f"session {path.stem}: cannot open {path}: {_why(err)}"
+            raise TranscriptWriteError(message) from None
+        self._lock()
+        self._check_unchanged(expect_size)
+        try:
+            self._end = self._repair_tail()
+        except OSError as err:
+            self.close()
+            message = f"session {path.stem}: cannot end the cut last line of {path}: {_why(err)}"
+            raise TranscriptWriteError(message) from None
+
+    def _lock(self) -> None:
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            self.close()
+            if err.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                message = f"session {self.path.stem}: cannot lock {self.path}: {_why(err)}"
+                raise TranscriptWriteError(message) from None
+            raise UsageError(
+                f"session {self.path.stem}: another agentctl run is using it ({self.path}); "
+                "wait for that run to end"
+            ) from None
+
+    def _check_unchanged(self, expect_size: int | None) -> None:
+        if expect_size is None or os.fstat(self._fd).st_size == expect_size:
+            return
+        self.close()
+        raise UsageError(
+            f"session {self.path.stem}: another run wrote to it after it was read ({self.path}); "
+            "resume it again"
+        )
+
+    def _repair_tail(self) -> int:
+        """The file's size after ending or cutting off an unterminated last line."""
+        size = os.fstat(self._fd).st_size
+        start = _after_last_newline(self._fd, size)
+        if start == size:
+            return size
+        if _is_record(os.pread(self._fd, size - start, start)):
+            self.repaired = "ended the last line"
+            self._write_all(b"\n")
+            return size + 1
+        os.ftruncate(self._fd, start)
+        self.repaired = f"removed a cut last line ({size - start} bytes)"
+        return start
+
+    def append(self, record: Record) -> None:
+        """One record, as one write() of one line, so a crash never interleaves records.
+
+        A record with no time (`ts` 0) is stamped now; one held back keeps its own."""
+        if self._failed:
+            return  # the error that stopped the run was raised already
+        stamped = record if record.ts else replace(record, ts=round(clock.timestamp(), 3))
+        data = _encode(stamped)
+        try:
+            self._write_all(data)
+        except OSError as err:
+            self._fail(err)
+        self._end += len(data)
+        self._saved += 1
+        self._turn = max(self._turn, getattr(record, "turn", 0))
+
+    def _write_all(self, data: bytes) -> None:
+        while data:
+            written = self._write(self._fd, data)
+            if written <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            data = data[written:]
+
+    def _fail(self, err: OSError) -> None:
+        """Cut off the partial line and stop with one line saying what the file holds."""
+        self._failed = True
+        # If this fails too, the reader skips the cut last line and the next writer removes it.
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, self._end)
+        raise TranscriptWriteError(
+            f"session {self.path.stem}: cannot write {self.path}: {_why(err)}; saved: the "
+            f"transcript up to turn {self._turn} ({self._saved} records by this run) and the "
+            f"memory changes made; free space, then continue with: "
+            f"agentctl run --resume {self.path.stem}"
+        ) from None
 
     def write(self, record_type: str, **fields: Any) -> None:
-        """One record, as one write() of one line, so a crash never interleaves records."""
-        record = {
-            "v": FORMAT_VERSION,
-            "type": record_type,
-            "ts": round(clock.timestamp(), 3),
-            **fields,
-        }
-        # Last guard: no credential is written, whatever a tool, file or server put in a record.
-        line = redact(json.dumps(record, ensure_ascii=False, default=str))
-        data = (line + "\n").encode("utf-8")
-        while data:
-            written = os.write(self._fd, data)
-            data = data[written:]
+        """A record given as its type and fields (validated like a read one)."""
+        record = from_json({"type": record_type, **fields})
+        if record is None:
+            raise ValueError(f"unknown transcript record type {record_type!r}")
+        self.append(record)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -81,50 +200,140 @@ class TranscriptWriter:
 
     # The Recorder protocol of agentctl.agent.loop.
     def message(self, index: int, message: Mapping[str, Any]) -> None:
-        self.write("message", index=index, message=dict(message))
+        self.append(MessageRecord(index, dict(message)))
 
     def request(self, turn: int, request: Mapping[str, Any]) -> None:
         """The request minus its messages, which are recorded once each as `message` records."""
         body = {k: v for k, v in request.items() if k != "messages"}
-        count = len(request.get("messages") or ())
-        self.write("request", turn=turn, messages_count=count, request=body)
+        self.append(RequestRecord(turn, len(request.get("messages") or ()), body))
 
     def response(self, turn: int, response: ModelResponse) -> None:
-        self.write("response", turn=turn, request_id=response.request_id, message=response.raw)
+        self.append(ResponseRecord(turn, response.request_id or "", dict(response.raw)))
 
     def tool_result(self, turn: int, call: ToolCall, content: str) -> None:
-        self.write(
-            "tool_result",
-            turn=turn,
-            tool_use_id=call.id,
-            name=call.name,
-            input=call.input,
-            is_error=call.is_error,
-            content=content,
-        )
+        record = ToolResultRecord(turn, call.id, call.name, call.input, call.is_error, content)
+        self.append(record)
 
     def event(self, event: Event) -> None:
         """Every event except streaming progress (too many, and not needed to replay a run)."""
-        to_json = getattr(event, "to_json", None)
-        if to_json is not None:
-            self.write("event", event=to_json())
+        event_json = getattr(event, "to_json", None)
+        if event_json is not None:
+            self.append(EventRecord(event_json()))
+
+
+def _encode(record: Record) -> bytes:
+    """The record as one line of JSON, with no credential in it (agentctl.redact: the last guard,
+    whatever a tool, file or server put in a record)."""
+    line = redact(json.dumps(to_json(record), ensure_ascii=False, default=str))
+    return (line + "\n").encode("utf-8")
+
+
+def in_use(path: Path) -> bool:
+    """Whether a run holds the transcript's lock right now."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _why(err: OSError) -> str:
+    return (err.strerror or str(err)).lower()
+
+
+def _after_last_newline(fd: int, size: int) -> int:
+    """The offset just after the file's last newline (0 when there is none)."""
+    end = size
+    while end > 0:
+        start = max(0, end - _CHUNK)
+        found = os.pread(fd, end - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        end = start
+    return 0
+
+
+def _is_record(data: bytes) -> bool:
+    try:
+        return isinstance(json.loads(data), dict)
+    except ValueError:
+        return False
+
+
+def read_transcript(path: Path, *, only: Collection[str] = ()) -> Transcript:
+    """The transcript in `path` (UsageError naming file and line for anything malformed).
+
+    With `only`, just the records of those types are read (a cheap filter for listing).
+    """
+    records, warnings, size = _read(path, only)
+    header = next((r for r in records if isinstance(r, SessionHeader)), None)
+    if header is None:
+        raise UsageError(f"session {path.stem}: {path} has no session header record")
+    return Transcript(path, header, tuple(records), tuple(warnings), size)
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    """All records of a transcript; a last line cut by a crash is skipped, others must parse."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as err:
-        raise UsageError(f"session {path}: cannot read: {err.strerror or err}") from None
-    records: list[dict[str, Any]] = []
-    for number, line in enumerate(lines, 1):
+    """Every record of a transcript as its JSON object (checked like `read_transcript`)."""
+    records, _, _ = _read(path, ())
+    return [to_json(record) for record in records]
+
+
+def _read(path: Path, only: Collection[str]) -> tuple[list[Record], list[str], int]:
+    """The records, the warnings, and how many bytes were read."""
+    records: list[Record] = []
+    history: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    markers = tuple(f'"{kind}"'.encode() for kind in only)
+    size = 0
+    for number, line, last in _lines(path):
+        size += len(line)
+        if markers and not any(m in line[:40] for m in markers):
+            continue
         try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError:
-            if number == len(lines):
+            record = from_json(json.loads(line))
+            if isinstance(record, MessageRecord) and not only:
+                apply_message(history, record)
+        except ValueError as err:
+            if last and not line.endswith(b"\n") and not isinstance(err, MalformedRecord):
+                warnings.append(_cut_warning(path, number))
                 break
-            raise UsageError(f"session {path}: line {number} is not a JSON record") from None
-    return records
+            raise UsageError(_malformed(path, number, err)) from None
+        if record is not None and (not only or record.TYPE in only):
+            records.append(record)
+    return records, warnings, size
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """(number, line, is last) for each line, split on b"\\n" only."""
+    try:
+        with path.open("rb") as f:
+            previous = f.readline()
+            number = 1
+            while previous:
+                line = f.readline()
+                yield number, previous, not line
+                previous, number = line, number + 1
+    except OSError as err:
+        raise UsageError(f"session {path}: cannot read: {_why(err)}") from None
+
+
+def _cut_warning(path: Path, number: int) -> str:
+    return (
+        f"session {path.stem}: line {number} of {path} was cut (by a crash or a full disk) "
+        "and is ignored"
+    )
+
+
+def _malformed(path: Path, number: int, err: ValueError) -> str:
+    if isinstance(err, MalformedRecord):
+        return f"session {path}: line {number}: {err}"
+    return f"session {path}: line {number} is not a JSON record"
 
 
 def list_sessions() -> list[Path]:

@@ -98,7 +98,7 @@ def show_view(
 ) -> RenderableType:
     """`sessions show`: the per-turn table, the summary, the memory operations."""
     events = [t.event for t in session.turns]
-    task = session.header.get("task_source") or "-"
+    task = session.header.task_source or "-"
     parts: list[RenderableType] = [
         Text(f"session {session.id}  task {task}  model {session.model}", "bold"),
         turn_table(events, trigger=trigger, width=width),

@@ -11,11 +11,12 @@ import pytest
 from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
 from agentctl.errors import UsageError
 from agentctl.home import sessions_dir
-from agentctl.sessions.resume import load_run, replay_messages, resumable_history
+from agentctl.sessions.resume import load_run, resumable_history
 from agentctl.sessions.transcript import (
     TranscriptWriter,
     find_session,
     read_records,
+    read_transcript,
     session_path,
 )
 
@@ -69,13 +70,15 @@ def message(index: int, role: str, text: str) -> tuple[str, dict[str, object]]:
 
 
 def test_replay_lets_a_later_record_replace_from_its_index() -> None:
-    records = [
-        {"type": "message", **message(0, "user", "task")[1]},
-        {"type": "message", **message(1, "assistant", "cut answer")[1]},
-        {"type": "message", **message(1, "assistant", "redone")[1]},
-        {"type": "message", **message(2, "user", "results")[1]},
-    ]
-    assert [m["content"] for m in replay_messages(records)] == ["task", "redone", "results"]
+    path = write_session(
+        "20260101-000001-ffffff",
+        message(0, "user", "task"),
+        message(1, "assistant", "cut answer"),
+        message(1, "assistant", "redone"),
+        message(2, "user", "results"),
+    )
+    history = read_transcript(path).history()
+    assert [m["content"] for m in history] == ["task", "redone", "results"]
 
 
 @pytest.mark.parametrize(("stop", "kept"), [("tool_use", 1), ("max_tokens", 1), ("pause_turn", 2)])

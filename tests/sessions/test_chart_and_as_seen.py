@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from rich.console import Console
 
@@ -76,7 +78,7 @@ def test_the_first_turn_has_no_diff_and_bad_turns_name_the_range(research: Sessi
 
 
 def test_a_real_api_run_is_labelled_reconstructed(research: Session) -> None:
-    header = {**research.header, "offline": False}
+    header = dataclasses.replace(research.header, offline=False)
     real = Session(research.id, research.path, header, research.turns, research.history,
                    research.result, research.error, research.records)  # fmt: skip
     assert "reconstructed by the shared engine" in as_seen_report(real, 2)

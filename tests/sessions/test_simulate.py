@@ -18,8 +18,8 @@ from agentctl.errors import ConfigError
 from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditing, Profile
 from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.replay import ReplaySettings, replay_request
-from agentctl.sessions.resume import replay_messages
 from agentctl.sessions.simulate import calibrate, recorded_run, scaled_edits, simulate
+from agentctl.sessions.transcript import read_transcript
 
 
 def _with_editing(profile: Profile, **tool_uses: Any) -> Profile:
@@ -192,7 +192,9 @@ def test_calibration_recovers_a_tokenizer_that_counts_more(
     research: Session, transcripts: dict[str, Path]
 ) -> None:
     path = transcripts["research"]
-    session = parse_session(path, _scaled_records(path, 1.25))
+    scaled = path.with_name("scaled.jsonl")
+    scaled.write_text("".join(json.dumps(r) + "\n" for r in _scaled_records(path, 1.25)))
+    session = parse_session(read_transcript(scaled))
     own = session_profile(session)
     cal = calibrate(session, ReplaySettings.from_profile(own))
     assert cal.factor == pytest.approx(1.25, rel=1e-3)
@@ -260,5 +262,5 @@ def test_replayed_requests_keep_the_recorded_breakpoints(
         for key in ("tools", "system"):
             assert body.get(key) == turn.body.get(key)
         assert json.dumps(body["messages"]).count('"cache_control"') == 1
-    assert session.history == tuple(replay_messages(list(session.records)))
+    assert list(session.history) == read_transcript(session.path).history()
     assert "cache_control" not in json.dumps(session.history)  # markers went on copies

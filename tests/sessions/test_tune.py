@@ -16,6 +16,7 @@ from agentctl.profile.loader import build_profile
 from agentctl.profile.settings import ContextEditing
 from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.report import tuning
+from agentctl.sessions.transcript import read_transcript
 from agentctl.sessions.tune import (
     candidates,
     pareto_front,
@@ -144,7 +145,9 @@ def test_thinking_keep_is_swept_even_if_clear_thinking_was_off(
     path = transcripts["thinking"]
     records = [json.loads(line) for line in path.read_text().splitlines()]
     records[0]["profile"]["context_editing"]["thinking"]["enabled"] = False
-    session = parse_session(path, records)
+    edited = path.with_name("thinking-off.jsonl")
+    edited.write_text("".join(json.dumps(r) + "\n" for r in records))
+    session = parse_session(read_transcript(edited))
     result = tuning(session, None)
     assert result.grid["thinking_keep"] == (1, 2, "all")
     assert not result.recorded.editing.thinking.enabled
