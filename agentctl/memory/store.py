@@ -8,7 +8,6 @@ cross-process lock; each successful change is journaled.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -17,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentctl.errors import ConfigError, ToolError
+from agentctl.errors import ToolError
 from agentctl.memory import fsops
 from agentctl.memory.commands import (
     Command,
@@ -33,7 +32,13 @@ from agentctl.memory.commands import (
 )
 from agentctl.memory.editing import insert_at, replace_once
 from agentctl.memory.fsops import Usage
-from agentctl.memory.guard import DIR_MODE, PathRefusedError, open_dir, open_root, symlink_refused
+from agentctl.memory.guard import (
+    MAX_DEPTH,
+    PathRefusedError,
+    open_dir,
+    open_root,
+    symlink_refused,
+)
 from agentctl.memory.journal import (
     JournalEntry,
     JournalMark,
@@ -46,7 +51,9 @@ from agentctl.memory.journal import (
 )
 from agentctl.memory.limits import Limits, UsageTally, shifted
 from agentctl.memory.lock import root_lock
+from agentctl.memory.root import ensure_root, os_error_text, require_root
 from agentctl.memory.viewing import view_dir, view_file
+from agentctl.memory.walk import depth_below
 from agentctl.profile.settings import MemorySettings
 
 
@@ -54,16 +61,23 @@ class MemoryStore:
     """One memory root (the directory the model sees as /memories) and its limits."""
 
     def __init__(
-        self, root: Path, limits: MemorySettings | None = None, *, session: str | None = None
+        self,
+        root: Path,
+        limits: MemorySettings | None = None,
+        *,
+        session: str | None = None,
+        create: bool = True,
     ) -> None:
+        """`create`: make a missing root (0700); else a missing root is a ConfigError."""
         self.root = Path(root)
         self.settings = limits or MemorySettings()
         self.limits = Limits(self.settings)
         self.session = session
+        self.create = create
         self._swept = False
         self._tally = UsageTally()
         self._last_mark: JournalMark | None = None  # the journal after our own last append
-        ensure_root(self.root)
+        ensure_root(self.root) if create else require_root(self.root)
 
     def execute(self, command: Mapping[str, Any]) -> str:
         """Run one memory tool input; the result text, or ToolError with the error text."""
@@ -90,7 +104,7 @@ class MemoryStore:
         try:
             fd = open_root(self.root)
         except FileNotFoundError:  # removed since construction (memory clear by hand): remake
-            ensure_root(self.root)
+            ensure_root(self.root) if self.create else require_root(self.root)
             fd = open_root(self.root)
         try:
             yield fd
@@ -137,7 +151,11 @@ class MemoryStore:
             with suppress(OSError):
                 self._last_mark = settle(fd)
             raise
-        self._last_mark = append_entry(fd, entry, sync=False)
+        try:
+            self._last_mark = append_entry(fd, entry, sync=False)
+        except OSError:  # the change is made: report it made; the next writer settles the intent
+            self._last_mark = None
+            return
         self._tally.keep(shifted(before, delta), self._last_mark)
 
     def _mutate(self, fd: int, cmd: Command) -> str:
@@ -181,7 +199,7 @@ class MemoryStore:
         added = Usage(1, len(data))
         with (
             _closing(_parent_dir(fd, path, create=True)) as parent,
-            self.changing(fd, "create", path.text, delta=added, bytes=len(data)),
+            self.changing(fd, "create", path.canonical, delta=added, bytes=len(data)),
         ):
             try:
                 fsops.create_exclusive(parent, path.parts[-1], data)
@@ -222,7 +240,7 @@ class MemoryStore:
         current = partial(self.usage, fd)
         self.limits.check_write(path.text, len(data), old_size=old_size, current=current)
         grown = Usage(0, len(data) - old_size)
-        with self.changing(fd, command, path.text, delta=grown, bytes=len(data)):
+        with self.changing(fd, command, path.canonical, delta=grown, bytes=len(data)):
             fsops.replace_atomic(parent, path.parts[-1], data)
 
     # -- delete / rename -------------------------------------------------------------------
@@ -234,7 +252,7 @@ class MemoryStore:
         missing = ToolError(f"The path {path.text} does not exist")
         parent, st = locate(fd, path, missing=missing)
         removed = Usage(-1, -st.st_size) if stat.S_ISREG(st.st_mode) else None
-        with _closing(parent), self.changing(fd, "delete", path.text, delta=removed):
+        with _closing(parent), self.changing(fd, "delete", path.canonical, delta=removed):
             try:
                 fsops.remove_entry(parent, path.parts[-1])
             except FileNotFoundError:
@@ -247,14 +265,16 @@ class MemoryStore:
             raise ToolError("Cannot rename the /memories directory itself")
         if new.is_root or _exists(fd, new):
             raise ToolError(f"The destination {new.text} already exists")
-        src_parent, _ = locate(fd, old, missing=ToolError(f"The path {old.text} does not exist"))
+        src_parent, st = locate(fd, old, missing=ToolError(f"The path {old.text} does not exist"))
         with _closing(src_parent):
             if new.parts[: len(old.parts)] == old.parts:
                 raise ToolError(f"Cannot move {old.text} into itself ({new.text})")
+            if stat.S_ISDIR(st.st_mode):
+                _check_moved_depth(src_parent, old, new)
             moved = Usage(0, 0)  # within the root: same files, same bytes
             with (
                 _closing(_parent_dir(fd, new, create=True)) as dst_parent,
-                self.changing(fd, "rename", old.text, delta=moved, new_path=new.text),
+                self.changing(fd, "rename", old.canonical, delta=moved, new_path=new.canonical),
             ):
                 os.rename(
                     old.parts[-1], new.parts[-1], src_dir_fd=src_parent, dst_dir_fd=dst_parent
@@ -285,7 +305,7 @@ class MemoryStore:
             delta = Usage(int(old_size is None), len(data) - (old_size or 0))
             with (
                 _closing(_parent_dir(fd, mp, create=True)) as parent,
-                self.changing(fd, command, mp.text, delta=delta, bytes=len(data)),
+                self.changing(fd, command, mp.canonical, delta=delta, bytes=len(data)),
             ):
                 fsops.replace_atomic(parent, mp.parts[-1], data)
 
@@ -293,48 +313,21 @@ class MemoryStore:
         """Delete everything in the root except agentctl's own files; returns entries removed."""
         with self.locked() as fd:
             names = [e.name for e in fsops.scan_sorted(fd)]
-            names = [n for n in names if not n.startswith(fsops.RESERVED_PREFIX)]
+            names = [n for n in names if not fsops.is_reserved(n)]
             with self.changing(fd, "clear", "/memories", delta=None):
                 for name in names:
                     fsops.remove_entry(fd, name)
         return len(names)
 
 
-_RACE_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)
-
-
-def os_error_text(command: str, err: OSError) -> ToolError:
-    """An OSError as the model may see it: the errno text only, never its host paths."""
-    reason = os.strerror(err.errno) if err.errno else type(err).__name__
-    hint = " (changed concurrently? try again)" if err.errno in _RACE_ERRNOS else ""
-    return ToolError(f"The {command} command failed: {reason}{hint}")
-
-
-def ensure_root(root: Path) -> None:
-    """Create the root and any missing parents 0700; ConfigError when that is impossible."""
-    try:
-        _make_root(root)
-    except OSError as err:
-        raise ConfigError(
-            f"memory root {root}: cannot create it ({err.strerror or err}); "
-            "check memory.root in the profile or --root"
-        ) from None
-    if not root.is_dir():
-        raise ConfigError(f"memory root {root}: not a directory; check memory.root or --root")
-
-
-def _make_root(root: Path) -> None:
-    missing: list[Path] = []
-    current = root
-    while not current.exists() and current != current.parent:
-        missing.append(current)
-        current = current.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            continue
-        os.chmod(directory, DIR_MODE)
+def _check_moved_depth(src_parent: int, old: MemoryPath, new: MemoryPath) -> None:
+    """Refuse a move that would put something below `new` deeper than MAX_DEPTH levels."""
+    room = MAX_DEPTH - len(new.parts)
+    if depth_below(src_parent, old.parts[-1], at_most=room) > room:
+        raise ToolError(
+            f"Cannot move {old.text} to {new.text}: what it holds would be nested deeper than "
+            f"{MAX_DEPTH} levels"
+        )
 
 
 def locate(fd: int, path: MemoryPath, *, missing: ToolError) -> tuple[int, os.stat_result]:
