@@ -23,8 +23,11 @@ from agentctl.memory.guard import PathRefusedError, split_relative
 from agentctl.profile.settings import MemorySettings
 
 PREFIX = "memories"
-HEADER_ALLOWANCE = 64 * 1024 * 1024  # tar headers and padding, on top of the data itself
-NO_LIMIT_BUDGET = 1024 * 1024 * 1024  # the data budget when memory.max_total_bytes is 0
+# What the decompressed stream may hold besides the data: 1 kB of tar header and padding per
+# file, plus 1 MB; with no limit on files or bytes, 64 MB and 1 GB.
+PER_FILE_ALLOWANCE = 1024
+NO_LIMIT_HEADERS = 64 * 1024 * 1024
+NO_LIMIT_BYTES = 1024 * 1024 * 1024
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "lzma"}
 
 
@@ -98,8 +101,7 @@ class ImportPlan:
 
     def __init__(self, src: Path, settings: MemorySettings) -> None:
         self.src, self.settings = src, settings
-        total = settings.max_total_bytes if settings.max_total_bytes > 0 else NO_LIMIT_BUDGET
-        self.budget = total + HEADER_ALLOWANCE
+        self.budget = _budget(settings)
         self._files: dict[tuple[str, ...], bytes] = {}
         self._dirs: set[tuple[str, ...]] = set()
         self._bytes = 0
@@ -152,6 +154,14 @@ class ImportPlan:
                     "was imported"
                 )
         return [ArchivedFile(parts, data) for parts, data in self._files.items()]
+
+
+def _budget(settings: MemorySettings) -> int:
+    """How many decompressed bytes an import may read: the data limit plus the headers."""
+    data = settings.max_total_bytes if settings.max_total_bytes > 0 else NO_LIMIT_BYTES
+    files = settings.max_files
+    headers = PER_FILE_ALLOWANCE * files + (1 << 20) if files > 0 else NO_LIMIT_HEADERS
+    return data + headers
 
 
 def member_parts(name: str, src: Path) -> tuple[str, ...]:
