@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from reliability.helpers import assert_store_consistent
 
 from agentctl.errors import ConfigError, ToolError
 from agentctl.memory.archive import export_archive
@@ -21,7 +22,6 @@ from agentctl.memory.lock import LOCK_NAME
 from agentctl.memory.store import MemoryStore
 from agentctl.profile.settings import MemorySettings
 from agentctl.tools.memory import MemoryTool, open_memory_tool
-from reliability.helpers import assert_store_consistent
 
 M = "/memories"
 

@@ -67,7 +67,7 @@ def test_a_name_that_is_both_file_and_folder_imports_nothing(
     store: MemoryStore, tmp_path: Path, members: list[tuple[str, bytes | None]]
 ) -> None:
     src = archive(tmp_path / "a.tar.gz", [("memories/first.md", b"1"), *members])
-    with pytest.raises(UsageError, match="both a file and a folder.*nothing was imported"):
+    with pytest.raises(UsageError, match=r"both a file and a folder.*nothing was imported"):
         import_archive(store, src)
     assert sorted(p.name for p in store.root.iterdir()) == []
 
@@ -98,7 +98,7 @@ def test_a_gzip_bomb_is_refused_before_it_is_decompressed(tmp_path: Path) -> Non
     assert src.stat().st_size < 200_000
     tracemalloc.start()
     try:
-        with pytest.raises(UsageError, match="over memory.max_file_bytes"):
+        with pytest.raises(UsageError, match=r"over memory\.max_file_bytes"):
             import_archive(store, src)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
