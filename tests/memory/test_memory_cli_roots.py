@@ -117,3 +117,17 @@ def test_edit_saves_when_nothing_changed_meanwhile(tmp_path: Path) -> None:
     )
     assert (code, err.splitlines()[1:]) == (0, ["Saved /memories/n"])
     assert (root / "n").read_text() == "2\n"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs /sys")
+def test_a_run_on_an_unwritable_memory_root_stops_before_it_starts(tmp_path: Path) -> None:
+    task = tmp_path / "task.md"
+    task.write_text("Say hi.\n")
+    args = ["run", str(task), "--offline", "--set", "memory.root=/sys/kernel"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "agentctl: memory root /sys/kernel: not writable (Permission denied); "
+        "check memory.root in the profile or --root"
+    ]
