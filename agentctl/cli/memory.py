@@ -437,6 +437,8 @@ def call_line(store: MemoryStore, line: bytes | str, number: int) -> dict[str, A
         return {"ok": False, "error": f"line {number}: not UTF-8"}
     except json.JSONDecodeError as err:
         return {"ok": False, "error": f"line {number}: not JSON: {err.msg} (column {err.colno})"}
+    except RecursionError:
+        return {"ok": False, "error": f"line {number}: JSON nested too deeply"}
     if not isinstance(command, dict):
         kind = type(command).__name__
         return {"ok": False, "error": f"line {number}: expected a JSON object, got {kind}"}

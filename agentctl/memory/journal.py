@@ -248,6 +248,6 @@ def _entries(root_fd: int) -> list[dict[str, Any]]:
 def _parse(line: str) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # a hand-made line nested thousands deep
         return None
     return record if isinstance(record, dict) else None

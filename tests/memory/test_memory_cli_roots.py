@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -75,6 +76,7 @@ def test_an_editor_that_does_not_exist_is_one_line_exit_2(tmp_path: Path) -> Non
 
 
 EDITOR_SCRIPT = """\
+import json
 import sys
 from pathlib import Path
 from agentctl.memory.store import MemoryStore
@@ -131,3 +133,12 @@ def test_a_run_on_an_unwritable_memory_root_stops_before_it_starts(tmp_path: Pat
         "agentctl: memory root /sys/kernel: not writable (Permission denied); "
         "check memory.root in the profile or --root"
     ]
+
+
+def test_call_answers_a_deeply_nested_line_and_goes_on(tmp_path: Path) -> None:
+    lines = "[" * 100_000 + "]" * 100_000 + '\n{"command": "view", "path": "/memories"}\n'
+    result = CliRunner().invoke(app, ["memory", "call", "--root", str(tmp_path)], input=lines)
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.exit_code == 0
+    assert answers[0] == {"ok": False, "error": "line 1: JSON nested too deeply"}
+    assert answers[1]["ok"] is True

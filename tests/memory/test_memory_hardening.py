@@ -246,3 +246,12 @@ def test_the_memory_tool_counts_writes_that_failed(store: MemoryStore) -> None:
     with pytest.raises(ToolError):
         tool.call(create(f"{M}/b.md"))
     assert tool.failed_writes == 1
+
+
+def test_a_deeply_nested_journal_line_is_skipped_not_a_crash(store: MemoryStore) -> None:
+    store.execute(create(f"{M}/a.md"))
+    with (store.root / JOURNAL_NAME).open("a") as journal:
+        journal.write("[" * 100_000 + "]" * 100_000 + "\n")
+    assert [e["command"] for e in read_entries(store.root)] == ["create"]
+    store.execute(create(f"{M}/b.md"))  # settles from the tail: the same line is skipped
+    assert_store_consistent(store.root)
