@@ -62,23 +62,24 @@ def open_store(
 ) -> MemoryStore:
     """The store for --root / --profile / the default profile; limits come from the profile.
 
-    Says on stderr which folder it is and why. Only commands that write (`create`) make a
-    missing root; the others report it (one line, exit 2).
+    Says on stderr which folder it is and why, once it is open. Only commands that write
+    (`create`) make a missing root; the others report it (one line, exit 2).
     """
     from agentctl.memory.store import MemoryStore  # not needed by --help: import on use
 
     if root is not None and profile is None:
-        print(f"memory root: {root.absolute()} (--root)", file=sys.stderr)
-        return MemoryStore(root, session=session, create=create)
-    from agentctl.profile.loader import resolve_profile
+        store, where = MemoryStore(root, session=session, create=create), "--root"
+    else:
+        from agentctl.profile.loader import resolve_profile
 
-    settings, warnings = resolve_profile(profile)
-    for warning in warnings:
-        print(f"agentctl: warning: {warning}", file=sys.stderr)
-    where = "--root" if root else f"memory.root of {settings.source}"
-    chosen = root or settings.memory.root
-    print(f"memory root: {chosen.absolute()} ({where})", file=sys.stderr)
-    return MemoryStore(chosen, settings.memory, session=session, create=create)
+        settings, warnings = resolve_profile(profile)
+        for warning in warnings:
+            print(f"agentctl: warning: {warning}", file=sys.stderr)
+        where = "--root" if root else f"memory.root of {settings.source}"
+        chosen = root or settings.memory.root
+        store = MemoryStore(chosen, settings.memory, session=session, create=create)
+    print(f"memory root: {store.root.absolute()} ({where})", file=sys.stderr)
+    return store
 
 
 def memory_path(arg: str) -> str:

@@ -33,10 +33,10 @@ def test_a_missing_root_is_reported_not_created(tmp_path: Path, args: list[str])
     missing = tmp_path / "nope" / "mem"
     code, out, err = invoke(*args, "--root", str(missing))
     assert (code, out) == (2, "")
-    assert err.splitlines()[-1] == (
+    assert err.splitlines() == [
         f"agentctl: memory root {missing}: no such folder (nothing to show); "
         "check memory.root in the profile or --root"
-    )
+    ]
     assert not (tmp_path / "nope").exists()
 
 
