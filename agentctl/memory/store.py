@@ -360,7 +360,7 @@ def _text_or_none(fd: int, mp: MemoryPath) -> str | None:
 def _free_name_beside(fd: int, mp: MemoryPath) -> MemoryPath:
     """`notes.md` -> the first of `notes.edited.md`, `notes.edited-2.md`, ... that is free."""
     stem, dot, suffix = mp.parts[-1].rpartition(".")
-    stem, suffix = (stem, dot + suffix) if stem else (suffix, "")
+    stem, suffix = (stem, dot + suffix) if stem else (mp.parts[-1], "")  # `.x`, `x`: no suffix
     for n in range(1, 1000):
         name = f"{stem}.edited{'' if n == 1 else f'-{n}'}{suffix}"
         beside = MemoryPath("/".join((ROOT, *mp.parts[:-1], name)), (*mp.parts[:-1], name))
