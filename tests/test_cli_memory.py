@@ -27,10 +27,18 @@ def run(*args: str, stdin: str | None = None) -> tuple[int, str]:
 
 
 def fail(*args: str) -> tuple[int, str]:
-    """Exit code and stderr of a command expected to fail (stdout must stay empty)."""
+    """Exit code and stderr of a command expected to fail (stdout must stay empty), without
+    the `memory root: ...` line that names the folder."""
     result = CliRunner().invoke(app, ["memory", *args])
     assert result.stdout == ""
-    return result.exit_code, result.stderr
+    return result.exit_code, without_root_line(result.stderr)
+
+
+def without_root_line(stderr: str) -> str:
+    """stderr after the first line, which must say which memory folder is used."""
+    first, _, rest = stderr.partition("\n")
+    assert first.startswith("memory root: /"), stderr
+    return rest
 
 
 @pytest.fixture
@@ -153,7 +161,7 @@ def test_export_to_stdout_is_a_tar(root: Path) -> None:
     with tarfile.open(fileobj=io.BytesIO(done.stdout)) as tar:
         member = tar.extractfile("memories/notes.md")
         assert member is not None and member.read() == b"a\nb\nc\n"
-    assert done.stderr == b"Exported 2 files\n"
+    assert without_root_line(done.stderr.decode()) == "Exported 2 files\n"
 
 
 def test_call_answers_unicode_as_utf8(root: Path) -> None:
@@ -285,7 +293,7 @@ def test_subprocess_call_streams_and_exit_codes(root: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr.strip() == (
+    assert without_root_line(done.stderr).strip() == (
         "agentctl: The path /memories/nope does not exist. Please provide a valid path."
     )
 

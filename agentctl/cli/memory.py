@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentctl.errors import ToolError, UsageError
+from agentctl.errors import AgentctlError, ToolError, UsageError
 
 if TYPE_CHECKING:
     from agentctl.memory.store import MemoryStore
@@ -54,18 +54,29 @@ def register(root: typer.Typer) -> None:
     root.add_typer(app, name="memory")
 
 
-def open_store(root: Path | None, profile: str | None, session: str = "cli") -> MemoryStore:
-    """The store for --root / --profile / the default profile; limits come from the profile."""
+def open_store(
+    root: Path | None, profile: str | None, session: str = "cli", *, create: bool = False
+) -> MemoryStore:
+    """The store for --root / --profile / the default profile; limits come from the profile.
+
+    Says on stderr which folder it is and why, once it is open. Only commands that write
+    (`create`) make a missing root; the others report it (one line, exit 2).
+    """
     from agentctl.memory.store import MemoryStore  # not needed by --help: import on use
 
     if root is not None and profile is None:
-        return MemoryStore(root, session=session)
-    from agentctl.profile.loader import resolve_profile
+        store, where = MemoryStore(root, session=session, create=create), "--root"
+    else:
+        from agentctl.profile.loader import resolve_profile
 
-    settings, warnings = resolve_profile(profile)
-    for warning in warnings:
-        print(f"agentctl: warning: {warning}", file=sys.stderr)
-    return MemoryStore(root or settings.memory.root, settings.memory, session=session)
+        settings, warnings = resolve_profile(profile)
+        for warning in warnings:
+            print(f"agentctl: warning: {warning}", file=sys.stderr)
+        where = "--root" if root else f"memory.root of {settings.source}"
+        chosen = root or settings.memory.root
+        store = MemoryStore(chosen, settings.memory, session=session, create=create)
+    print(f"memory root: {store.root.absolute()} ({where})", file=sys.stderr)
+    return store
 
 
 def memory_path(arg: str) -> str:
@@ -184,28 +195,32 @@ def edit(path: PathArg, root: RootOption = None, profile: ProfileOption = None) 
     Example:
       EDITOR=nano agentctl memory edit notes.md
     """
-    store, target = open_store(root, profile), memory_path(path)
+    store, target = open_store(root, profile, create=True), memory_path(path)
     before = _current_text(store, target)
-    after = _run_editor(before, Path(target).suffix)
-    if after == before:
+    after = _run_editor(before or "", Path(target).suffix)
+    if after == (before or ""):
         print(f"No changes to {target}", file=sys.stderr)
         return
-    store.write_text(target, after)
+    beside = store.save_edit(target, before, after)
+    if beside is not None:
+        raise AgentctlError(
+            f"{target} changed while the editor was open (an agent wrote to it?): it was left "
+            f"as it is now, and your version was saved as {beside}"
+        )
     print(f"Saved {target}", file=sys.stderr)
 
 
-def _current_text(store: MemoryStore, path: str) -> str:
+def _current_text(store: MemoryStore, path: str) -> str | None:
+    """The file's text, None when it does not exist (yet)."""
     try:
         return store.read_text(path)
     except ToolError as err:
         if "does not exist" in str(err):
-            return ""
+            return None
         raise
 
 
 def _run_editor(text: str, suffix: str) -> str:
-    import shlex
-    import subprocess
     import tempfile
 
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
@@ -215,12 +230,26 @@ def _run_editor(text: str, suffix: str) -> str:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        code = subprocess.call([*shlex.split(editor), name])
+        code = _call_editor(editor, name)
         if code != 0:
             raise UsageError(f"editor {editor!r} exited with {code}; nothing was saved")
         return Path(name).read_text(encoding="utf-8")
     finally:
         os.unlink(name)
+
+
+def _call_editor(editor: str, name: str) -> int:
+    import shlex
+    import subprocess
+
+    try:
+        return subprocess.call([*shlex.split(editor), name])
+    except (OSError, ValueError) as err:
+        why = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise UsageError(
+            f"editor {editor!r} cannot be started ({why}); set VISUAL or EDITOR to an editor "
+            "(e.g. EDITOR=nano)"
+        ) from None
 
 
 @app.command()
@@ -276,7 +305,7 @@ def import_(
     """
     from agentctl.memory.archive import import_archive
 
-    count = import_archive(open_store(root, profile), file, replace=replace)
+    count = import_archive(open_store(root, profile, create=True), file, replace=replace)
     print(f"Imported {count} files", file=sys.stderr)
 
 
@@ -315,7 +344,7 @@ def _log_line(entry: dict[str, Any]) -> str:
 
 @app.command()
 def clear(
-    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     root: RootOption = None,
     profile: ProfileOption = None,
 ) -> None:
@@ -355,7 +384,7 @@ def call(
       printf '%s\\n' '{"command":"create","path":"/memories/a.md","file_text":"hi"}' \\
         '{"command":"view","path":"/memories/a.md"}' | agentctl memory call
     """
-    store = open_store(root, profile, session=session)
+    store = open_store(root, profile, session=session, create=True)
     out = sys.stdout.buffer  # UTF-8 whatever the locale: the answers are for programs
     for number, line in enumerate(sys.stdin.buffer, start=1):
         if line.strip():
@@ -373,6 +402,8 @@ def call_line(store: MemoryStore, line: bytes | str, number: int) -> dict[str, A
         return {"ok": False, "error": f"line {number}: not UTF-8"}
     except json.JSONDecodeError as err:
         return {"ok": False, "error": f"line {number}: not JSON: {err.msg} (column {err.colno})"}
+    except RecursionError:
+        return {"ok": False, "error": f"line {number}: JSON nested too deeply"}
     if not isinstance(command, dict):
         kind = type(command).__name__
         return {"ok": False, "error": f"line {number}: expected a JSON object, got {kind}"}

@@ -1,8 +1,8 @@
 """Portable memory archives (tar.gz, entries under `memories/`): export, and a guarded import.
 
-Import reads members straight from the archive (nothing is extracted by tarfile), refuses the
-whole archive if any entry escapes the root, is a link or a device, or is reserved, and checks
-the store's limits before writing anything.
+Import streams the archive (nothing is extracted by tarfile, see unpack.py), refuses the whole
+archive if any entry escapes the root, is a link or a device, is reserved, or breaks a limit,
+and checks everything before writing anything.
 """
 
 from __future__ import annotations
@@ -11,23 +11,16 @@ import io
 import os
 import stat
 import tarfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.errors import UsageError
 from agentctl.memory import fsops
-from agentctl.memory.guard import PathRefusedError, open_dir, split_relative
+from agentctl.memory.commands import ROOT
+from agentctl.memory.guard import open_dir
 from agentctl.memory.store import MemoryStore
-
-PREFIX = "memories"
-
-
-@dataclass(frozen=True)
-class ArchivedFile:
-    """One file to import: its components below the root and its bytes."""
-
-    parts: tuple[str, ...]
-    data: bytes
+from agentctl.memory.unpack import PREFIX, ArchivedFile, ImportPlan, OverBudgetError, open_stream
+from agentctl.memory.walk import walk
+from agentctl.profile.settings import MemorySettings
 
 
 def export_archive(store: MemoryStore) -> tuple[bytes, int]:
@@ -35,33 +28,19 @@ def export_archive(store: MemoryStore) -> tuple[bytes, int]:
     buffer = io.BytesIO()
     count = 0
     with store.opened() as fd, tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for parts, st in _walk(fd, ()):
-            info = tarfile.TarInfo("/".join((PREFIX, *parts)))
+        for found in walk(fd, skip=fsops.is_reserved, sort=True):
+            st = found.st
+            info = tarfile.TarInfo("/".join((PREFIX, *found.path)))
             info.mtime, info.mode = int(st.st_mtime), stat.S_IMODE(st.st_mode)
             if stat.S_ISDIR(st.st_mode):
                 info.type = tarfile.DIRTYPE
                 tar.addfile(info)
-                continue
-            data = _read(fd, parts)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-            count += 1
-    return buffer.getvalue(), count
-
-
-def _walk(fd: int, parts: tuple[str, ...]) -> list[tuple[tuple[str, ...], os.stat_result]]:
-    out: list[tuple[tuple[str, ...], os.stat_result]] = []
-    with _Dir(fd, parts) as dir_fd:
-        for entry in fsops.scan_sorted(dir_fd):
-            if not parts and entry.name.startswith(fsops.RESERVED_PREFIX):
-                continue
-            st = entry.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):
-                out.append(((*parts, entry.name), st))
-                out.extend(_walk(fd, (*parts, entry.name)))
             elif stat.S_ISREG(st.st_mode):
-                out.append(((*parts, entry.name), st))
-    return out
+                data = fsops.read_bytes(found.dir_fd, found.name, "/".join(found.path))
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+                count += 1
+    return buffer.getvalue(), count
 
 
 class _Dir:
@@ -77,56 +56,43 @@ class _Dir:
         os.close(self.fd)
 
 
-def _read(root_fd: int, parts: tuple[str, ...]) -> bytes:
-    with _Dir(root_fd, parts[:-1]) as dir_fd:
-        return fsops.read_bytes(dir_fd, parts[-1], "/".join(parts))
+_ARCHIVE_ERRORS: tuple[type[BaseException], ...] = (tarfile.TarError, OSError, EOFError, ValueError)
 
 
-def read_archive(src: Path) -> list[ArchivedFile]:
-    """Every file in the archive, all entries checked first; UsageError names the bad one."""
+def read_archive(src: Path, settings: MemorySettings | None = None) -> list[ArchivedFile]:
+    """Every file in the archive, streamed: each member and each limit checked before its data
+    is read, the whole decompressed stream held to a byte budget. UsageError names the problem.
+    """
+    plan = ImportPlan(src, settings or MemorySettings())
     try:
-        with tarfile.open(src, mode="r:*") as tar:
-            return [f for m in tar.getmembers() if (f := _member(tar, m, src)) is not None]
-    except (tarfile.TarError, OSError, EOFError) as err:
-        raise UsageError(f"{src}: not a readable tar archive ({err.__class__.__name__})") from None
-
-
-def _member(tar: tarfile.TarFile, member: tarfile.TarInfo, src: Path) -> ArchivedFile | None:
-    parts = _member_parts(member.name, src)
-    if member.isdir():
-        return None  # directories are made as files need them
-    if not member.isfile():
+        with (
+            open_stream(src, plan.budget) as stream,
+            tarfile.open(fileobj=stream, mode="r|") as tar,
+        ):
+            for member in tar:
+                plan.add(tar, member)
+    except OverBudgetError:
         raise UsageError(
-            f"{src}: entry {member.name!r} is a link or special file; only regular files and "
-            "directories can be imported (nothing was imported)"
-        )
-    handle = tar.extractfile(member)
-    assert handle is not None  # a regular file member always has data
-    return ArchivedFile(parts, handle.read())
-
-
-def _member_parts(name: str, src: Path) -> tuple[str, ...]:
-    head, _, rest = name.partition("/")
-    where = f"{src}: entry {name!r}"
-    if head != PREFIX:
-        raise UsageError(f"{where} is not under {PREFIX}/ (nothing was imported)")
-    try:
-        parts = split_relative(rest)
-    except PathRefusedError as err:
-        raise UsageError(f"{where} refused: {err} (nothing was imported)") from None
-    if any(p.startswith(fsops.RESERVED_PREFIX) for p in parts):
-        raise UsageError(f"{where} uses a name reserved for agentctl (nothing was imported)")
-    return parts
+            f"{src}: decompresses to more than {plan.budget} bytes, more than "
+            "memory.max_total_bytes allows; nothing was imported"
+        ) from None
+    except _ARCHIVE_ERRORS as err:
+        raise UsageError(f"{src}: not a readable tar archive ({err.__class__.__name__})") from None
+    return plan.files()
 
 
 def import_archive(store: MemoryStore, src: Path, *, replace: bool = False) -> int:
-    """Write the archive's files into the store; returns how many. All or nothing on refusal."""
-    files = read_archive(src)
+    """Write the archive's files into the store; returns how many. All or nothing on refusal.
+
+    Journaled as one `import` entry listing every file written with its size (replayable).
+    """
+    files = read_archive(src, store.settings)
     with store.locked() as fd:
         old_sizes = [_existing_size(fd, f, src, replace) for f in files]
         _check_limits(store, fd, files, old_sizes, src)
         total = sum(len(f.data) for f in files)
-        with store.changing(fd, "import", f"/{PREFIX}", delta=None, bytes=total):
+        listed = {"/".join((ROOT, *f.parts)): len(f.data) for f in files}
+        with store.changing(fd, "import", ROOT, delta=None, bytes=total, files=listed):
             for item in files:
                 with _Parent(fd, item.parts) as parent:
                     fsops.replace_atomic(parent, item.parts[-1], item.data)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.errors import ToolError
-from agentctl.memory.fsops import RESERVED_PREFIX
+from agentctl.memory.fsops import RESERVED_PREFIX, is_reserved
 from agentctl.memory.guard import PathRefusedError, shown, split_relative
 
 ROOT = "/memories"
@@ -28,6 +28,11 @@ class MemoryPath:
     @property
     def is_root(self) -> bool:
         return not self.parts
+
+    @property
+    def canonical(self) -> str:
+        """The one spelling of this path (`/memories/./a//b` -> `/memories/a/b`): the journal's."""
+        return "/".join((ROOT, *self.parts))
 
 
 @dataclass(frozen=True)
@@ -83,10 +88,10 @@ def parse_memory_path(path: str) -> MemoryPath:
         if err.reason == "dotdot" and _escapes(rest):
             raise ToolError(f"Path {shown(path)} would escape /memories directory") from None
         raise
-    if any(p.startswith(RESERVED_PREFIX) for p in parts):
+    if any(is_reserved(p) for p in parts):
         raise ToolError(
             f"Path {shown(path)} is reserved for agentctl's own files "
-            f"(names starting with {RESERVED_PREFIX}); choose another name"
+            f"(names starting with {RESERVED_PREFIX}, in any case); choose another name"
         )
     return MemoryPath(path, parts)
 

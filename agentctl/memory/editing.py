@@ -10,6 +10,8 @@ from agentctl.memory.formatting import (
     split_lines_keeping_cr,
 )
 
+MAX_LISTED = 50  # line numbers a "multiple occurrences" error lists (the SDK lists them all)
+
 
 def replace_once(content: str, old: str, new: str, path: str) -> tuple[str, str]:
     """(new content, result text) for replacing the one occurrence of `old` by `new`."""
@@ -25,14 +27,20 @@ def replace_once(content: str, old: str, new: str, path: str) -> tuple[str, str]
             f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}."
         )
     if count > 1:
-        lines = ", ".join(map(str, occurrence_lines(content, old)))
         raise ToolError(
             f"No replacement was performed. Multiple occurrences of old_str `{old}` "
-            f"in lines: {lines}. Please ensure it is unique"
+            f"in lines: {_listed_lines(content, old)}. Please ensure it is unique"
         )
     changed_index = content[: content.find(old)].count("\n")
     new_content = content.replace(old, new)
     return new_content, replace_snippet(new_content, changed_index)
+
+
+def _listed_lines(content: str, old: str) -> str:
+    """`1, 4, 9` as the SDK lists them; past MAX_LISTED, the first ones and the total."""
+    lines, total = occurrence_lines(content, old, listed=MAX_LISTED)
+    text = ", ".join(map(str, lines))
+    return text if total <= MAX_LISTED else f"{text}, ... ({total} occurrences)"
 
 
 def insert_at(content: str, line: int, text: str) -> str:

@@ -54,14 +54,21 @@ def file_view_text(path: str, shown: Sequence[str], first: int) -> str:
     return f"{file_header(path)}\n" + "\n".join(numbered(shown, first))
 
 
-def occurrence_lines(content: str, old: str) -> list[int]:
-    """1-based line of each (overlapping) occurrence start, as the SDK reports duplicates."""
+def occurrence_lines(content: str, old: str, *, listed: int) -> tuple[list[int], int]:
+    """The 1-based line of each (overlapping) occurrence start, as the SDK reports duplicates,
+    for the first `listed` of them, and how many there are in all. Linear in the file's size.
+    """
     found: list[int] = []
+    count, line, last = 0, 1, 0
     pos = content.find(old)
     while pos != -1:
-        found.append(content[:pos].count("\n") + 1)
+        count += 1
+        if len(found) < listed:
+            line += content.count("\n", last, pos)
+            last = pos
+            found.append(line)
         pos = content.find(old, pos + 1)
-    return found
+    return found, count
 
 
 def replace_snippet(new_content: str, changed_index: int) -> str:

@@ -5,18 +5,67 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agentctl.errors import ToolError
-from agentctl.memory.guard import open_file_nofollow
+from agentctl.memory.guard import open_file_nofollow, shown
+from agentctl.memory.walk import remove_tree, walk
 
 FILE_MODE = 0o600
 # Everything agentctl keeps in the root starts with this; the model may not touch such names.
 RESERVED_PREFIX = ".agentctl"
 _TMP_PREFIX = RESERVED_PREFIX + "-tmp-"
+
+
+def is_reserved(name: str) -> bool:
+    """A name kept for agentctl's own files, in any case (the filesystem may ignore case)."""
+    return name[: len(RESERVED_PREFIX)].casefold() == RESERVED_PREFIX
+
+
+class WriteFailedError(ToolError):
+    """A change that failed for a reason other than the model's input: the disk, the OS, or a
+    hostile file where agentctl keeps its own. Counted as a failed write by the memory tool."""
+
+
+def own_file_refused(name: str, why: str) -> WriteFailedError:
+    return WriteFailedError(
+        f"The memory directory's {name} {why}; agentctl will not use it. Remove it by hand."
+    )
+
+
+def open_own(root_fd: int, name: str, flags: int) -> int:
+    """Open one of agentctl's own files (journal, lock) in the root: a plain regular file only.
+
+    Never follows a symlink, never waits on a FIFO (O_NONBLOCK), refuses devices and files with
+    more than one hard link (writes would reach a file outside the root).
+    """
+    flags |= os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, FILE_MODE, dir_fd=root_fd)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENXIO, errno.EMLINK):
+            raise own_file_refused(name, "is not a regular file") from None
+        raise
+    try:
+        _check_plain(fd, name, own_file_refused)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_plain(fd: int, name: str, refuse: Callable[[str, str], ToolError]) -> None:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise refuse(name, "is not a regular file")
+    if st.st_nlink > 1:
+        raise refuse(name, f"has {st.st_nlink} hard links (it may be a file outside the root)")
+
+
+def _memory_file_refused(display: str, why: str) -> ToolError:
+    return ToolError(f"The file {shown(display)} {why}; it is not read. Delete it or recreate it.")
 
 
 @dataclass(frozen=True)
@@ -38,6 +87,11 @@ def lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
 def read_bytes(dir_fd: int, name: str, display: str) -> bytes:
     """The bytes of the regular file `name` (FileNotFoundError when it vanished)."""
     fd = open_file_nofollow(dir_fd, name, os.O_RDONLY, display)
+    try:
+        _check_plain(fd, display, _memory_file_refused)
+    except BaseException:
+        os.close(fd)
+        raise
     with os.fdopen(fd, "rb") as handle:
         return handle.read()
 
@@ -65,7 +119,7 @@ def _write_temp(dir_fd: int, data: bytes) -> str:
     fd = os.open(tmp, flags, FILE_MODE, dir_fd=dir_fd)
     try:
         os.fchmod(fd, FILE_MODE)  # the umask must not widen or narrow the mode
-        _write_all(fd, data)
+        write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -75,7 +129,8 @@ def _write_temp(dir_fd: int, data: bytes) -> str:
     return tmp
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of `data`: a short write (a nearly full disk) is continued, not dropped."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
@@ -106,7 +161,7 @@ def create_exclusive(dir_fd: int, name: str, data: bytes) -> None:
         return
     try:
         os.fchmod(fd, FILE_MODE)
-        _write_all(fd, data)
+        write_all(fd, data)
         os.fsync(fd)
         os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dir_fd, follow_symlinks=True)
     finally:
@@ -144,7 +199,7 @@ def remove_entry(dir_fd: int, name: str) -> None:
     """Delete the file or the whole directory `name` (rmtree by fds: never follows symlinks)."""
     st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(name, dir_fd=dir_fd)
+        remove_tree(dir_fd, name)
     else:
         os.unlink(name, dir_fd=dir_fd)
     os.fsync(dir_fd)
@@ -159,65 +214,24 @@ def scan_sorted(dir_fd: int) -> list[os.DirEntry[str]]:
 def usage(root_fd: int) -> Usage:
     """Count the regular files and their bytes below the root, skipping agentctl's own.
 
-    Names starting with RESERVED_PREFIX are skipped at every level: the journal and lock at the
-    top, and temp files, which live beside the file they replace.
+    Reserved names are skipped at every level: the journal and lock at the top, and temp
+    files, which live beside the file they replace.
     """
     files = total = 0
-    for st in _walk_files(root_fd):
-        files += 1
-        total += st.st_size
+    for found in walk(root_fd, skip=is_reserved):
+        if stat.S_ISREG(found.st.st_mode):
+            files += 1
+            total += found.st.st_size
     return Usage(files, total)
-
-
-def _walk_files(dir_fd: int) -> Iterator[os.stat_result]:
-    with os.scandir(dir_fd) as it:
-        entries = list(it)  # no sort: the order does not change a count
-    for entry in entries:
-        if entry.name.startswith(RESERVED_PREFIX):
-            continue
-        st = entry.stat(follow_symlinks=False)
-        if stat.S_ISREG(st.st_mode):
-            yield st
-        elif stat.S_ISDIR(st.st_mode):
-            yield from _walk_subdir(dir_fd, entry.name)
 
 
 def files_under(dir_fd: int, prefix: str = "") -> dict[str, int]:
     """Every regular file below `dir_fd` (agentctl's own skipped): `prefix/rel/path` -> size."""
-    found: dict[str, int] = {}
-    with os.scandir(dir_fd) as it:
-        entries = list(it)
-    for entry in entries:
-        if entry.name.startswith(RESERVED_PREFIX):
-            continue
-        st = entry.stat(follow_symlinks=False)
-        if stat.S_ISREG(st.st_mode):
-            found[f"{prefix}/{entry.name}"] = st.st_size
-        elif stat.S_ISDIR(st.st_mode):
-            found.update(_files_in_subdir(dir_fd, entry.name, f"{prefix}/{entry.name}"))
-    return found
-
-
-def _files_in_subdir(dir_fd: int, name: str, prefix: str) -> dict[str, int]:
-    try:
-        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
-    except OSError:
-        return {}  # vanished or swapped for a symlink
-    try:
-        return files_under(sub, prefix)
-    finally:
-        os.close(sub)
-
-
-def _walk_subdir(dir_fd: int, name: str) -> Iterator[os.stat_result]:
-    try:
-        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
-    except OSError:
-        return  # vanished or swapped for a symlink: not ours to count
-    try:
-        yield from _walk_files(sub)
-    finally:
-        os.close(sub)
+    return {
+        "/".join((prefix, *found.path)): found.st.st_size
+        for found in walk(dir_fd, skip=is_reserved)
+        if stat.S_ISREG(found.st.st_mode)
+    }
 
 
 def sweep_stale_temps(dir_fd: int) -> int:
@@ -227,25 +241,12 @@ def sweep_stale_temps(dir_fd: int) -> int:
     a live writer's temp file (another agent on the same root) is never touched.
     """
     removed = 0
-    for entry in scan_sorted(dir_fd):
-        if entry.name.startswith(_TMP_PREFIX) and not _pid_alive(entry.name):
+    for found in walk(dir_fd):
+        if found.name.startswith(_TMP_PREFIX) and not _pid_alive(found.name):
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(entry.name, dir_fd=dir_fd)
+                os.unlink(found.name, dir_fd=found.dir_fd)
                 removed += 1
-        elif entry.is_dir(follow_symlinks=False):
-            removed += _sweep_subdir(dir_fd, entry.name)
     return removed
-
-
-def _sweep_subdir(dir_fd: int, name: str) -> int:
-    try:
-        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
-    except OSError:
-        return 0
-    try:
-        return sweep_stale_temps(sub)
-    finally:
-        os.close(sub)
 
 
 def _pid_alive(temp_name: str) -> bool:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import os
 import stat
+from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentctl import clock
 from agentctl.errors import ToolError
-from agentctl.memory.fsops import FILE_MODE, RESERVED_PREFIX, files_under, lstat_at
+from agentctl.memory.fsops import RESERVED_PREFIX, files_under, lstat_at, open_own, write_all
 from agentctl.memory.guard import open_dir, split_relative
 from agentctl.memory.lock import shared_root_lock
 
@@ -36,7 +37,15 @@ class JournalEntry:
     new_path: str | None = None
     bytes: int = 0
     session: str | None = None
+    files: dict[str, int] | None = None  # import: every file written, with its size
     v: int = JOURNAL_VERSION
+
+    def record(self) -> dict[str, Any]:
+        """The entry as a journal line's object (`files` only where there are some)."""
+        record = asdict(self)
+        if record["files"] is None:
+            del record["files"]
+        return record
 
 
 class JournalMark(NamedTuple):
@@ -54,31 +63,44 @@ def now_iso() -> str:
 
 def intent_record(entry: JournalEntry) -> dict[str, Any]:
     """The line written before a change: the entry, with `intent` in place of `command`."""
-    record = asdict(entry)
+    record = entry.record()
     return {"time": record.pop("time"), "intent": record.pop("command"), **record}
 
 
 def append_entry(root_fd: int, entry: JournalEntry, *, sync: bool = True) -> JournalMark:
     """Append the entry as one line (see append_record)."""
-    return append_record(root_fd, asdict(entry), sync=sync)
+    return append_record(root_fd, entry.record(), sync=sync)
 
 
 def append_record(root_fd: int, record: dict[str, Any], *, sync: bool = True) -> JournalMark:
-    """Append one line, flushed to disk when `sync` (O_APPEND: lines never mix).
+    """Append one whole line, flushed to disk when `sync`; all of it or nothing of it.
 
-    Returns the journal's mark right after the line (exact when the root's lock is held).
+    A short write (a full disk) is continued; if the rest cannot be written, the journal is
+    cut back to where it was, so no torn line is left for the next record to be glued to. A
+    torn line left by a crash is ended first. Returns the journal's mark right after the line
+    (exact when the root's lock is held).
     """
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(JOURNAL_NAME, flags, FILE_MODE, dir_fd=root_fd)
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    fd = open_own(root_fd, JOURNAL_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
-        os.write(fd, line.encode("utf-8"))
+        start = os.fstat(fd).st_size
+        torn = start > 0 and os.pread(fd, 1, start - 1) != b"\n"
+        _append_or_undo(fd, (b"\n" if torn else b"") + line + b"\n", start)
         if sync:
             os.fsync(fd)
         st = os.fstat(fd)
     finally:
         os.close(fd)
     return JournalMark(st.st_dev, st.st_ino, st.st_size)
+
+
+def _append_or_undo(fd: int, data: bytes, start: int) -> None:
+    try:
+        write_all(fd, data)
+    except BaseException:
+        with suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
 
 
 def journal_mark(root_fd: int) -> JournalMark | None:
@@ -156,7 +178,7 @@ def files_at(root_fd: int, path: str) -> dict[str, int]:
 def _last_record(root_fd: int) -> dict[str, Any] | None:
     """The journal's last complete, readable record (None when there is none)."""
     try:
-        fd = os.open(JOURNAL_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+        fd = open_own(root_fd, JOURNAL_NAME, os.O_RDONLY)
     except FileNotFoundError:
         return None
     try:
@@ -200,14 +222,14 @@ def read_entries(root: Path) -> list[dict[str, Any]]:
 
 def _entries(root_fd: int) -> list[dict[str, Any]]:
     try:
-        fd = os.open(JOURNAL_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+        fd = open_own(root_fd, JOURNAL_NAME, os.O_RDONLY)
     except FileNotFoundError:
         return []
     with os.fdopen(fd, "rb") as handle:
         text = handle.read().decode("utf-8", errors="replace")
     entries: list[dict[str, Any]] = []
     pending: dict[str, Any] | None = None
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines(): names may hold U+2028, U+0085
         record = _parse(line)
         if record is None:
             continue
@@ -226,6 +248,6 @@ def _entries(root_fd: int) -> list[dict[str, Any]]:
 def _parse(line: str) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # a hand-made line nested thousands deep
         return None
     return record if isinstance(record, dict) else None

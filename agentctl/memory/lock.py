@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
-from agentctl.memory.fsops import FILE_MODE, RESERVED_PREFIX
+from agentctl.memory.fsops import RESERVED_PREFIX, open_own
 
 LOCK_NAME = RESERVED_PREFIX + ".lock"
 
@@ -16,8 +16,7 @@ LOCK_NAME = RESERVED_PREFIX + ".lock"
 def root_lock(root_fd: int) -> Iterator[None]:
     """Hold the root's lock for the block: read-modify-write commands of several processes
     on one root run one after another, so no acknowledged update is lost."""
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(LOCK_NAME, flags, FILE_MODE, dir_fd=root_fd)
+    fd = open_own(root_fd, LOCK_NAME, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -33,7 +32,7 @@ def shared_root_lock(root_fd: int) -> Iterator[None]:
     """
     fd = -1
     with suppress(FileNotFoundError):
-        fd = os.open(LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=root_fd)
+        fd = open_own(root_fd, LOCK_NAME, os.O_RDONLY)
     try:
         if fd >= 0:
             fcntl.flock(fd, fcntl.LOCK_SH)

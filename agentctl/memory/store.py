@@ -8,7 +8,6 @@ cross-process lock; each successful change is journaled.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -17,9 +16,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agentctl.errors import ConfigError, ToolError
+from agentctl.errors import ToolError
 from agentctl.memory import fsops
 from agentctl.memory.commands import (
+    ROOT,
     Command,
     Create,
     Delete,
@@ -33,7 +33,11 @@ from agentctl.memory.commands import (
 )
 from agentctl.memory.editing import insert_at, replace_once
 from agentctl.memory.fsops import Usage
-from agentctl.memory.guard import DIR_MODE, PathRefusedError, open_dir, open_root, symlink_refused
+from agentctl.memory.guard import (
+    MAX_DEPTH,
+    open_dir,
+    open_root,
+)
 from agentctl.memory.journal import (
     JournalEntry,
     JournalMark,
@@ -45,8 +49,19 @@ from agentctl.memory.journal import (
     settle,
 )
 from agentctl.memory.limits import Limits, UsageTally, shifted
+from agentctl.memory.locating import (
+    closing,
+    exists,
+    locate,
+    missing_view,
+    parent_dir,
+    size_if_file,
+    text_file_parent,
+)
 from agentctl.memory.lock import root_lock
+from agentctl.memory.root import ensure_root, os_error_text, require_root
 from agentctl.memory.viewing import view_dir, view_file
+from agentctl.memory.walk import depth_below
 from agentctl.profile.settings import MemorySettings
 
 
@@ -54,16 +69,23 @@ class MemoryStore:
     """One memory root (the directory the model sees as /memories) and its limits."""
 
     def __init__(
-        self, root: Path, limits: MemorySettings | None = None, *, session: str | None = None
+        self,
+        root: Path,
+        limits: MemorySettings | None = None,
+        *,
+        session: str | None = None,
+        create: bool = True,
     ) -> None:
+        """`create`: make a missing root (0700); else a missing root is a ConfigError."""
         self.root = Path(root)
         self.settings = limits or MemorySettings()
         self.limits = Limits(self.settings)
         self.session = session
+        self.create = create
         self._swept = False
         self._tally = UsageTally()
         self._last_mark: JournalMark | None = None  # the journal after our own last append
-        ensure_root(self.root)
+        ensure_root(self.root) if create else require_root(self.root)
 
     def execute(self, command: Mapping[str, Any]) -> str:
         """Run one memory tool input; the result text, or ToolError with the error text."""
@@ -90,7 +112,7 @@ class MemoryStore:
         try:
             fd = open_root(self.root)
         except FileNotFoundError:  # removed since construction (memory clear by hand): remake
-            ensure_root(self.root)
+            ensure_root(self.root) if self.create else require_root(self.root)
             fd = open_root(self.root)
         try:
             yield fd
@@ -137,7 +159,11 @@ class MemoryStore:
             with suppress(OSError):
                 self._last_mark = settle(fd)
             raise
-        self._last_mark = append_entry(fd, entry, sync=False)
+        try:
+            self._last_mark = append_entry(fd, entry, sync=False)
+        except OSError:  # the change is made: report it made; the next writer settles the intent
+            self._last_mark = None
+            return
         self._tally.keep(shifted(before, delta), self._last_mark)
 
     def _mutate(self, fd: int, cmd: Command) -> str:
@@ -158,10 +184,10 @@ class MemoryStore:
         path = cmd.path
         if path.is_root:
             return view_dir(fd, path.text, self.settings.max_view_chars)
-        parent, st = locate(fd, path, missing=_missing_view(path))
-        with _closing(parent):
+        parent, st = locate(fd, path, missing=missing_view(path))
+        with closing(parent):
             if stat.S_ISDIR(st.st_mode):
-                with _closing(open_dir(parent, path.parts[-1:], display=path.text)) as sub:
+                with closing(open_dir(parent, path.parts[-1:], display=path.text)) as sub:
                     return view_dir(sub, path.text, self.settings.max_view_chars)
             if stat.S_ISREG(st.st_mode):
                 text = fsops.read_text(parent, path.parts[-1], path.text)
@@ -172,48 +198,38 @@ class MemoryStore:
 
     def _create(self, fd: int, cmd: Create) -> str:
         path = cmd.path
-        exists = ToolError(f"File {path.text} already exists")
-        if path.is_root or _exists(fd, path):
-            raise exists
+        taken = ToolError(f"File {path.text} already exists")
+        if path.is_root or exists(fd, path):
+            raise taken
         data = cmd.file_text.encode("utf-8")
         current = partial(self.usage, fd)
         self.limits.check_write(path.text, len(data), old_size=None, current=current)
         added = Usage(1, len(data))
         with (
-            _closing(_parent_dir(fd, path, create=True)) as parent,
-            self.changing(fd, "create", path.text, delta=added, bytes=len(data)),
+            closing(parent_dir(fd, path, create=True)) as parent,
+            self.changing(fd, "create", path.canonical, delta=added, bytes=len(data)),
         ):
             try:
                 fsops.create_exclusive(parent, path.parts[-1], data)
             except FileExistsError:
-                raise exists from None
+                raise taken from None
         return f"File created successfully at: {path.text}"
 
     # -- str_replace / insert --------------------------------------------------------------
 
     def _str_replace(self, fd: int, cmd: StrReplace) -> str:
-        with _closing(self._text_file_parent(fd, cmd.path)) as parent:
+        with closing(text_file_parent(fd, cmd.path)) as parent:
             content = fsops.read_text(parent, cmd.path.parts[-1], cmd.path.text)
             new_content, result = replace_once(content, cmd.old_str, cmd.new_str, cmd.path.text)
             self._rewrite(fd, parent, cmd.path, content, new_content, "str_replace")
         return result
 
     def _insert(self, fd: int, cmd: Insert) -> str:
-        with _closing(self._text_file_parent(fd, cmd.path)) as parent:
+        with closing(text_file_parent(fd, cmd.path)) as parent:
             content = fsops.read_text(parent, cmd.path.parts[-1], cmd.path.text)
             new_content = insert_at(content, cmd.insert_line, cmd.insert_text)
             self._rewrite(fd, parent, cmd.path, content, new_content, "insert")
         return f"The file {cmd.path.text} has been edited."
-
-    def _text_file_parent(self, fd: int, path: MemoryPath) -> int:
-        """Parent dir fd of an existing regular file, with the SDK's messages otherwise."""
-        if path.is_root:
-            raise ToolError(f"The path {path.text} is not a file.")
-        parent, st = locate(fd, path, missing=_missing_view(path))
-        if not stat.S_ISREG(st.st_mode):
-            os.close(parent)
-            raise ToolError(f"The path {path.text} is not a file.")
-        return parent
 
     def _rewrite(
         self, fd: int, parent: int, path: MemoryPath, old: str, new: str, command: str
@@ -222,7 +238,7 @@ class MemoryStore:
         current = partial(self.usage, fd)
         self.limits.check_write(path.text, len(data), old_size=old_size, current=current)
         grown = Usage(0, len(data) - old_size)
-        with self.changing(fd, command, path.text, delta=grown, bytes=len(data)):
+        with self.changing(fd, command, path.canonical, delta=grown, bytes=len(data)):
             fsops.replace_atomic(parent, path.parts[-1], data)
 
     # -- delete / rename -------------------------------------------------------------------
@@ -234,7 +250,7 @@ class MemoryStore:
         missing = ToolError(f"The path {path.text} does not exist")
         parent, st = locate(fd, path, missing=missing)
         removed = Usage(-1, -st.st_size) if stat.S_ISREG(st.st_mode) else None
-        with _closing(parent), self.changing(fd, "delete", path.text, delta=removed):
+        with closing(parent), self.changing(fd, "delete", path.canonical, delta=removed):
             try:
                 fsops.remove_entry(parent, path.parts[-1])
             except FileNotFoundError:
@@ -245,16 +261,18 @@ class MemoryStore:
         old, new = cmd.old_path, cmd.new_path
         if old.is_root:
             raise ToolError("Cannot rename the /memories directory itself")
-        if new.is_root or _exists(fd, new):
+        if new.is_root or exists(fd, new):
             raise ToolError(f"The destination {new.text} already exists")
-        src_parent, _ = locate(fd, old, missing=ToolError(f"The path {old.text} does not exist"))
-        with _closing(src_parent):
+        src_parent, st = locate(fd, old, missing=ToolError(f"The path {old.text} does not exist"))
+        with closing(src_parent):
             if new.parts[: len(old.parts)] == old.parts:
                 raise ToolError(f"Cannot move {old.text} into itself ({new.text})")
+            if stat.S_ISDIR(st.st_mode):
+                _check_moved_depth(src_parent, old, new)
             moved = Usage(0, 0)  # within the root: same files, same bytes
             with (
-                _closing(_parent_dir(fd, new, create=True)) as dst_parent,
-                self.changing(fd, "rename", old.text, delta=moved, new_path=new.text),
+                closing(parent_dir(fd, new, create=True)) as dst_parent,
+                self.changing(fd, "rename", old.canonical, delta=moved, new_path=new.canonical),
             ):
                 os.rename(
                     old.parts[-1], new.parts[-1], src_dir_fd=src_parent, dst_dir_fd=dst_parent
@@ -268,133 +286,84 @@ class MemoryStore:
         """The text of one memory file (`/memories/...`), for `agentctl memory cat`."""
         mp = parse_memory_path(path)
         with self.opened() as fd:
-            parent = self._text_file_parent(fd, mp)
-            with _closing(parent):
+            parent = text_file_parent(fd, mp)
+            with closing(parent):
                 return fsops.read_text(parent, mp.parts[-1], mp.text)
 
     def write_text(self, path: str, text: str, *, command: str = "edit") -> None:
         """Create or overwrite one memory file atomically, within the limits, journaled."""
-        mp = parse_memory_path(path)
-        if mp.is_root:
-            raise ToolError("Cannot write to the /memories directory itself")
-        data = text.encode("utf-8")
+        mp = _writable_path(path)
         with self.locked() as fd:
-            old_size = _size_if_file(fd, mp)
-            current = partial(self.usage, fd)
-            self.limits.check_write(mp.text, len(data), old_size=old_size, current=current)
-            delta = Usage(int(old_size is None), len(data) - (old_size or 0))
-            with (
-                _closing(_parent_dir(fd, mp, create=True)) as parent,
-                self.changing(fd, command, mp.text, delta=delta, bytes=len(data)),
-            ):
-                fsops.replace_atomic(parent, mp.parts[-1], data)
+            self._write_locked(fd, mp, text, command)
+
+    def save_edit(self, path: str, before: str | None, after: str) -> str | None:
+        """Save `after`, an edit of `before` (None: there was no file), if the file is still
+        `before`. If it changed meanwhile (an agent wrote), `after` is created beside it instead
+        and that path returned: neither version is lost.
+        """
+        mp = _writable_path(path)
+        with self.locked() as fd:
+            if _text_or_none(fd, mp) != before:
+                mp = _free_name_beside(fd, mp)
+            self._write_locked(fd, mp, after, "edit")
+        return None if mp.text == path else mp.text
+
+    def _write_locked(self, fd: int, mp: MemoryPath, text: str, command: str) -> None:
+        data = text.encode("utf-8")
+        old_size = size_if_file(fd, mp)
+        current = partial(self.usage, fd)
+        self.limits.check_write(mp.text, len(data), old_size=old_size, current=current)
+        delta = Usage(int(old_size is None), len(data) - (old_size or 0))
+        with (
+            closing(parent_dir(fd, mp, create=True)) as parent,
+            self.changing(fd, command, mp.canonical, delta=delta, bytes=len(data)),
+        ):
+            fsops.replace_atomic(parent, mp.parts[-1], data)
 
     def clear(self) -> int:
         """Delete everything in the root except agentctl's own files; returns entries removed."""
         with self.locked() as fd:
             names = [e.name for e in fsops.scan_sorted(fd)]
-            names = [n for n in names if not n.startswith(fsops.RESERVED_PREFIX)]
+            names = [n for n in names if not fsops.is_reserved(n)]
             with self.changing(fd, "clear", "/memories", delta=None):
                 for name in names:
                     fsops.remove_entry(fd, name)
         return len(names)
 
 
-_RACE_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)
+def _check_moved_depth(src_parent: int, old: MemoryPath, new: MemoryPath) -> None:
+    """Refuse a move that would put something below `new` deeper than MAX_DEPTH levels."""
+    room = MAX_DEPTH - len(new.parts)
+    if depth_below(src_parent, old.parts[-1], at_most=room) > room:
+        raise ToolError(
+            f"Cannot move {old.text} to {new.text}: what it holds would be nested deeper than "
+            f"{MAX_DEPTH} levels"
+        )
 
 
-def os_error_text(command: str, err: OSError) -> ToolError:
-    """An OSError as the model may see it: the errno text only, never its host paths."""
-    reason = os.strerror(err.errno) if err.errno else type(err).__name__
-    hint = " (changed concurrently? try again)" if err.errno in _RACE_ERRNOS else ""
-    return ToolError(f"The {command} command failed: {reason}{hint}")
+def _writable_path(path: str) -> MemoryPath:
+    mp = parse_memory_path(path)
+    if mp.is_root:
+        raise ToolError("Cannot write to the /memories directory itself")
+    return mp
 
 
-def ensure_root(root: Path) -> None:
-    """Create the root and any missing parents 0700; ConfigError when that is impossible."""
-    try:
-        _make_root(root)
-    except OSError as err:
-        raise ConfigError(
-            f"memory root {root}: cannot create it ({err.strerror or err}); "
-            "check memory.root in the profile or --root"
-        ) from None
-    if not root.is_dir():
-        raise ConfigError(f"memory root {root}: not a directory; check memory.root or --root")
-
-
-def _make_root(root: Path) -> None:
-    missing: list[Path] = []
-    current = root
-    while not current.exists() and current != current.parent:
-        missing.append(current)
-        current = current.parent
-    for directory in reversed(missing):
-        try:
-            directory.mkdir(mode=DIR_MODE)
-        except FileExistsError:
-            continue
-        os.chmod(directory, DIR_MODE)
-
-
-def locate(fd: int, path: MemoryPath, *, missing: ToolError) -> tuple[int, os.stat_result]:
-    """The parent dir fd (caller closes) and lstat of a path's last part; `missing` if absent.
-
-    A symlink as the last part is refused here, so no command acts through one.
-    """
-    try:
-        parent = open_dir(fd, path.parts[:-1], display=path.text)
-    except (FileNotFoundError, NotADirectoryError):
-        raise missing from None
-    st = fsops.lstat_at(parent, path.parts[-1])
-    if st is None or stat.S_ISLNK(st.st_mode):
-        os.close(parent)
-        raise missing if st is None else symlink_refused(path.text)
-    return parent, st
-
-
-def _parent_dir(fd: int, path: MemoryPath, *, create: bool) -> int:
-    try:
-        return open_dir(fd, path.parts[:-1], create=create, display=path.text)
-    except NotADirectoryError:
-        raise _parent_is_file(path) from None
-
-
-def _exists(fd: int, path: MemoryPath) -> bool:
-    try:
-        parent = open_dir(fd, path.parts[:-1], display=path.text)
-    except FileNotFoundError:
-        return False
-    except NotADirectoryError:
-        raise _parent_is_file(path) from None
-    with _closing(parent):
-        return fsops.lstat_at(parent, path.parts[-1]) is not None
-
-
-def _size_if_file(fd: int, path: MemoryPath) -> int | None:
-    try:
-        parent, st = locate(fd, path, missing=ToolError(""))
-    except PathRefusedError:
-        raise
-    except ToolError:
+def _text_or_none(fd: int, mp: MemoryPath) -> str | None:
+    """The file's text now, None when there is nothing at that path."""
+    if not exists(fd, mp):
         return None
-    os.close(parent)
-    if stat.S_ISDIR(st.st_mode):
-        raise ToolError(f"The path {path.text} is a directory, not a file")
-    return st.st_size
+    parent = text_file_parent(fd, mp)
+    with closing(parent):
+        return fsops.read_text(parent, mp.parts[-1], mp.text)
 
 
-def _parent_is_file(path: MemoryPath) -> ToolError:
-    return ToolError(f"Cannot use {path.text}: one of its parent directories is a file")
-
-
-def _missing_view(path: MemoryPath) -> ToolError:
-    return ToolError(f"The path {path.text} does not exist. Please provide a valid path.")
-
-
-@contextmanager
-def _closing(fd: int) -> Iterator[int]:
-    try:
-        yield fd
-    finally:
-        os.close(fd)
+def _free_name_beside(fd: int, mp: MemoryPath) -> MemoryPath:
+    """`notes.md` -> the first of `notes.edited.md`, `notes.edited-2.md`, ... that is free."""
+    stem, dot, suffix = mp.parts[-1].rpartition(".")
+    stem, suffix = (stem, dot + suffix) if stem else (mp.parts[-1], "")  # `.x`, `x`: no suffix
+    for n in range(1, 1000):
+        name = f"{stem}.edited{'' if n == 1 else f'-{n}'}{suffix}"
+        beside = MemoryPath("/".join((ROOT, *mp.parts[:-1], name)), (*mp.parts[:-1], name))
+        if not exists(fd, beside):
+            return beside
+    raise ToolError(f"Cannot save beside {mp.text}: 999 edited copies exist already")

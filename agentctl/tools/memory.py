@@ -19,7 +19,12 @@ class MemoryBackend(Protocol):
 
 
 class MemoryTool:
-    """Forwards each call to the store; the store raises ToolError for model-visible errors."""
+    """Forwards each call to the store; the store raises ToolError for model-visible errors.
+
+    `failed_writes` counts the calls that failed for a reason that is not the model's (a full
+    disk, a root that became read-only, a hostile file at the journal's path): a run reports it,
+    since the model alone cannot tell the user its notes are not being kept.
+    """
 
     # The store cuts long views itself (memory.max_view_chars) with a view_range to read on;
     # the generic result cap would cut them again with no way to continue.
@@ -27,6 +32,7 @@ class MemoryTool:
 
     def __init__(self, backend: MemoryBackend) -> None:
         self._backend = backend
+        self.failed_writes = 0
 
     @property
     def name(self) -> str:
@@ -36,11 +42,23 @@ class MemoryTool:
         return {"type": MEMORY_TOOL_TYPE, "name": MEMORY_TOOL_NAME}
 
     def call(self, tool_input: Mapping[str, Any]) -> str:
-        return self._backend.execute(tool_input)
+        from agentctl.memory.fsops import WriteFailedError
+
+        try:
+            return self._backend.execute(tool_input)
+        except WriteFailedError:
+            self.failed_writes += 1
+            raise
 
 
 def open_memory_tool(settings: MemorySettings, session: str) -> MemoryTool:
-    """A MemoryTool over the store at `settings.root`, journaling under this session id."""
+    """A MemoryTool over the store at `settings.root`, journaling under this session id.
+
+    The root is made if missing and must be writable: ConfigError (exit 2) naming it if not.
+    """
+    from agentctl.memory.root import check_writable
     from agentctl.memory.store import MemoryStore
 
-    return MemoryTool(MemoryStore(settings.root, settings, session=session))
+    store = MemoryStore(settings.root, settings, session=session)
+    check_writable(store.root)
+    return MemoryTool(store)

@@ -42,6 +42,8 @@ def replay(entries: list[dict[str, Any]]) -> dict[str, int]:
             gone = [p for p in (path, e.get("new_path")) if p]
             files = {p: s for p, s in files.items() if not any(_under(p, g) for g in gone)}
             files.update(e.get("files", {}))
+        elif command == "import":
+            files.update(e["files"])
         elif command == "rename":
             new = e["new_path"]
             files = {(new + p[len(path) :] if _under(p, path) else p): s for p, s in files.items()}

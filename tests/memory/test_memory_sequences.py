@@ -54,11 +54,15 @@ def _known_difference(pair: Pair, cmd: dict[str, Any]) -> bool:
         old, new = cmd["old_path"], cmd["new_path"]
         source = root / old.removeprefix("/memories").lstrip("/")
         # The SDK leaves new parents behind when the source is missing, and crashes on a move
-        # into itself; ours refuses both cleanly.
-        return not source.exists() or new.startswith(old + "/")
-    path = cmd["path"].removeprefix("/memories").lstrip("/")
-    parents = Path(path).parents
-    # Under a file: the SDK raises a raw NotADirectoryError, ours a ToolError.
+        # into itself or under a file; ours refuses all three cleanly.
+        moved_wrong = not source.exists() or new.startswith(old + "/")
+        return moved_wrong or _under_a_file(root, new)
+    return _under_a_file(root, cmd["path"])
+
+
+def _under_a_file(root: Path, path: str) -> bool:
+    """Under a file: the SDK raises a raw NotADirectoryError, ours a ToolError."""
+    parents = Path(path.removeprefix("/memories").lstrip("/")).parents
     return any((root / p).is_file() for p in parents if str(p) != ".")
 
 

@@ -124,6 +124,8 @@ def replay_journal(entries: list[dict[str, Any]]) -> dict[str, int]:
             tree = {_moved(p, path, entry["new_path"]): s for p, s in tree.items()}
         elif command == "clear":
             tree = {}
+        elif command == "import":  # every file it wrote, with its size
+            tree.update({p: int(s) for p, s in entry["files"].items()})
         elif command == "recover":  # an interrupted change: what it left under its paths
             gone = [p for p in (path, entry.get("new_path")) if p]
             tree = {p: s for p, s in tree.items() if not any(_under(p, g) for g in gone)}

@@ -83,10 +83,13 @@ CASES: list[tuple[str, list[Setup], list[str], int, str]] = [
     ("memory-view-root-is-a-file", [write("rootfile", "x")],
      ["memory", "view", "--root", "rootfile"], 2, "not a directory"),
     ("memory-root-under-a-file", [write("rootfile", "x")],
-     ["memory", "view", "--root", "rootfile/m"], 2, "cannot create it"),
+     ["memory", "view", "--root", "rootfile/m"], 2, "no such folder"),
     ("memory-import-garbage", [write("g.tar.gz", "garbage")],
      ["memory", "import", "g.tar.gz", "--root", "m"], 2, "not a readable tar archive"),
-    ("memory-cat-missing", [], ["memory", "cat", "nope.md", "--root", "m"], 2, "does not exist"),
+    ("memory-cat-missing-root", [], ["memory", "cat", "nope.md", "--root", "m"], 2,
+     "no such folder"),
+    ("memory-cat-missing", [write("m/a.md", "a")], ["memory", "cat", "nope.md", "--root", "m"], 2,
+     "does not exist"),
     ("set-unknown-key", [TASK], ["run", "task.md", "--offline", "--set", "nope=1"], 2,
      "nope: unknown key"),
     ("set-bad-value", [TASK], ["run", "task.md", "--offline", "--set", "max_turns=-1"], 2,
@@ -100,7 +103,9 @@ CASES: list[tuple[str, list[Setup], list[str], int, str]] = [
 
 def assert_one_clear_line(stderr: str, phrase: str, prefix: str = "agentctl: ") -> None:
     assert "Traceback" not in stderr, stderr
+    # `agentctl memory ...` names the folder it opened first (issue 13 #2): not an error line
     lines = [line for line in stderr.splitlines() if line.strip()]
+    lines = lines[1:] if lines and lines[0].startswith("memory root: /") else lines
     assert len(lines) == 1 and lines[0].startswith(prefix), stderr
     assert phrase in lines[0], lines[0]
 
