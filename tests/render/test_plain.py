@@ -34,7 +34,7 @@ def test_plain_run_is_stable_ascii_lines() -> None:
     feed(PlainRenderer(out), START, progress, *TURNS, RESULT)
     lines = out.getvalue().splitlines()
     assert lines[0] == (
-        "start  session=20261130-074500-ab12 model=claude-sonnet-5 profile=configs/default.toml"
+        "start  session=20261130-074500-ab12 model=claude-sonnet-5 profile=configs/balanced.toml"
     )
     assert [line.split()[:2] for line in lines[1:4]] == [
         ["turn", "1"],
