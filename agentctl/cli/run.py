@@ -25,7 +25,16 @@ stdout carries the final answer (or NDJSON events with --json); the per-turn tab
 and warnings go to stderr. Every run writes a transcript; --resume continues one.
 
 Exit codes: 0 finished, 1 API or runtime error, 2 usage or configuration error,
-3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
+3 stopped by a limit (turns, budget, max_tokens), 130 interrupted (Ctrl-C, or the reader of
+stdout went away: `| head` ends the run and records it as interrupted).
+
+\b
+Examples:
+  agentctl run examples/research/task.md --offline      the emulator plays the model
+  agentctl run task.md --profile configs/balanced.toml --max-usd 2
+  agentctl run task.md --json | jq -c 'select(.event == "turn")'
+  echo "Summarise ./notes" | agentctl run - --workspace ./notes
+  agentctl run --resume last --max-turns 20              continue the last run
 """
 
 

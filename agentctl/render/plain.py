@@ -12,6 +12,7 @@ from agentctl.agent.events import (
     StartEvent,
     TurnEvent,
 )
+from agentctl.errors import ClosedPipeError
 from agentctl.render.format import (
     cache_hit_ratio,
     cleared_thinking_turns,
@@ -22,6 +23,7 @@ from agentctl.render.format import (
     fmt_tools,
     peak_prompt,
 )
+from agentctl.render.ndjson import silence
 
 RED = "\x1b[31m"
 RESET = "\x1b[0m"
@@ -103,5 +105,11 @@ class PlainRenderer:
             self._write(lines)
 
     def _write(self, lines: list[str]) -> None:
-        self._stream.write("".join(f"{line}\n" for line in lines))
-        self._stream.flush()
+        try:
+            self._stream.write("".join(f"{line}\n" for line in lines))
+            self._stream.flush()
+        except BrokenPipeError:
+            # `agentctl run task.md 2>&1 | head`: nobody watches the run any more; stop it.
+            self._closed = True
+            silence(self._stream)
+            raise ClosedPipeError("stderr was closed by its reader; the run stopped") from None

@@ -18,7 +18,7 @@ from agentctl import clock
 from agentctl.agent.events import Event, ToolCall
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import UsageError
-from agentctl.home import sessions_dir
+from agentctl.home import sessions_dir, unusable_folder
 
 FORMAT_VERSION = 1
 SUFFIX = ".jsonl"
@@ -46,10 +46,13 @@ class TranscriptWriter:
     """Appends records to one session file; also the loop's Recorder."""
 
     def __init__(self, path: Path) -> None:
-        make_private_dirs(path.parent)
-        os.chmod(path.parent, 0o700)
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            make_private_dirs(path.parent)
+            os.chmod(path.parent, 0o700)
+            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as err:  # AGENTCTL_HOME under /proc, a file, read-only: one line, exit 2
+            raise unusable_folder(path.parent, err) from None
         os.fchmod(self._fd, 0o600)
 
     def write(self, record_type: str, **fields: Any) -> None:
