@@ -257,7 +257,9 @@ def _run_editor(text: str, suffix: str) -> str:
 @app.command()
 @handled
 def export(
-    file: Annotated[str, typer.Argument(help="Archive to write (.tar.gz); - for stdout.")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="Archive to write (.tar.gz); - for stdout.")
+    ],
     root: RootOption = None,
     profile: ProfileOption = None,
 ) -> None:
@@ -291,7 +293,7 @@ def _write_new(path: Path, data: bytes) -> None:
 @app.command("import")
 @handled
 def import_(
-    file: Annotated[Path, typer.Argument(help="Archive made by `memory export`.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Archive made by `memory export`.")],
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite files that already exist.")
     ] = False,
@@ -317,7 +319,9 @@ def import_(
 @handled
 def log(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
-    limit: Annotated[int, typer.Option("-n", help="Show at most N entries (0: all).")] = 0,
+    limit: Annotated[
+        int, typer.Option("-n", metavar="N", help="Show at most N entries (0: all).")
+    ] = 0,
     root: RootOption = None,
     profile: ProfileOption = None,
 ) -> None:
@@ -376,7 +380,7 @@ def clear(
 @handled
 def call(
     session: Annotated[
-        str, typer.Option("--session", help="Session id written to the journal.")
+        str, typer.Option("--session", metavar="ID", help="Session id written to the journal.")
     ] = "cli-call",
     root: RootOption = None,
     profile: ProfileOption = None,

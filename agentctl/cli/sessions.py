@@ -17,7 +17,16 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
 app = typer.Typer(
-    help="Recorded runs (transcripts): list, show, remove, export.",
+    help="""Recorded runs (transcripts): list, show, remove, export.
+
+SESSION is a session id, a unique prefix of one, or `last`.
+
+\b
+Examples:
+  agentctl sessions list
+  agentctl sessions show last
+  agentctl sessions export last -o run.json
+""",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
