@@ -14,9 +14,11 @@ from agentctl.agent.events import (
 )
 from agentctl.errors import ClosedPipeError
 from agentctl.render.format import (
+    EditTally,
     cache_hit_ratio,
     cleared_thinking_turns,
     cleared_tool_uses,
+    edit_tally,
     fmt_cost,
     fmt_int,
     fmt_ratio,
@@ -61,12 +63,20 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
         f"cache_read={fmt_int(usage.cache_read_input_tokens)} "
         f"cache_write={fmt_int(usage.cache_creation_input_tokens)} "
         f"out={fmt_int(usage.output_tokens)}",
-        f"  cleared: tool_uses={totals.cleared_tool_uses} "
-        f"thinking={totals.cleared_thinking_turns} tokens={fmt_int(totals.cleared_input_tokens)}",
+        edits_line(edit_tally(turns)),
         f"  cache_hit_ratio={fmt_ratio(cache_hit_ratio(usage))}{peak_text} "
         f"cost={fmt_cost(totals.cost_usd)}",
         f"  session={result.session}  see it again: agentctl sessions show {result.session}",
     ]
+
+
+def edits_line(tally: EditTally) -> str:
+    """Tokens spared summed over turns, and distinct blocks cleared (see EditTally)."""
+    return (
+        f"  edits: spared_tokens={fmt_int(tally.spared_tokens)} turns={tally.turns} "
+        f"max_per_turn={fmt_int(tally.most)} distinct_results_cleared={tally.results} "
+        f"distinct_thinking_cleared={tally.thinking}"
+    )
 
 
 def format_error_line(event: ErrorEvent) -> str:

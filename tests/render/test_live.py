@@ -68,7 +68,7 @@ def test_trigger_from_start_event_adds_headroom_column() -> None:
     live.handle(START)
     live.handle(TURN1)
     assert "23,766" in text_now(live, width=120)  # 30,000 - (1,234 + 5,000)
-    assert "23.8k" in text_now(live, width=70)  # abbreviated numbers when narrow
+    assert "23.8k" in text_now(live, width=80)  # abbreviated numbers when narrow
     live.close()
 
 

@@ -1,0 +1,56 @@
+"""Run `agentctl` with stderr on a pseudo-terminal of a given size; what the terminal received."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+# Escape sequences: SGR colours, cursor moves, erase-line, show/hide cursor.
+CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def run_on_pty(
+    args: list[str], *, columns: int, cwd: Path, lines: int = 50
+) -> tuple[int, str, str]:
+    """(exit code, what stderr's terminal received, stdout) of `agentctl ARGS`."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(columns), LINES=str(lines))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentctl", *args],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        cwd=cwd,
+        env=env,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    stdout = proc.stdout.read().decode() if proc.stdout else ""
+    code = proc.wait(timeout=60)
+    os.close(master)
+    return code, b"".join(chunks).decode(), stdout
+
+
+def final_screen(received: str) -> list[str]:
+    """The lines left after the live display stopped (it shows the cursor again last)."""
+    tail = received.rsplit("\x1b[?25h", 1)[-1]
+    return [CSI.sub("", line).rstrip() for line in tail.replace("\r", "").split("\n")]
+
+
+def plain_text(received: str) -> str:
+    return CSI.sub("", received).replace("\r", "")
