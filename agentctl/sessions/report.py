@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,6 +170,14 @@ def stats_view(stats: Stats, width: int) -> list[RenderableType]:
     return [chart, ledger_table(stats.balances, remedies=stats.remedies), summary]
 
 
+def svg_format() -> str:
+    """Rich's SVG template without its web fonts: a chart must not fetch anything when opened
+    (offline viewers, mail clients). Locally installed Fira Code, else any monospace font."""
+    from rich._export_format import CONSOLE_SVG_FORMAT
+
+    return re.sub(r",\s*url\([^)]*\) format\([^)]*\)", "", CONSOLE_SVG_FORMAT)
+
+
 def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:
     """Render `parts` into an SVG image, in colour whatever NO_COLOR says (a file for reports,
     not terminal output)."""
@@ -178,7 +187,7 @@ def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:
     for part in parts:
         console.print(part)
     try:
-        console.save_svg(str(path), title="agentctl stats")
+        console.save_svg(str(path), title="agentctl stats", code_format=svg_format())
     except OSError as err:
         raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
 
