@@ -105,9 +105,13 @@ def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEve
     from agentctl.render.answer import render_answer
     from agentctl.render.factory import make_renderer
 
+    if not quiet and sys.stderr.isatty():  # the SDK and the emulator take a moment to load
+        print("agentctl: starting the run…", file=sys.stderr, flush=True)
     prep = prepare(opts, sys.stdin)
     for warning in [] if quiet else prep.warnings:
         print(f"agentctl: warning: {warning}", file=sys.stderr)
+    if not quiet:
+        _say_where_memory_goes(prep.profile, stdin_task=opts.task == "-")
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     turns: list[TurnEvent] = []
     try:
@@ -119,6 +123,14 @@ def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEve
         _print_ledger(prep.profile, turns, result.session)
     if not json_mode:
         render_answer(result.text, sys.stdout)
+
+
+def _say_where_memory_goes(profile: Profile, *, stdin_task: bool) -> None:
+    """A task from stdin, or a memory folder this run creates: say where memory is kept."""
+    root = profile.memory.root
+    if profile.tools.memory and (stdin_task or not root.exists()):
+        new = "" if root.exists() else " (a new folder)"
+        print(f"agentctl: memory: {root}{new}", file=sys.stderr)
 
 
 def _handle(

@@ -71,3 +71,18 @@ def test_below_the_narrowest_layout_plain_lines(runs: dict[int, tuple[str, list[
     text = plain_text(runs[30][0])
     assert "turn 1  tool_use  in=0" in text and "turn 23  end_turn" in text
     assert not HEADER_ANYWHERE.search(text)
+
+
+@pytest.mark.slow
+def test_a_run_says_at_once_that_it_started(runs: dict[int, tuple[str, list[str]]]) -> None:
+    assert plain_text(runs[80][0]).lstrip().startswith("agentctl: starting the run…")
+
+
+@pytest.mark.slow
+def test_summary_counts_distinct_results_apart_from_tokens_spared_per_turn(
+    runs: dict[int, tuple[str, list[str]]],
+) -> None:
+    screen = "\n".join(runs[100][1])
+    assert "15 distinct tool results" in screen  # 122 is the per-turn sum of clearings
+    assert "581,718 prompt tokens, summed over 10 turns (at most 69,518 in one)" in screen
+    assert "so every later turn counts it again" in screen  # the legend under the table
