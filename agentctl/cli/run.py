@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.agent.events import ErrorEvent, TurnEvent
-from agentctl.errors import AgentctlError
+from agentctl.errors import AgentctlError, ClosedPipeError
 
 if TYPE_CHECKING:
     from agentctl.agent.events import Event
@@ -117,12 +118,34 @@ def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEve
     try:
         with open_client(prep) as client:
             result = execute(prep, lambda e: _handle(renderer, e, shown, turns), client)
+    except AgentctlError as err:
+        renderer.close()
+        # Ctrl-C or a limit: what the run did so far (not when the reader went away).
+        if turns and not quiet and not isinstance(err, ClosedPipeError):
+            _print_partial_summary(prep.session)
+        raise
     finally:
         renderer.close()
     if not quiet:
         _print_ledger(prep.profile, turns, result.session)
     if not json_mode:
         render_answer(result.text, sys.stdout)
+
+
+def _print_partial_summary(session: str) -> None:
+    """The summary of a run that stopped early, on stderr, as the renderer would draw it."""
+    from agentctl.render.factory import make_console
+    from agentctl.render.plain import format_summary_lines
+    from agentctl.render.table import summary_table
+    from agentctl.sessions.catalog import load_session
+    from agentctl.sessions.report import recorded_result
+
+    result, events = recorded_result(load_session(session))
+    if not sys.stderr.isatty():
+        sys.stderr.write("".join(f"{line}\n" for line in format_summary_lines(result, events)))
+        return
+    console = make_console(sys.stderr, no_color=bool(os.environ.get("NO_COLOR")))
+    console.print(summary_table(result, events, title="summary so far"))
 
 
 def _say_where_memory_goes(profile: Profile, *, stdin_task: bool) -> None:

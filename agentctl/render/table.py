@@ -194,10 +194,12 @@ def _stop_style(stop_reason: str) -> str:
     return ""
 
 
-def summary_table(result: ResultEvent, turns: Sequence[TurnEvent]) -> Table:
+def summary_table(
+    result: ResultEvent, turns: Sequence[TurnEvent], *, title: str = "summary"
+) -> Table:
     """Totals of a run as label/value rows, with the cache hit ratio's formula spelled out."""
     table = Table(box=box.SIMPLE, show_header=False, pad_edge=False, title_justify="left")
-    table.title = "summary"
+    table.title = title
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     for label, value in summary_rows(result, turns):

@@ -18,6 +18,7 @@ from typing import Any
 from rich.console import Console, RenderableType
 from rich.text import Text
 
+from agentctl.agent.events import ResultEvent, TurnEvent
 from agentctl.context.prices import price_for
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
@@ -112,6 +113,13 @@ def _cost(sim: Simulation) -> float:
     """For the summary table, which shows NaN as n/a."""
     cost = sim.cost_usd
     return float("nan") if cost is None else cost
+
+
+def recorded_result(session: Session) -> tuple[ResultEvent, list[TurnEvent]]:
+    """A session's summary figures so far, priced as `sessions show` prices them: for the
+    summary of a run that stopped early (it has no result event)."""
+    cost = _cost(recorded_run(session, session_profile(session)))
+    return result_of(session, cost), [t.event for t in session.turns]
 
 
 def show_report(session: Session, width: int | None) -> RenderableType:
