@@ -136,7 +136,7 @@ def _print_partial_summary(session: str) -> None:
     """The summary of a run that stopped early, on stderr, as the renderer would draw it."""
     from agentctl.render.factory import make_console
     from agentctl.render.plain import format_summary_lines
-    from agentctl.render.table import summary_table
+    from agentctl.render.table import summary_view
     from agentctl.sessions.catalog import load_session
     from agentctl.sessions.report import recorded_result
 
@@ -145,7 +145,7 @@ def _print_partial_summary(session: str) -> None:
         sys.stderr.write("".join(f"{line}\n" for line in format_summary_lines(result, events)))
         return
     console = make_console(sys.stderr, no_color=bool(os.environ.get("NO_COLOR")))
-    console.print(summary_table(result, events, title="summary so far"))
+    console.print(summary_view(result, events, console.width, title="summary so far"))
 
 
 def _say_where_memory_goes(profile: Profile, *, stdin_task: bool) -> None:

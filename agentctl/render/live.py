@@ -26,7 +26,7 @@ from agentctl.render.table import (
     TABLE_LEGEND,
     TableLayout,
     choose_layout,
-    summary_table,
+    summary_view,
     turn_table,
 )
 
@@ -178,7 +178,7 @@ class LiveRenderer:
         if any(turn.applied_edits for turn in self._turns):
             self._console.print(Text(TABLE_LEGEND, style="dim"))
         self._console.print()
-        self._console.print(summary_table(event, self._turns))
+        self._console.print(summary_view(event, self._turns, self._console.width))
 
     def _show(self, turn: int | None, status: str, *, force: bool = True) -> None:
         """Status `status` for turn `turn`; turn None: no turn running, no status line."""

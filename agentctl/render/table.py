@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich import box
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -205,6 +207,22 @@ def summary_table(
     for label, value in summary_rows(result, turns):
         table.add_row(label, Text(value))
     return table
+
+
+STACKED_BELOW = 60  # columns: under this, labels and values no longer fit side by side
+
+
+def summary_view(
+    result: ResultEvent, turns: Sequence[TurnEvent], width: int, *, title: str = "summary"
+) -> RenderableType:
+    """The summary table, or on a narrow terminal each label over its value (so a session id
+    or a number is never folded in a narrow value column)."""
+    if width >= STACKED_BELOW:
+        return summary_table(result, turns, title=title)
+    lines: list[RenderableType] = [Text(title)]
+    for label, value in summary_rows(result, turns):
+        lines += [Text(label, style="bold"), Padding(Text(value), (0, 0, 0, 2))]
+    return Group(*lines)
 
 
 def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[str, str]]:

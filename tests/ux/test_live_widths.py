@@ -86,3 +86,12 @@ def test_summary_counts_distinct_results_apart_from_tokens_spared_per_turn(
     assert "15 distinct tool results" in screen  # 122 is the per-turn sum of clearings
     assert "581,718 prompt tokens, summed over 10 turns (at most 69,518 in one)" in screen
     assert "so every later turn counts it again" in screen  # the legend under the table
+
+
+@pytest.mark.slow
+def test_narrow_summary_puts_values_under_labels(runs: dict[int, tuple[str, list[str]]]) -> None:
+    screen = runs[40][1]
+    summary = screen[screen.index("summary") :]
+    assert all(len(line) <= 40 for line in summary[: summary.index("see it again") + 3])
+    # The session id is whole on its line, not folded in a narrow value column.
+    assert any(re.fullmatch(r"  \d{8}-\d{6}-[0-9a-f]{6}", line) for line in summary), summary
