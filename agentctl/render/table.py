@@ -46,9 +46,10 @@ _HEADERS: dict[str, tuple[str, str]] = {
     "trig": ("to\ntrigger", "to\ntrig"),
 }
 ALL_NUMBERS = tuple(_HEADERS)
-# The order columns give way when the width is short: the least needed first. Turn, stop,
-# cache read/write, freed and tools always stay: they are what this table is for.
-DROP_ORDER = ("think", "uses", "trig", "in", "out")
+# The order columns give way when the width is short: the least needed first (uncached input
+# is near zero once the cache works). Turn, stop, cache read/write, freed and tools always
+# stay: they are what this table is for.
+DROP_ORDER = ("think", "in", "out", "uses", "trig")
 TURN_WIDTH = 4  # up to 9999 turns
 FULL_NUMBER, COMPACT_NUMBER = 7, 5  # `999,999` (larger: `1.2M`), and `18.0k`
 STOP_SHORT = {
@@ -61,6 +62,8 @@ STOP_SHORT = {
     "model_context_window_exceeded": "ctx",
 }
 MAX_TOOLS_WIDTH = 48  # wider terminals do not stretch the table: its shape stays the same
+# `memory:str_replace, read_file`, the usual agent step, on one line: columns give way first.
+ROOMY_TOOLS, TIGHT_TOOLS = 29, 19  # TIGHT: the longest memory command, `memory:str_replace!`
 
 
 @dataclass(frozen=True)
@@ -99,13 +102,14 @@ class TableLayout:
 def _candidates() -> list[TableLayout]:
     """From the richest layout to the leanest; the first that fits is used."""
     layouts = [
-        TableLayout("wide", ALL_NUMBERS, False, 2, 10, 19),
-        TableLayout("short", ALL_NUMBERS, False, 1, 10, 19),
+        TableLayout("wide", ALL_NUMBERS, False, 2, 10, ROOMY_TOOLS),
+        TableLayout("short", ALL_NUMBERS, False, 1, 10, ROOMY_TOOLS),
     ]
     kept = ALL_NUMBERS
     for dropped in (None, *DROP_ORDER):
         kept = tuple(k for k in kept if k != dropped)
-        layouts.append(TableLayout(f"compact-{len(kept)}", kept, True, 1, 10, 19))
+        tools = ROOMY_TOOLS if len(kept) >= 5 else TIGHT_TOOLS
+        layouts.append(TableLayout(f"compact-{len(kept)}", kept, True, 1, 10, tools))
     layouts.append(TableLayout("minimal", kept, True, 1, 5, 11))
     return layouts
 
