@@ -16,20 +16,15 @@ from pathlib import Path
 CSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def run_on_pty(
-    args: list[str], *, columns: int, cwd: Path, lines: int = 50
+def spawn_on_pty(
+    argv: list[str], *, env: dict[str, str], cwd: Path | None = None, columns: int | None = None
 ) -> tuple[int, str, str]:
-    """(exit code, what stderr's terminal received, stdout) of `agentctl ARGS`."""
+    """(exit code, what stderr's terminal received, stdout) of `argv`, stderr on a pty."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
-    env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(columns), LINES=str(lines))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentctl", *args],
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        cwd=cwd,
-        env=env,
-    )
+    if columns is not None:
+        lines = int(env.get("LINES", "50"))
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=slave, cwd=cwd, env=env)
     os.close(slave)
     chunks = []
     while True:
@@ -44,6 +39,15 @@ def run_on_pty(
     code = proc.wait(timeout=60)
     os.close(master)
     return code, b"".join(chunks).decode(), stdout
+
+
+def run_on_pty(
+    args: list[str], *, columns: int, cwd: Path, lines: int = 50
+) -> tuple[int, str, str]:
+    """`agentctl ARGS` on a terminal of `columns` x `lines` (COLUMNS/LINES and the pty size)."""
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS=str(columns), LINES=str(lines))
+    argv = [sys.executable, "-m", "agentctl", *args]
+    return spawn_on_pty(argv, env=env, cwd=cwd, columns=columns)
 
 
 def final_screen(received: str) -> list[str]:

@@ -8,8 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from .pty_run import final_screen, plain_text, run_on_pty
+from pty_run import final_screen, plain_text, run_on_pty
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = re.compile(r"^ +(#|turn) +stop\b")
