@@ -21,7 +21,6 @@ from agentctl.profile.models import (
     thinking_enabled_deprecated,
 )
 
-
 # Profiles are checked as of a fixed day: the model warnings depend on the date.
 CHECKED_ON = datetime.date(2026, 6, 1)
 
