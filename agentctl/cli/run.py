@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl.agent.events import ErrorEvent, TurnEvent
+from agentctl.agent.events import ErrorEvent, StartEvent, TurnEvent
 from agentctl.errors import AgentctlError, ClosedPipeError
 
 if TYPE_CHECKING:
@@ -111,13 +111,13 @@ def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEve
     prep = prepare(opts, sys.stdin)
     for warning in [] if quiet else prep.warnings:
         print(f"agentctl: warning: {warning}", file=sys.stderr)
-    if not quiet:
-        _say_where_memory_goes(prep.profile, stdin_task=opts.task == "-")
+    # Decided now, before the run creates the folder; said once the run has started.
+    note = None if quiet else _memory_note(prep.profile, stdin_task=opts.task == "-")
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     turns: list[TurnEvent] = []
     try:
         with open_client(prep) as client:
-            result = execute(prep, lambda e: _handle(renderer, e, shown, turns), client)
+            result = execute(prep, lambda e: _handle(renderer, e, shown, turns, note), client)
     except AgentctlError as err:
         renderer.close()
         # Ctrl-C or a limit: what the run did so far (not when the reader went away).
@@ -148,18 +148,24 @@ def _print_partial_summary(session: str) -> None:
     console.print(summary_view(result, events, console.width, title="summary so far"))
 
 
-def _say_where_memory_goes(profile: Profile, *, stdin_task: bool) -> None:
-    """A task from stdin, or a memory folder this run creates: say where memory is kept."""
+def _memory_note(profile: Profile, *, stdin_task: bool) -> str | None:
+    """A task from stdin, or a memory folder this run creates: where memory is kept."""
     root = profile.memory.root
-    if profile.tools.memory and (stdin_task or not root.exists()):
-        new = "" if root.exists() else " (a new folder)"
-        print(f"agentctl: memory: {root}{new}", file=sys.stderr)
+    if not profile.tools.memory or not (stdin_task or not root.exists()):
+        return None
+    return f"agentctl: memory: {root}{'' if root.exists() else ' (a new folder)'}"
 
 
 def _handle(
-    renderer: Renderer, event: Event, shown: list[ErrorEvent], turns: list[TurnEvent]
+    renderer: Renderer,
+    event: Event,
+    shown: list[ErrorEvent],
+    turns: list[TurnEvent],
+    note: str | None = None,
 ) -> None:
     renderer.handle(event)
+    if note and isinstance(event, StartEvent):  # after the start line, which comes first
+        print(note, file=sys.stderr)
     if isinstance(event, ErrorEvent):
         shown.append(event)
     if isinstance(event, TurnEvent):
