@@ -2,7 +2,8 @@
 
 Exit codes (also in `agentctl --help` and the README):
   0 finished, 1 API or runtime error, 2 usage or configuration error,
-  3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
+  3 stopped by a limit (turns, budget, max_tokens), 130 interrupted,
+  141 the reader of stdout went away (128 + SIGPIPE, as the shell reports for `git log | head`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ EXIT_RUNTIME = 1
 EXIT_USAGE = 2
 EXIT_LIMIT = 3
 EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141
 
 
 class AgentctlError(Exception):
@@ -61,6 +63,16 @@ class InterruptedRunError(AgentctlError):
 
     exit_code = EXIT_INTERRUPTED
     kind = "interrupted"
+
+
+class ClosedPipeError(InterruptedRunError):
+    """Whoever read our output went away (`agentctl run --json | head -2`): stop spending at once.
+
+    Recorded as an interruption (kind "interrupted", so `--resume` continues it); exit 141 like a
+    process that SIGPIPE ended, which `set -o pipefail` scripts recognise.
+    """
+
+    exit_code = EXIT_CLOSED_PIPE
 
 
 class ToolError(Exception):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from agentctl.errors import ConfigError
+
 
 def home_dir() -> Path:
     """AGENTCTL_HOME, else the platform data dir (XDG_DATA_HOME/agentctl or ~/.local/share)."""
@@ -32,3 +34,15 @@ def user_config_dir() -> Path:
 def user_profile_path() -> Path:
     """The user-wide profile consulted when no --profile, AGENTCTL_PROFILE or ./agentctl.toml."""
     return user_config_dir() / "profile.toml"
+
+
+def unusable_folder(folder: Path, err: OSError) -> ConfigError:
+    """The one-line error for a data folder agentctl cannot create or write (exit 2)."""
+    why = err.strerror or str(err)
+    if isinstance(err, FileExistsError | NotADirectoryError):
+        why = "a file is in the way"
+    where = "AGENTCTL_HOME" if os.environ.get("AGENTCTL_HOME") else "the data folder"
+    return ConfigError(
+        f"{folder}: cannot create or write the sessions folder ({why}); "
+        f"point {where} at a writable folder"
+    )

@@ -5,7 +5,7 @@ Usage: python bench/run.py [--quick] [--markdown]
 Sections: startup of light commands (bench/startup.py) against `python -c pass` and
 `python -c "import typer, rich"`; the memory store against the SDK's
 BetaLocalFilesystemMemoryTool (bench/memory_store.py); the token economy of a ~100-turn
-offline run, default.toml vs no-editing.toml (bench/token_economy.py); the emulator's
+offline run, balanced.toml vs no-editing.toml (bench/token_economy.py); the emulator's
 scaling (bench/emulator.py, its summary line). bench/tokens_calibration.py needs a tokenizer
 file that is not a dependency; run it by hand (see its docstring).
 `--quick` takes fewer samples; `--markdown` prints the table as Markdown (for docs/bench.md).

@@ -1,4 +1,4 @@
-"""Token economy: a ~100-turn offline research run under default.toml versus no-editing.toml.
+"""Token economy: a ~100-turn offline research run under balanced.toml versus no-editing.toml.
 
 Usage: python bench/token_economy.py [--files N]
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PROFILES = ["configs/default.toml", "configs/no-editing.toml"]
+PROFILES = ["configs/balanced.toml", "configs/no-editing.toml"]
 ANTHROPIC_REPORTED_CUT = 0.84
 SEED = 6
 WORDS = [
@@ -140,7 +140,7 @@ def render(default: Outcome, plain: Outcome, files: int, size: int) -> list[str]
     saved = 1 - default.cost / plain.cost if plain.cost else 0.0
     rows = [
         f"workload: {files} generated files ({size / 1024:.0f} KB), emulator default policy",
-        f"{'':<24} {'default.toml':>14} {'no-editing.toml':>16}",
+        f"{'':<24} {'balanced.toml':>14} {'no-editing.toml':>16}",
     ]
     cells: list[tuple[str, Callable[[Outcome], str]]] = [
         ("turns", lambda o: f"{o.turns:,}"),

@@ -12,7 +12,13 @@ from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.errors import EXIT_INTERRUPTED, UsageError
 
 app = typer.Typer(
-    help="The offline Messages API emulator (no network, no tokens spent).",
+    help="""The offline Messages API emulator (no network, no tokens spent).
+
+\b
+Examples:
+  agentctl emulator serve --port 8765
+  ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=x agentctl run task.md
+""",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -35,13 +41,21 @@ def register(root: typer.Typer) -> None:
 
 @app.command()
 def serve(
-    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1; 0 = a free one.")] = 0,
+    port: Annotated[
+        int, typer.Option("--port", metavar="N", help="Port on 127.0.0.1; 0 = a free one.")
+    ] = 0,
     script: Annotated[
-        Path | None, typer.Option("--script", help="TOML script of assistant turns.")
+        Path | None,
+        typer.Option("--script", metavar="FILE", help="TOML script of assistant turns."),
     ] = None,
-    faults: Annotated[str | None, typer.Option("--faults", help=FAULTS_HELP)] = None,
+    faults: Annotated[
+        str | None, typer.Option("--faults", metavar="SPEC", help=FAULTS_HELP)
+    ] = None,
     placeholder: Annotated[
-        str, typer.Option("--placeholder", help="Text that replaces cleared tool results.")
+        str,
+        typer.Option(
+            "--placeholder", metavar="TEXT", help="Text that replaces cleared tool results."
+        ),
     ] = DEFAULT_CLEARED_RESULT_PLACEHOLDER,
 ) -> None:
     """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
@@ -49,6 +63,12 @@ def serve(
     Prints the base URL as the only line on stdout (use it as ANTHROPIC_BASE_URL), then
     serves until Ctrl-C, which exits with code 130 and no message. Without --script the
     built-in default policy plays the model.
+
+    \b
+    Examples:
+      agentctl emulator serve --port 8765
+      agentctl emulator serve --script examples/scripts/memory-roundtrip.toml
+      agentctl emulator serve --faults '429@1,529@3'        the client must retry twice
     """
     from agentctl.emulator.server import running
 

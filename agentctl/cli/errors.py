@@ -14,7 +14,14 @@ from typing import TextIO
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from agentctl.errors import EXIT_INTERRUPTED, EXIT_RUNTIME, EXIT_USAGE, AgentctlError, ToolError
+from agentctl.errors import (
+    EXIT_CLOSED_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    AgentctlError,
+    ToolError,
+)
 
 PREFIX = "agentctl: "
 
@@ -47,7 +54,12 @@ def report(err: BaseException, stream: TextIO | None = None) -> int:
         err.show()
         return err.exit_code
     if isinstance(err, OSError) and err.errno == errno.EPIPE:
-        return EXIT_RUNTIME  # the reader went away: nothing left to tell it
+        # `agentctl sessions list | head -1`: the reader has what it wanted. Exit as a process
+        # that SIGPIPE ended, with nothing more on the dead pipe (not even Python's exit flush).
+        from agentctl.render.ndjson import silence
+
+        silence(sys.stdout)
+        return EXIT_CLOSED_PIPE
     described = describe(err)
     if described is None:
         raise err

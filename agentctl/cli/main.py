@@ -13,6 +13,7 @@ from typer.core import TyperGroup
 
 from agentctl import __version__
 from agentctl.cli.errors import report
+from agentctl.cli.usage import plain_usage
 
 HELP = """\
 Run long-lived Claude agents with the memory tool and server-side context editing,
@@ -20,6 +21,13 @@ and see, turn by turn, what editing cleared and what the prompt cache did.
 
 Exit codes: 0 finished, 1 API or runtime error, 2 usage or configuration error,
 3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
+
+\b
+Examples:
+  agentctl run examples/research/task.md --offline    a first run, no API key needed
+  agentctl doctor                                     where everything is, what would be used
+  agentctl stats last                                 what editing and the cache did last run
+  agentctl COMMAND -h                                 each command's help, with examples
 """
 
 # name -> (module whose register() defines it, one-line help for `agentctl --help`).
@@ -37,7 +45,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("agentctl.cli.sessions", "Replay a recorded run under another profile."),
     "tune": ("agentctl.cli.sessions", "Sweep context-editing settings over a recorded run."),
     "emulator": ("agentctl.cli.emulator", "The offline Messages API emulator (no network)."),
+    "doctor": ("agentctl.cli.doctor", "Where everything is, what a run would use and reach."),
 }
+
+# -h as well as --help, on every command (subcommand contexts inherit it from the root).
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
 def load_command(name: str) -> Any:
@@ -50,7 +62,10 @@ def load_command(name: str) -> Any:
     importlib.import_module(COMMANDS[name][0]).register(scratch)
     group = typer.main.get_command(scratch)
     assert isinstance(group, TyperGroup)
-    return group.commands.get(name)
+    command = group.commands.get(name)
+    if command is not None:
+        plain_usage(command)
+    return command
 
 
 class LazyGroup(TyperGroup):
@@ -87,6 +102,14 @@ class LazyGroup(TyperGroup):
             code = report(err)
         sys.exit(code if isinstance(code, int) else 0)
 
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as err:
+            # `agentctl sessions list | head -1`: caught before Click's own handler (which
+            # would say 1, a runtime error), and mapped like every other error.
+            raise typer.Exit(report(err)) from None
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         # Static one-liners: `agentctl --help` must not import every command module.
         with formatter.section("Commands"):
@@ -100,7 +123,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
-    add_completion=False,
+    context_settings=CONTEXT_SETTINGS,
 )
 
 

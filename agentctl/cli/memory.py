@@ -254,7 +254,9 @@ def _call_editor(editor: str, name: str) -> int:
 
 @app.command()
 def export(
-    file: Annotated[str, typer.Argument(help="Archive to write (.tar.gz); - for stdout.")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="Archive to write (.tar.gz); - for stdout.")
+    ],
     root: RootOption = None,
     profile: ProfileOption = None,
 ) -> None:
@@ -287,7 +289,7 @@ def _write_new(path: Path, data: bytes) -> None:
 
 @app.command("import")
 def import_(
-    file: Annotated[Path, typer.Argument(help="Archive made by `memory export`.")],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="Archive made by `memory export`.")],
     replace: Annotated[
         bool, typer.Option("--replace", help="Overwrite files that already exist.")
     ] = False,
@@ -312,7 +314,9 @@ def import_(
 @app.command()
 def log(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
-    limit: Annotated[int, typer.Option("-n", help="Show at most N entries (0: all).")] = 0,
+    limit: Annotated[
+        int, typer.Option("-n", metavar="N", help="Show at most N entries (0: all).")
+    ] = 0,
     root: RootOption = None,
     profile: ProfileOption = None,
 ) -> None:
@@ -369,7 +373,7 @@ def clear(
 @app.command()
 def call(
     session: Annotated[
-        str, typer.Option("--session", help="Session id written to the journal.")
+        str, typer.Option("--session", metavar="ID", help="Session id written to the journal.")
     ] = "cli-call",
     root: RootOption = None,
     profile: ProfileOption = None,

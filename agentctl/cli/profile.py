@@ -18,7 +18,17 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 app = typer.Typer(
-    help="Write, inspect and validate TOML profiles.",
+    help="""Write, inspect and validate TOML profiles.
+
+Without a FILE, show and check use the lookup order a run uses: $AGENTCTL_PROFILE,
+./agentctl.toml, the user profile, else the built-in defaults.
+
+\b
+Examples:
+  agentctl profile init                         write ./agentctl.toml, every key commented
+  agentctl profile show configs/balanced.toml   the settings and the exact API fields
+  agentctl profile check --strict               validate the profile a run would use
+""",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -33,6 +43,12 @@ SetOption = Annotated[
 ]
 
 
+ProfileArg = Annotated[
+    str | None,
+    typer.Argument(metavar="FILE", help="Profile file (default: the lookup order)."),
+]
+
+
 def register(root: typer.Typer) -> None:
     """Attach this command group to the root app."""
     root.add_typer(app, name="profile")
@@ -40,10 +56,18 @@ def register(root: typer.Typer) -> None:
 
 @app.command()
 def init(
-    path: Annotated[str, typer.Argument(help="File to write; - for stdout.")] = "agentctl.toml",
+    path: Annotated[
+        str, typer.Argument(metavar="FILE", help="File to write; - for stdout.")
+    ] = "agentctl.toml",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write a complete, commented profile with the built-in defaults."""
+    """Write a complete, commented profile with the built-in defaults.
+
+    \b
+    Examples:
+      agentctl profile init                  ./agentctl.toml, used by runs in this folder
+      agentctl profile init - | less         read it without writing a file
+    """
     if path == "-":
         sys.stdout.write(commented_template())
         return
@@ -53,16 +77,20 @@ def init(
 
 @app.command()
 def show(
-    profile: Annotated[
-        str | None, typer.Argument(help="Profile file (default: the lookup order).")
-    ] = None,
+    profile: ProfileArg = None,
     sets: SetOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Show resolved settings, and the context_management and betas a run sends.
 
-    Lookup when PROFILE is not given: $AGENTCTL_PROFILE, ./agentctl.toml, the user profile,
+    Lookup when FILE is not given: $AGENTCTL_PROFILE, ./agentctl.toml, the user profile,
     else the built-in defaults.
+
+    \b
+    Examples:
+      agentctl profile show
+      agentctl profile show configs/aggressive.toml --set context_editing.tool_uses.keep=3
+      agentctl profile show --json | jq .context_management
     """
     resolved, warnings = resolve_profile(profile, sets or ())
     print_warnings(warnings)
@@ -79,13 +107,21 @@ def show(
 
 @app.command()
 def check(
-    profile: Annotated[str, typer.Argument(help="Profile file to validate.")],
+    profile: ProfileArg = None,
     sets: SetOption = None,
     strict: Annotated[
         bool, typer.Option("--strict", help="Treat warnings as errors (exit 2).")
     ] = False,
 ) -> None:
-    """Validate a profile: "ok" and exit 0 (warnings on stderr), or exit 2 on an error."""
+    """Validate a profile: "ok" and exit 0 (warnings on stderr), or exit 2 on an error.
+
+    Lookup when FILE is not given: as for `profile show` (the profile a run would use).
+
+    \b
+    Examples:
+      agentctl profile check configs/balanced.toml
+      agentctl profile check --strict           the profile a run here would use
+    """
     resolved, warnings = resolve_profile(profile, sets or ())
     print_warnings(warnings)
     if strict and warnings:

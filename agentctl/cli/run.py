@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl.errors import AgentctlError, UsageError
+from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.types import ErrorEvent, Event
+from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 
 if TYPE_CHECKING:
+    from agentctl.profile.settings import Profile
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
 
@@ -25,7 +27,16 @@ and warnings go to stderr. Every run the model answers writes a transcript; --re
 continues one.
 
 Exit codes: 0 finished, 1 API or runtime error, 2 usage or configuration error,
-3 stopped by a limit (turns, budget, max_tokens), 130 interrupted.
+3 stopped by a limit (turns, budget, max_tokens), 130 interrupted (Ctrl-C), 141 the reader
+of stdout went away (`| head` ends the run and records it as interrupted).
+
+\b
+Examples:
+  agentctl run examples/research/task.md --offline      the emulator plays the model
+  agentctl run task.md --profile configs/balanced.toml --max-usd 2
+  agentctl run task.md --json | jq -c 'select(.event == "turn")'
+  echo "Summarise ./notes" | agentctl run - --workspace ./notes
+  agentctl run --resume last --max-turns 20              continue the last run
 """
 
 
@@ -76,6 +87,8 @@ def run(
         ),
     ] = False,
 ) -> None:
+    if not quiet and sys.stderr.isatty():  # the SDK and the emulator take a moment to load
+        print("agentctl: starting the run…", file=sys.stderr, flush=True)
     overrides = flag_overrides(model, max_turns, max_usd, set_ or [])
     try:
         plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
@@ -143,15 +156,20 @@ def _error_event(err: AgentctlError, *, json_mode: bool) -> None:
 
 
 class _Screen:
-    """The renderer, noting whether it has shown the run's error (then the CLI prints none)."""
+    """The renderer, noting whether it has shown the run's error (then the CLI prints none) and
+    how many turns ran; `note` (where memory went) is said right after the start line."""
 
-    def __init__(self, renderer: Renderer) -> None:
-        self.renderer = renderer
+    def __init__(self, renderer: Renderer, note: str | None = None) -> None:
+        self.renderer, self.note = renderer, note
         self.error_shown = False
+        self.turns = 0
 
     def handle(self, event: Event) -> None:
         self.renderer.handle(event)
+        if self.note and isinstance(event, StartEvent):
+            print(self.note, file=sys.stderr)
         self.error_shown = self.error_shown or isinstance(event, ErrorEvent)
+        self.turns += isinstance(event, TurnEvent)
 
 
 def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
@@ -159,11 +177,16 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
     from agentctl.render.factory import make_renderer
     from agentctl.runner import execute
 
+    note = None if quiet else _memory_note(plan.profile, stdin_task=plan.task_source == "<stdin>")
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
-    screen = _Screen(renderer)
+    screen = _Screen(renderer, note)
     try:
         result = execute(plan, on_event=screen.handle)
     except AgentctlError as err:
+        renderer.close()
+        # Ctrl-C or a limit: what the run did so far (not when the reader went away).
+        if screen.turns and not quiet and not isinstance(err, ClosedPipeError):
+            _print_partial_summary(plan.session)
         if screen.error_shown:
             raise typer.Exit(err.exit_code) from None
         _error_event(err, json_mode=json_mode)
@@ -174,6 +197,30 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
         _print_ledger(result)
     if not json_mode:
         render_answer(result.text, sys.stdout)
+
+
+def _print_partial_summary(session: str) -> None:
+    """The summary of a run that stopped early, on stderr, as the renderer would draw it."""
+    from agentctl.render.factory import make_console
+    from agentctl.render.plain import format_summary_lines
+    from agentctl.render.table import summary_view
+    from agentctl.sessions.catalog import load_session
+    from agentctl.sessions.report import recorded_result
+
+    result, events = recorded_result(load_session(session))
+    if not sys.stderr.isatty():
+        sys.stderr.write("".join(f"{line}\n" for line in format_summary_lines(result, events)))
+        return
+    console = make_console(sys.stderr, no_color=bool(os.environ.get("NO_COLOR")))
+    console.print(summary_view(result, events, console.width, title="summary so far"))
+
+
+def _memory_note(profile: Profile, *, stdin_task: bool) -> str | None:
+    """A task from stdin, or a memory folder this run creates: where memory is kept."""
+    root = profile.memory.root
+    if not profile.tools.memory or not (stdin_task or not root.exists()):
+        return None
+    return f"agentctl: memory: {root}{'' if root.exists() else ' (a new folder)'}"
 
 
 def _print_ledger(result: RunResult) -> None:

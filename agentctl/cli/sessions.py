@@ -15,7 +15,16 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
 app = typer.Typer(
-    help="Recorded runs (transcripts): list, show, remove, export.",
+    help="""Recorded runs (transcripts): list, show, remove, export.
+
+SESSION is a session id, a unique prefix of one, or `last`.
+
+\b
+Examples:
+  agentctl sessions list
+  agentctl sessions show last
+  agentctl sessions export last -o run.json
+""",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -34,16 +43,30 @@ def register(root: typer.Typer) -> None:
     root.command(name="tune")(tune)
 
 
+# Not a terminal: there is no width to fit, so tables take the room they need and no cell is
+# cut or wrapped (a pipe into grep or a file must carry every digit).
+PIPE_WIDTH = 1_000
+
+
 def _console(width: int | None = None) -> Console:
     from rich.console import Console
 
+    if width is None and not sys.stdout.isatty():
+        width = PIPE_WIDTH
     return Console(width=width, highlight=False, soft_wrap=False)
 
 
 def _print(*renderables: RenderableType, width: int | None = None) -> None:
+    """On a terminal, as Rich draws it; piped, unwrapped and without trailing spaces."""
     console = _console(width)
-    for renderable in renderables:
-        console.print(renderable)
+    if console.is_terminal:
+        for renderable in renderables:
+            console.print(renderable)
+        return
+    with console.capture() as captured:
+        for renderable in renderables:
+            console.print(renderable)
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 def _emit_json(data: Any) -> None:
@@ -52,7 +75,14 @@ def _emit_json(data: Any) -> None:
 
 @app.command("list")
 def list_(as_json: JsonOption = False) -> None:
-    """List recorded sessions, oldest first: id, date, task, model, turns, status, tokens, cost."""
+    """List recorded sessions, oldest first: id, start time (UTC; from 100 columns, and always
+    when piped), task, model, turns, status, prompt tokens sent (all turns), cost.
+
+    \b
+    Examples:
+      agentctl sessions list
+      agentctl sessions list --json | jq -r '.[].id'
+    """
     from agentctl.sessions.catalog import list_summaries
     from agentctl.sessions.views import sessions_table
 
@@ -62,8 +92,7 @@ def list_(as_json: JsonOption = False) -> None:
     elif not rows:
         print("no sessions yet (agentctl run records one per run)", file=sys.stderr)
     else:
-        console = _console()
-        console.print(sessions_table(rows, console.width))
+        _print(sessions_table(rows, _console().width))
 
 
 @app.command()
@@ -75,7 +104,13 @@ def show(
     ] = None,
     full: Annotated[bool, typer.Option("--full", help="With --as-seen: do not shorten.")] = False,
 ) -> None:
-    """The per-turn table, the summary, the final answer and the memory operations of a run."""
+    """The per-turn table, the summary, the final answer and the memory operations of a run.
+
+    \b
+    Examples:
+      agentctl sessions show last
+      agentctl sessions show 20261130 --as-seen 14     what the model saw at turn 14
+    """
     from agentctl.sessions import as_seen as seen
     from agentctl.sessions.catalog import load_session
 
@@ -87,8 +122,7 @@ def show(
         return
     from agentctl.sessions.report import show_report
 
-    console = _console()
-    console.print(show_report(loaded, console.width))
+    _print(show_report(loaded, _console().width))
     if loaded.answer:
         print("\n" + loaded.answer)
 
@@ -98,7 +132,12 @@ def rm(
     session: SessionArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
-    """Delete a session's transcript (the memory it wrote stays)."""
+    """Delete a session's transcript (the memory it wrote stays).
+
+    \b
+    Example:
+      agentctl sessions rm last --yes
+    """
     from agentctl.sessions.catalog import load_session, remove_session
 
     loaded = load_session(session)
@@ -114,10 +153,17 @@ def rm(
 def export(
     session: SessionArg,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write to FILE instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."),
     ] = None,
 ) -> None:
-    """The transcript as one JSON document (header, turns, messages, result) for other tools."""
+    """The transcript as one JSON document (header, turns, messages, result) for other tools.
+
+    \b
+    Examples:
+      agentctl sessions export last -o run.json
+      agentctl sessions export last | jq '.turns | length'
+    """
     from agentctl.sessions.catalog import export_session, load_session
 
     data = export_session(load_session(session))
@@ -133,14 +179,26 @@ def export(
 
 def stats(
     session: SessionArg,
-    svg: Annotated[Path | None, typer.Option(help="Also save the chart as an SVG file.")] = None,
+    svg: Annotated[
+        Path | None, typer.Option(metavar="FILE", help="Also save the chart as an SVG file.")
+    ] = None,
     width: Annotated[
-        int | None, typer.Option(help="Width in columns (default: the terminal's, at most 120).")
+        int | None,
+        typer.Option(
+            metavar="N", help="Chart width in columns (default: the terminal's, at most 120)."
+        ),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Chart of the prompt size per turn (sent, seen after edits, read from cache), edit turns
-    marked, the per-edit cache accounting and the summary table."""
+    marked, the per-edit cache accounting and the summary table.
+
+    \b
+    Examples:
+      agentctl stats last
+      agentctl stats last --svg run.svg --width 100
+      agentctl stats last --json | jq '.summary'
+    """
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
@@ -149,10 +207,11 @@ def stats(
         _emit_json(stats.to_json())
         if svg is None:
             return
+    tty = sys.stdout.isatty()
     width = max(width or min(_console().width, 120), 60)
     parts = report.stats_view(stats, width)
     if not as_json:
-        _print(*parts, width=width)
+        _print(*parts, width=width if tty else None)
     if svg is not None:
         report.save_svg(parts, width, svg)
         print(f"wrote {svg}", file=sys.stderr)
@@ -160,15 +219,26 @@ def stats(
 
 def simulate(
     session: SessionArg,
-    profile: Annotated[str, typer.Option(help="Profile whose editing/cache settings to replay.")],
+    profile: Annotated[
+        str,
+        typer.Option(metavar="FILE", help="Profile whose editing/cache settings to replay."),
+    ],
     sets: Annotated[
-        list[str] | None, typer.Option("--set", metavar="KEY=VALUE", help="Override a key.")
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a key (repeatable)."),
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Replay a recorded run under another profile's context-editing and cache settings, per turn
     and in total, beside what happened. The conversation is replayed as recorded: how the model
-    would have acted with other context cannot be known."""
+    would have acted with other context cannot be known.
+
+    \b
+    Examples:
+      agentctl simulate last --profile configs/aggressive.toml
+      agentctl simulate last --profile configs/balanced.toml --set context_editing.tool_uses.keep=2
+      agentctl simulate last --profile configs/no-editing.toml --json | jq '.totals'
+    """
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
@@ -183,18 +253,31 @@ def tune(
     session: SessionArg,
     grid: Annotated[
         str | None,
-        typer.Option(help='Grid, e.g. "trigger=20000,40000;keep=2,4;clear_at_least=0,10k".'),
+        typer.Option(
+            metavar="GRID",
+            help='Grid, e.g. "trigger=20000,40000;keep=2,4;clear_at_least=0,10k".',
+        ),
     ] = None,
     write: Annotated[
-        Path | None, typer.Option(help="Save the winner as a complete profile (TOML).")
+        Path | None,
+        typer.Option(metavar="FILE", help="Save the winner as a complete profile (TOML)."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite the --write file.")] = False,
-    top: Annotated[int, typer.Option(help="How many of the best settings to list.")] = 10,
+    top: Annotated[
+        int, typer.Option(metavar="N", help="How many of the best settings to list.")
+    ] = 10,
     as_json: JsonOption = False,
 ) -> None:
     """Sweep trigger, keep and clear_at_least (and thinking keep when thinking was on) over a
     grid by replaying the run; print the cheapest settings and the Pareto front (cost vs peak
-    prompt). The recorded settings are always in the sweep."""
+    prompt). The recorded settings are always in the sweep.
+
+    \b
+    Examples:
+      agentctl tune last
+      agentctl tune last --grid "trigger=30k,60k;keep=2,4" --top 5
+      agentctl tune last --write tuned.toml && agentctl run task.md --profile tuned.toml
+    """
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 

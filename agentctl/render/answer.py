@@ -27,4 +27,6 @@ def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> N
     )
     from rich.markdown import Markdown  # markdown-it is only needed on a terminal
 
+    # The summary (stderr) ends just above on the same terminal: mark where the answer starts.
+    console.rule("answer", style="dim", characters="─")
     console.print(Markdown(text))

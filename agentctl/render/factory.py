@@ -12,6 +12,7 @@ from agentctl.render.format import isatty
 from agentctl.render.live import LiveRenderer
 from agentctl.render.ndjson import NdjsonWriter
 from agentctl.render.plain import PlainRenderer
+from agentctl.render.table import MIN_WIDTH
 
 
 def make_renderer(
@@ -32,10 +33,14 @@ def make_renderer(
     color = not (bool(os.environ.get("NO_COLOR")) if no_color is None else no_color)
     side: Renderer
     # NDJSON written to the same terminal would tear a live display: use plain lines then.
-    if quiet or not tty or (json_mode and isatty(stdout)):
+    console = make_console(stderr, no_color=not color) if tty else None
+    # Below MIN_WIDTH no table layout fits without cutting: plain lines, which the terminal
+    # wraps whole.
+    narrow = console is not None and console.width < MIN_WIDTH
+    if quiet or console is None or narrow or (json_mode and isatty(stdout)):
         side = PlainRenderer(stderr, quiet=quiet, color=tty and color)
     else:
-        side = LiveRenderer(make_console(stderr, no_color=not color))
+        side = LiveRenderer(console)
     return MultiRenderer((NdjsonWriter(stdout), side)) if json_mode else side
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from agentctl.types import ProgressEvent, ToolCall, TurnEvent, Usage
@@ -59,6 +60,35 @@ def fmt_tools(calls: Sequence[ToolCall], *, sep: str = ", ", times: str = "×") 
         suffix = f"{times}{count}" if count > 1 else ""
         parts.append(f"{label}{suffix}{'!' if failed else ''}")
     return sep.join(parts)
+
+
+@dataclass(frozen=True)
+class EditTally:
+    """What context editing did over a run, counted so that nothing is counted twice.
+
+    The server clears from the full history on every request, so a result cleared at turn 14
+    is cleared again (and counted again in `applied_edits`) at turns 15, 16, ...: summing
+    per-turn counts gives tool-use *clearings*, not tool results.
+    """
+
+    spared_tokens: int  # summed over turns: prompt tokens the model did not have to read
+    turns: int  # turns where an edit applied
+    most: int  # the most tokens spared in one turn
+    results: int  # distinct tool results ever cleared
+    thinking: int  # distinct thinking turns ever cleared
+
+
+def edit_tally(turns: Sequence[TurnEvent]) -> EditTally:
+    """Clearing is oldest-first and a cleared block stays cleared, so the largest per-turn
+    count is the number of distinct blocks cleared."""
+    spared = [turn.cleared_input_tokens for turn in turns]
+    return EditTally(
+        spared_tokens=sum(spared),
+        turns=sum(1 for tokens in spared if tokens),
+        most=max(spared, default=0),
+        results=max((cleared_tool_uses(turn) for turn in turns), default=0),
+        thinking=max((cleared_thinking_turns(turn) for turn in turns), default=0),
+    )
 
 
 def cleared_tool_uses(turn: TurnEvent) -> int:

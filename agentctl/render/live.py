@@ -13,7 +13,14 @@ from rich.text import Text
 
 from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting, trigger_from
 from agentctl.render.plain import format_error_line
-from agentctl.render.table import summary_table, turn_table
+from agentctl.render.table import (
+    LAYOUTS,
+    TABLE_LEGEND,
+    TableLayout,
+    choose_layout,
+    summary_view,
+    turn_table,
+)
 from agentctl.types import (
     ErrorEvent,
     Event,
@@ -28,24 +35,30 @@ STATUS_LINES = 2  # the status line, and one spare so the live region never touc
 
 
 class TurnTableView:
-    """The turn table, laid out for the width it is drawn at (so it follows resizes too).
+    """The turn table in `layout` (None: the one that fits the width it is drawn at).
 
     With `fit_screen`, a table taller than the terminal keeps its header and its newest rows
     (Rich's Live cannot redraw what has scrolled off); the full table is printed at the end.
     """
 
     def __init__(
-        self, turns: Sequence[TurnEvent], trigger: int | None, *, fit_screen: bool = False
+        self,
+        turns: Sequence[TurnEvent],
+        trigger: int | None,
+        *,
+        fit_screen: bool = False,
+        layout: TableLayout | None = None,
     ) -> None:
         self.turns = turns
         self.trigger = trigger
         self.fit_screen = fit_screen
+        self.layout = layout
         # Live redraws several times a second; the lines only change when a turn is added.
         self._cache: tuple[tuple[int, int, int, int | None], list[list[Segment]]] | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         if not self.fit_screen:
-            yield turn_table(self.turns, trigger=self.trigger, width=options.max_width)
+            yield self._table(self.turns, options.max_width)
             return
         key = (len(self.turns), options.max_width, options.size.height, self.trigger)
         if self._cache is None or self._cache[0] != key:
@@ -58,8 +71,7 @@ class TurnTableView:
         room = max(options.size.height - STATUS_LINES, HEADER_LINES + 2)
         # Every row takes a line at least, so older turns cannot reach the screen anyway.
         shown = self.turns[-room:]
-        table = turn_table(shown, trigger=self.trigger, width=options.max_width)
-        lines = console.render_lines(table, options, pad=False)
+        lines = console.render_lines(self._table(shown, options.max_width), options, pad=False)
         if len(lines) <= room and len(shown) == len(self.turns):
             return lines
         note = Text("… earlier turns (the full table follows at the end)", style="dim")
@@ -67,6 +79,12 @@ class TurnTableView:
         while len(kept) > 1 and _continues_row(kept[0]):
             kept = kept[1:]
         return [*lines[:HEADER_LINES], *console.render_lines(note, options), *kept]
+
+    def _table(self, turns: Sequence[TurnEvent], width: int) -> RenderableType:
+        layout = self.layout
+        if layout is not None and not layout.fits(width, trigger=self.trigger is not None):
+            layout = None  # the terminal shrank since the start: fit the new width
+        return turn_table(turns, trigger=self.trigger, width=width, layout=layout)
 
 
 def _continues_row(line: list[Segment]) -> bool:
@@ -147,15 +165,20 @@ class LiveRenderer:
         return self._renderable()
 
     def _on_start(self, event: StartEvent) -> None:
-        self._view.trigger = trigger_from(event.context_management)
+        self._view.trigger = trigger = trigger_from(event.context_management)
+        # Chosen once, from the width: the header never changes while the run goes.
+        fits = choose_layout(self._console.width, trigger=trigger is not None)
+        self._view.layout = fits or LAYOUTS[-1]
         header = f"session {event.session} · {event.model} · profile {event.profile}"
         self._console.print(Text(header, style="dim"))
         self._show(1, fmt_waiting(1))
 
     def _on_result(self, event: ResultEvent) -> None:
         self._stop_live()
+        if any(turn.applied_edits for turn in self._turns):
+            self._console.print(Text(TABLE_LEGEND, style="dim"))
         self._console.print()
-        self._console.print(summary_table(event, self._turns))
+        self._console.print(summary_view(event, self._turns, self._console.width))
 
     def _show(self, turn: int | None, status: str, *, force: bool = True) -> None:
         """Status `status` for turn `turn`; turn None: no turn running, no status line."""
@@ -188,7 +211,8 @@ class LiveRenderer:
             live, self._live = self._live, None
             live.stop()
             if self._turns:  # an empty table (a run that failed at once) says nothing
-                self._console.print(TurnTableView(self._turns, self._view.trigger))
+                view = TurnTableView(self._turns, self._view.trigger, layout=self._view.layout)
+                self._console.print(view)
 
     def _renderable(self) -> RenderableType:
         return Group(self._view, self._spinner) if self._busy else self._view

@@ -7,12 +7,13 @@ import math
 import os
 from typing import Any, TextIO
 
+from agentctl.errors import ClosedPipeError
 from agentctl.redact import redact
 from agentctl.render.base import MultiRenderer, Renderer
 from agentctl.types import Event, ProgressEvent
 
 # Renderer and MultiRenderer lived here first; agentctl.cli.run imports Renderer from here.
-__all__ = ["MultiRenderer", "NdjsonWriter", "Renderer", "event_line", "finite"]
+__all__ = ["MultiRenderer", "NdjsonWriter", "Renderer", "event_line", "finite", "silence"]
 
 
 def event_line(event: Event) -> str | None:
@@ -34,7 +35,7 @@ def finite(value: Any) -> Any:
 
 
 class NdjsonWriter:
-    """Writes `event_line` + newline and flushes; stops quietly if the reader closed the pipe."""
+    """Writes `event_line` + newline and flushes; a closed pipe stops the run (ClosedPipeError)."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
@@ -48,15 +49,17 @@ class NdjsonWriter:
             self._stream.write(line + "\n")
             self._stream.flush()
         except BrokenPipeError:
-            # `agentctl run --json | head -1`: the reader has what it wanted; the run goes on.
+            # `agentctl run --json | head -2`: nobody reads the events any more, and every
+            # further turn costs money: stop the run (it is recorded as interrupted).
             self._broken = True
-            _silence(self._stream)
+            silence(self._stream)
+            raise ClosedPipeError("stdout was closed by its reader; the run stopped") from None
 
     def close(self) -> None:
         self._broken = True
 
 
-def _silence(stream: TextIO) -> None:
+def silence(stream: TextIO) -> None:
     """Point the dead pipe's descriptor at /dev/null, so the flush at exit cannot fail again.
 
     This is what the Python docs advise for SIGPIPE; file-likes without a descriptor are left.

@@ -5,16 +5,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
+from agentctl.errors import ClosedPipeError
 from agentctl.render.format import (
+    EditTally,
     cache_hit_ratio,
     cleared_thinking_turns,
     cleared_tool_uses,
+    edit_tally,
     fmt_cost,
     fmt_int,
     fmt_ratio,
     fmt_tools,
     peak_prompt,
 )
+from agentctl.render.ndjson import silence
 from agentctl.types import (
     ErrorEvent,
     Event,
@@ -59,12 +63,20 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
         f"cache_read={fmt_int(usage.cache_read_input_tokens)} "
         f"cache_write={fmt_int(usage.cache_creation_input_tokens)} "
         f"out={fmt_int(usage.output_tokens)}",
-        f"  cleared: tool_uses={totals.cleared_tool_uses} "
-        f"thinking={totals.cleared_thinking_turns} tokens={fmt_int(totals.cleared_input_tokens)}",
+        edits_line(edit_tally(turns)),
         f"  cache_hit_ratio={fmt_ratio(cache_hit_ratio(usage))}{peak_text} "
         f"cost={fmt_cost(totals.cost_usd)}",
         f"  session={result.session}  see it again: agentctl sessions show {result.session}",
     ]
+
+
+def edits_line(tally: EditTally) -> str:
+    """Tokens spared summed over turns, and distinct blocks cleared (see EditTally)."""
+    return (
+        f"  edits: spared_tokens={fmt_int(tally.spared_tokens)} turns={tally.turns} "
+        f"max_per_turn={fmt_int(tally.most)} distinct_results_cleared={tally.results} "
+        f"distinct_thinking_cleared={tally.thinking}"
+    )
 
 
 def format_error_line(event: ErrorEvent) -> str:
@@ -103,5 +115,11 @@ class PlainRenderer:
             self._write(lines)
 
     def _write(self, lines: list[str]) -> None:
-        self._stream.write("".join(f"{line}\n" for line in lines))
-        self._stream.flush()
+        try:
+            self._stream.write("".join(f"{line}\n" for line in lines))
+            self._stream.flush()
+        except BrokenPipeError:
+            # `agentctl run task.md 2>&1 | head`: nobody watches the run any more; stop it.
+            self._closed = True
+            silence(self._stream)
+            raise ClosedPipeError("stderr was closed by its reader; the run stopped") from None

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-import io
-from collections.abc import Callable, Sequence
-from functools import cache
-from typing import Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich import box
-from rich.console import Console
-from rich.measure import Measurement
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from agentctl.render.format import (
     DASH,
+    EditTally,
     cache_hit_ratio,
     cleared_thinking_turns,
     cleared_tool_uses,
+    edit_tally,
     fmt_compact,
     fmt_cost,
     fmt_int,
@@ -28,102 +28,168 @@ from agentctl.render.format import (
 from agentctl.types import ResultEvent, TurnEvent
 
 RATIO_FORMULA = "(read / (input + read + write))"
-
-# (wide header, short header): two lines each, so the numbers set the column widths.
-_NUMBER_HEADERS: tuple[tuple[str, str], ...] = (
-    ("input", "in"),
-    ("cache\nread", "cache\nread"),
-    ("cache\nwrite", "cache\nwrite"),
-    ("output", "out"),
-    ("uses\ncleared", "uses\nclr"),
-    ("think\ncleared", "think\nclr"),
-    ("tokens\nfreed", "freed"),
+TABLE_LEGEND = (
+    "uses cleared, tokens freed: what editing removed from that turn's prompt before the model "
+    "read it; a cleared result stays cleared, so every later turn counts it again"
 )
 
+# Number columns: key -> (wide header, short header). Two header lines each, so every layout's
+# header is two lines high (the live view keeps it on screen by that count).
+_HEADERS: dict[str, tuple[str, str]] = {
+    "in": ("input", "in"),
+    "read": ("cache\nread", "cache\nread"),
+    "write": ("cache\nwrite", "cache\nwrite"),
+    "out": ("output", "out"),
+    "uses": ("uses\ncleared", "uses\nclr"),
+    "think": ("think\ncleared", "think\nclr"),
+    "freed": ("tokens\nfreed", "freed"),
+    "trig": ("to\ntrigger", "to\ntrig"),
+}
+ALL_NUMBERS = tuple(_HEADERS)
+# The order columns give way when the width is short: the least needed first (uncached input
+# is near zero once the cache works). Turn, stop, cache read/write, freed and tools always
+# stay: they are what this table is for.
+DROP_ORDER = ("think", "in", "out", "uses", "trig")
+TURN_WIDTH = 4  # up to 9999 turns
+FULL_NUMBER, COMPACT_NUMBER = 7, 5  # `999,999` (larger: `1.2M`), and `18.0k`
+STOP_SHORT = {
+    "tool_use": "tool",
+    "end_turn": "end",
+    "max_tokens": "max",
+    "pause_turn": "pause",
+    "stop_sequence": "seq",
+    "refusal": "refus",
+    "model_context_window_exceeded": "ctx",
+}
+MAX_TOOLS_WIDTH = 48  # wider terminals do not stretch the table: its shape stays the same
+# `memory:str_replace, read_file`, the usual agent step, on one line: columns give way first.
+ROOMY_TOOLS, TIGHT_TOOLS = 29, 19  # TIGHT: the longest memory command, `memory:str_replace!`
 
-Layout = Literal["wide", "short", "narrow"]
+
+@dataclass(frozen=True)
+class TableLayout:
+    """What the turn table shows, chosen from the width alone (never from the rows, so the
+    header does not change as the numbers grow)."""
+
+    name: str
+    numbers: tuple[str, ...]  # number columns kept, in table order
+    compact: bool  # numbers as `18.0k` instead of `18,000`
+    gap: int  # spaces between columns
+    stop_width: int  # 10 fits `max_tokens`; 5 means abbreviated stop reasons
+    tools_min: int
+
+    def number_width(self, key: str) -> int:
+        base = COMPACT_NUMBER if self.compact else FULL_NUMBER
+        return base + 1 if key == "trig" else base  # headroom can be negative
+
+    def fixed_width(self, trigger: bool) -> int:
+        """Everything but the tools column, gaps included."""
+        keys = self.keys(trigger)
+        cells = TURN_WIDTH + self.stop_width + sum(self.number_width(k) for k in keys)
+        return cells + self.gap * (len(keys) + 2)
+
+    def keys(self, trigger: bool) -> tuple[str, ...]:
+        return tuple(k for k in self.numbers if trigger or k != "trig")
+
+    def fits(self, width: int | None, *, trigger: bool) -> bool:
+        return width is None or self.fixed_width(trigger) + self.tools_min <= width
+
+    def tools_width(self, width: int | None, trigger: bool) -> int:
+        room = self.tools_min if width is None else width - self.fixed_width(trigger)
+        return max(self.tools_min, min(room, MAX_TOOLS_WIDTH))
+
+
+def _candidates() -> list[TableLayout]:
+    """From the richest layout to the leanest; the first that fits is used."""
+    layouts = [
+        TableLayout("wide", ALL_NUMBERS, False, 2, 10, ROOMY_TOOLS),
+        TableLayout("short", ALL_NUMBERS, False, 1, 10, ROOMY_TOOLS),
+    ]
+    kept = ALL_NUMBERS
+    for dropped in (None, *DROP_ORDER):
+        kept = tuple(k for k in kept if k != dropped)
+        tools = ROOMY_TOOLS if len(kept) >= 5 else TIGHT_TOOLS
+        layouts.append(TableLayout(f"compact-{len(kept)}", kept, True, 1, 10, tools))
+    layouts.append(TableLayout("minimal", kept, True, 1, 5, 11))
+    return layouts
+
+
+LAYOUTS = _candidates()
+MIN_WIDTH = LAYOUTS[-1].fixed_width(False) + LAYOUTS[-1].tools_min  # below it: plain lines
+
+
+def choose_layout(width: int | None, *, trigger: bool) -> TableLayout | None:
+    """The richest layout that fits `width` (None: no limit); None when none fits."""
+    return next((layout for layout in LAYOUTS if layout.fits(width, trigger=trigger)), None)
 
 
 def turn_table(
-    turns: Sequence[TurnEvent], *, trigger: int | None = None, width: int | None = None
+    turns: Sequence[TurnEvent],
+    *,
+    trigger: int | None = None,
+    width: int | None = None,
+    layout: TableLayout | None = None,
 ) -> Table:
     """One row per turn; `trigger` adds the prompt's headroom below it (negative: over it).
 
-    `width` (what it will be drawn at; None = no limit) picks the layout: wide headers and
-    gaps, or short headers and one-space gaps, whichever fits without wrapping the tools
-    column, else without breaking a tool name; failing both, abbreviated numbers (`18.0k`),
-    which keep every column readable at 80 columns.
+    The layout is `layout`, else the one `choose_layout` picks for `width` (the leanest when
+    nothing fits). Numbers are never cut: each column is as wide as its widest value.
     """
-    if width is None:
-        return layout_table(turns, trigger, "wide")
-    tables = [layout_table(turns, trigger, layout) for layout in ("wide", "short")]
-    sizes = [_measure(table) for table in tables]
-    for needed in ([size.maximum for size in sizes], [size.minimum for size in sizes]):
-        for table, size in zip(tables, needed, strict=True):
-            if size <= width:
-                return table
-    return layout_table(turns, trigger, "narrow")
-
-
-def layout_table(turns: Sequence[TurnEvent], trigger: int | None, layout: Layout) -> Table:
-    """The turn table in one given layout (see `turn_table`)."""
-    wide = layout == "wide"
-    # SIMPLE_HEAD draws a one-space divider, so columns are 2 (wide) or 1 space apart.
-    padding = (0, 0, 0, 1) if wide else (0, 0)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=padding)
-    table.add_column("turn" if wide else "#", justify="right", no_wrap=True)
-    table.add_column("stop", overflow="fold")
-    for long_header, short_header in _NUMBER_HEADERS:
-        table.add_column(long_header if wide else short_header, justify="right", no_wrap=True)
-    if trigger is not None:
-        table.add_column("to\ntrigger" if wide else "to\ntrig", justify="right", no_wrap=True)
-    # Room for `memory:str_replace!` when the layout is chosen for its width; narrow takes
-    # what is left.
-    table.add_column("tools", min_width=None if layout == "narrow" else 19, overflow="fold")
-    number = fmt_compact if layout == "narrow" else fmt_int
+    chosen = layout or choose_layout(width, trigger=trigger is not None) or LAYOUTS[-1]
+    table = _empty_table(chosen, trigger is not None, width)
     for turn in turns:
-        table.add_row(*_turn_cells(turn, trigger, number))
+        table.add_row(*_turn_cells(turn, trigger, chosen))
     return table
 
 
-@cache
-def _measuring_console() -> Console:
-    return Console(file=io.StringIO(), width=10_000, color_system=None)
+def _empty_table(layout: TableLayout, trigger: bool, width: int | None) -> Table:
+    wide = layout.name == "wide"
+    # SIMPLE_HEAD draws a one-space divider; a left pad of one makes the gap two.
+    padding = (0, 0, 0, 1) if layout.gap == 2 else (0, 0)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=padding)
+    table.add_column("turn" if wide else "#", justify="right", no_wrap=True, width=TURN_WIDTH)
+    table.add_column("stop", overflow="fold", width=layout.stop_width)
+    for key in layout.keys(trigger):
+        header = _HEADERS[key][0 if wide else 1]
+        table.add_column(header, justify="right", no_wrap=True, width=layout.number_width(key))
+    # The tools column wraps between names (a `, ` is a break point).
+    table.add_column("tools", overflow="fold", width=layout.tools_width(width, trigger))
+    return table
 
 
-def _measure(table: Table) -> Measurement:
-    """Minimum: narrowest without folding a word (a tool name); maximum: with nothing wrapped."""
-    console = _measuring_console()
-    return Measurement.get(console, console.options, table)
-
-
-def _turn_cells(
-    turn: TurnEvent, trigger: int | None, num: Callable[[int], str]
-) -> list[str | Text]:
+def _turn_cells(turn: TurnEvent, trigger: int | None, layout: TableLayout) -> list[str | Text]:
     usage = turn.usage
-    freed = turn.cleared_input_tokens
-    cells: list[str | Text] = [
-        str(turn.turn),
-        Text(turn.stop_reason, style=_stop_style(turn.stop_reason)),
-        num(usage.input_tokens),
-        num(usage.cache_read_input_tokens),
-        num(usage.cache_creation_input_tokens),
-        num(usage.output_tokens),
-        _num_or_dash(cleared_tool_uses(turn), num),
-        _num_or_dash(cleared_thinking_turns(turn), num),
-        Text(_num_or_dash(freed, num), style="green" if freed else ""),
-    ]
-    if trigger is not None:
-        headroom = trigger - usage.prompt_tokens
-        cells.append(Text(num(headroom), style="yellow" if headroom < 0 else ""))
+    values = {
+        "in": usage.input_tokens,
+        "read": usage.cache_read_input_tokens,
+        "write": usage.cache_creation_input_tokens,
+        "out": usage.output_tokens,
+        "uses": cleared_tool_uses(turn),
+        "think": cleared_thinking_turns(turn),
+        "freed": turn.cleared_input_tokens,
+        "trig": 0 if trigger is None else trigger - usage.prompt_tokens,
+    }
+    stop = turn.stop_reason
+    if layout.stop_width < 10:
+        stop = STOP_SHORT.get(stop, stop[: layout.stop_width])
+    cells: list[str | Text] = [str(turn.turn), Text(stop, style=_stop_style(turn.stop_reason))]
+    for key in layout.keys(trigger is not None):
+        cells.append(_number_cell(key, values[key], layout))
     # Text, not str: tool names and memory commands come from the model, and a str cell
     # would be parsed as Rich markup ("[/x]" raises).
     cells.append(Text(fmt_tools(turn.tool_calls) or DASH))
     return cells
 
 
-def _num_or_dash(value: int, num: Callable[[int], str]) -> str:
-    return num(value) if value else DASH
+def _number_cell(key: str, value: int, layout: TableLayout) -> Text:
+    text = fmt_compact(value) if layout.compact else fmt_int(value)
+    if len(text) > layout.number_width(key):
+        text = fmt_compact(value)  # never cut a number: a shorter form of it instead
+    if key == "trig":
+        return Text(text, style="yellow" if value < 0 else "")
+    if not value and key in ("uses", "think", "freed"):
+        return Text(DASH)  # nothing cleared
+    return Text(text, style="green" if key == "freed" else "")
 
 
 def _stop_style(stop_reason: str) -> str:
@@ -134,15 +200,33 @@ def _stop_style(stop_reason: str) -> str:
     return ""
 
 
-def summary_table(result: ResultEvent, turns: Sequence[TurnEvent]) -> Table:
+def summary_table(
+    result: ResultEvent, turns: Sequence[TurnEvent], *, title: str = "summary"
+) -> Table:
     """Totals of a run as label/value rows, with the cache hit ratio's formula spelled out."""
     table = Table(box=box.SIMPLE, show_header=False, pad_edge=False, title_justify="left")
-    table.title = "summary"
+    table.title = title
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     for label, value in summary_rows(result, turns):
         table.add_row(label, Text(value))
     return table
+
+
+STACKED_BELOW = 60  # columns: under this, labels and values no longer fit side by side
+
+
+def summary_view(
+    result: ResultEvent, turns: Sequence[TurnEvent], width: int, *, title: str = "summary"
+) -> RenderableType:
+    """The summary table, or on a narrow terminal each label over its value (so a session id
+    or a number is never folded in a narrow value column)."""
+    if width >= STACKED_BELOW:
+        return summary_table(result, turns, title=title)
+    lines: list[RenderableType] = [Text(title)]
+    for label, value in summary_rows(result, turns):
+        lines += [Text(label, style="bold"), Padding(Text(value), (0, 0, 0, 2))]
+    return Group(*lines)
 
 
 def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[str, str]]:
@@ -156,7 +240,7 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
         ("cache read", fmt_int(usage.cache_read_input_tokens)),
         ("cache write", fmt_int(usage.cache_creation_input_tokens)),
         ("output tokens", fmt_int(usage.output_tokens)),
-        ("freed by editing", _freed(result)),
+        *edit_rows(edit_tally(turns)),
         ("cache hit ratio", f"{fmt_ratio(cache_hit_ratio(usage))}  {RATIO_FORMULA}"),
         ("estimated cost", fmt_cost(totals.cost_usd)),
     ]
@@ -168,10 +252,13 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
     return rows
 
 
-def _freed(result: ResultEvent) -> str:
-    totals = result.totals
-    return (
-        f"{fmt_int(totals.cleared_input_tokens)} tokens "
-        f"({fmt_int(totals.cleared_tool_uses)} tool uses, "
-        f"{fmt_int(totals.cleared_thinking_turns)} thinking turns cleared)"
-    )
+def edit_rows(tally: EditTally) -> list[tuple[str, str]]:
+    """Two figures that are easy to confuse: tokens spared per turn, summed; blocks cleared."""
+    turns = "turn" if tally.turns == 1 else "turns"
+    spared = f"{fmt_int(tally.spared_tokens)} prompt tokens"
+    if tally.turns:
+        spared += f", summed over {tally.turns} {turns} (at most {fmt_int(tally.most)} in one)"
+    cleared = f"{fmt_int(tally.results)} distinct tool results"
+    if tally.thinking:
+        cleared += f", {fmt_int(tally.thinking)} thinking turns"
+    return [("spared by editing", spared), ("cleared", cleared)]

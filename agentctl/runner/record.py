@@ -19,7 +19,7 @@ from agentctl.profile.settings import Profile
 from agentctl.profile.writer import profile_to_dict
 from agentctl.sessions.breakeven import EditBalance, balances_for_run, edit_balances
 from agentctl.sessions.record import Record, ResumeRecord, SessionHeader
-from agentctl.sessions.transcript import TranscriptWriter, WriteFn
+from agentctl.sessions.transcript import TranscriptWriter, WriteFn, prepare_folder
 from agentctl.types import TurnEvent
 
 if TYPE_CHECKING:
@@ -49,6 +49,8 @@ class SessionRecorder(TranscriptWriter):
         self._pending: list[Record] = []
         self._write_fn, self._expect_size = write, expect_size
         self.opened = False  # stays True once the file exists, after close too
+        if self._wanted:  # an unusable sessions folder is said before anything is sent
+            prepare_folder(self.path.parent)
         if resumed:
             self._open()
 

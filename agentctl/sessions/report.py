@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,7 @@ from agentctl.sessions.views import (
     totals_table,
     tune_table,
 )
+from agentctl.types import ResultEvent, TurnEvent
 
 
 def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
@@ -112,6 +114,13 @@ def _cost(sim: Simulation) -> float:
     return float("nan") if cost is None else cost
 
 
+def recorded_result(session: Session) -> tuple[ResultEvent, list[TurnEvent]]:
+    """A session's summary figures so far, priced as `sessions show` prices them: for the
+    summary of a run that stopped early (it has no result event)."""
+    cost = _cost(recorded_run(session, session_profile(session)))
+    return result_of(session, cost), [t.event for t in session.turns]
+
+
 def show_report(session: Session, width: int | None) -> RenderableType:
     """`sessions show`: the per-turn table, summary and memory operations."""
     cost = _cost(recorded_run(session, session_profile(session)))
@@ -168,6 +177,14 @@ def stats_view(stats: Stats, width: int) -> list[RenderableType]:
     return [chart, ledger_table(stats.balances, remedies=stats.remedies), summary]
 
 
+def svg_format() -> str:
+    """Rich's SVG template without its web fonts: a chart must not fetch anything when opened
+    (offline viewers, mail clients). Locally installed Fira Code, else any monospace font."""
+    from rich._export_format import CONSOLE_SVG_FORMAT
+
+    return re.sub(r",\s*url\([^)]*\) format\([^)]*\)", "", CONSOLE_SVG_FORMAT)
+
+
 def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:
     """Render `parts` into an SVG image, in colour whatever NO_COLOR says (a file for reports,
     not terminal output)."""
@@ -177,7 +194,7 @@ def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:
     for part in parts:
         console.print(part)
     try:
-        console.save_svg(str(path), title="agentctl stats")
+        console.save_svg(str(path), title="agentctl stats", code_format=svg_format())
     except OSError as err:
         raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
 

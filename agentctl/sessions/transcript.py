@@ -22,7 +22,7 @@ from typing import Any
 from agentctl import clock
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import AgentctlError, UsageError
-from agentctl.home import sessions_dir
+from agentctl.home import sessions_dir, unusable_folder
 from agentctl.redact import redact
 from agentctl.sessions.record import (
     EventRecord,
@@ -71,6 +71,16 @@ def make_private_dirs(folder: Path) -> None:
     folder.mkdir(mode=0o700, exist_ok=True)
 
 
+def prepare_folder(folder: Path) -> None:
+    """Make the sessions folder (0700); one line, exit 2, naming it if it cannot be made or
+    written (AGENTCTL_HOME under /proc, a file, read-only)."""
+    try:
+        make_private_dirs(folder)
+        os.chmod(folder, 0o700)
+    except OSError as err:
+        raise unusable_folder(folder, err) from None
+
+
 class TranscriptWriteError(AgentctlError):
     """The transcript could not be written (a full disk): the run stops, what was saved stays."""
 
@@ -90,13 +100,14 @@ class TranscriptWriter:
         self.path, self._write = path, write
         self.repaired = ""  # what was done to a cut last line, if anything
         self._fd, self._failed, self._saved, self._turn = -1, False, 0, 0
+        prepare_folder(path.parent)
         try:
-            make_private_dirs(path.parent)
-            os.chmod(path.parent, 0o700)
             self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
             os.fchmod(self._fd, 0o600)
         except OSError as err:
             self.close()
+            if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                raise unusable_folder(path.parent, err) from None
             message = f"session {path.stem}: cannot open {path}: {_why(err)}"
             raise TranscriptWriteError(message) from None
         self._lock()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -209,6 +210,20 @@ def pareto_front(results: Sequence[Candidate]) -> list[Candidate]:
     return front
 
 
+def relative_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The profile's path settings relative to `base` (the folder the profile is written to),
+    so the file still works when that folder is moved or shared."""
+    from agentctl.profile.loader import PATH_KEYS
+
+    out = {key: dict(value) if isinstance(value, dict) else value for key, value in data.items()}
+    for key in PATH_KEYS:
+        table, _, name = key.rpartition(".")
+        section = out.get(table) if table else out
+        if isinstance(section, dict) and isinstance(section.get(name), str) and section[name]:
+            section[name] = os.path.relpath(section[name], base)
+    return out
+
+
 def write_profile(path: Path, profile: Profile, editing: ContextEditing, *, force: bool) -> None:
     """Save `profile` with `editing` as a complete TOML profile (loads back with build_profile)."""
     import tomli_w
@@ -217,7 +232,9 @@ def write_profile(path: Path, profile: Profile, editing: ContextEditing, *, forc
     from agentctl.profile.writer import profile_to_dict
 
     data = profile_to_dict(dataclasses.replace(profile, context_editing=editing))
+    data = relative_paths(data, path.resolve().parent)
     text = "# Written by `agentctl tune`: the cheapest settings on one recorded run.\n"
+    text += "# Paths are relative to this file, as in any profile.\n"
     text += tomli_w.dumps(data)
     build_profile(tomllib.loads(text), source=str(path), base_dir=path.parent)  # round trip
     try:

@@ -14,7 +14,6 @@ from agentctl.cli.main import app
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
-DEFAULT_PROFILE = str(REPO / "configs" / "default.toml")
 
 
 def copy_example(name: str, tmp_path: Path) -> Path:
@@ -24,9 +23,8 @@ def copy_example(name: str, tmp_path: Path) -> Path:
 
 
 def run_json(task: Path) -> list[dict[str, Any]]:
-    result = CliRunner().invoke(
-        app, ["run", str(task), "--offline", "--json", "--profile", DEFAULT_PROFILE]
-    )
+    """The example as shipped: no --profile, so only the built-in defaults and its front matter."""
+    result = CliRunner().invoke(app, ["run", str(task), "--offline", "--json"])
     assert result.exit_code == 0, result.output
     return [json.loads(line) for line in result.stdout.splitlines()]
 

@@ -113,10 +113,10 @@ def test_show_no_editing_sends_no_context_management(in_tmp: Path) -> None:
 
 
 def test_show_plain_text_when_piped(in_tmp: Path) -> None:
-    result = CliRunner().invoke(app, ["profile", "show", str(CONFIGS / "default.toml")])
+    result = CliRunner().invoke(app, ["profile", "show", str(CONFIGS / "balanced.toml")])
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[0] == f'source = "{CONFIGS / "default.toml"}"'
+    assert lines[0] == f'source = "{CONFIGS / "balanced.toml"}"'
     assert "context_editing.tool_uses.trigger = 60000" in lines
     assert 'context_editing.tool_uses.exclude_tools = ["memory"]' in lines
     assert f'memory.root = "{in_tmp / "memory"}"' in lines
@@ -134,9 +134,9 @@ def test_show_rich_table_renders(in_tmp: Path) -> None:
 
     console = Console(width=100, record=True, color_system=None)
     data = show_data(
-        resolve_profile(CONFIGS / "default.toml")[0], ["context-management-2025-06-27"]
+        resolve_profile(CONFIGS / "balanced.toml")[0], ["context-management-2025-06-27"]
     )
-    origins = profile_origins(CONFIGS / "default.toml", ["cache.ttl=1h"])
+    origins = profile_origins(CONFIGS / "balanced.toml", ["cache.ttl=1h"])
     render_rich(data, origins, console)
     text = console.export_text()
     assert "context_editing.tool_uses.keep" in text
@@ -159,15 +159,15 @@ def test_warnings_go_to_stderr(in_tmp: Path) -> None:
 
 
 def test_check_ok_line_and_strict(in_tmp: Path) -> None:
-    ok = CliRunner().invoke(app, ["profile", "check", str(CONFIGS / "default.toml")])
+    ok = CliRunner().invoke(app, ["profile", "check", str(CONFIGS / "balanced.toml")])
     assert ok.exit_code == 0
-    assert ok.stdout == f"ok: {CONFIGS / 'default.toml'} (0 warnings)\n"
+    assert ok.stdout == f"ok: {CONFIGS / 'balanced.toml'} (0 warnings)\n"
     warned = CliRunner().invoke(
         app,
         [
             "profile",
             "check",
-            str(CONFIGS / "default.toml"),
+            str(CONFIGS / "balanced.toml"),
             "--set",
             "model=claude-sonnet-4-5",
         ],
@@ -179,7 +179,7 @@ def test_check_ok_line_and_strict(in_tmp: Path) -> None:
         [
             "profile",
             "check",
-            str(CONFIGS / "default.toml"),
+            str(CONFIGS / "balanced.toml"),
             "--strict",
             "--set",
             "model=claude-sonnet-4-5",

@@ -12,7 +12,7 @@ from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-NAMES = ["default", "aggressive", "no-editing"]
+NAMES = ["balanced", "aggressive", "no-editing"]
 
 
 def load(name: str) -> Profile:
@@ -29,8 +29,8 @@ def test_config_loads_without_warnings(name: str) -> None:
     assert profile.source.endswith(f"{name}.toml")
 
 
-def test_default_sends_the_documented_edit() -> None:
-    assert build_context_management(load("default").context_editing) == {
+def test_balanced_sends_the_documented_edit() -> None:
+    assert build_context_management(load("balanced").context_editing) == {
         "edits": [
             {
                 "type": "clear_tool_uses_20250919",
@@ -43,8 +43,8 @@ def test_default_sends_the_documented_edit() -> None:
     }
 
 
-def test_no_editing_is_default_with_editing_off() -> None:
-    default, baseline = load("default"), load("no-editing")
+def test_no_editing_is_balanced_with_editing_off() -> None:
+    default, baseline = load("balanced"), load("no-editing")
     assert build_context_management(baseline.context_editing) is None
     tool_uses = dataclasses.replace(baseline.context_editing.tool_uses, enabled=True)
     flipped = dataclasses.replace(
@@ -57,7 +57,7 @@ def test_no_editing_is_default_with_editing_off() -> None:
 
 def test_aggressive_clears_earlier_and_keeps_less() -> None:
     default, aggressive = (
-        load("default").context_editing.tool_uses,
+        load("balanced").context_editing.tool_uses,
         load("aggressive").context_editing.tool_uses,
     )
     assert aggressive.trigger < default.trigger
@@ -69,6 +69,6 @@ def test_left_out_paths_follow_the_current_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    profile = load("default")
+    profile = load("balanced")
     assert profile.memory.root == tmp_path / "memory"
     assert profile.tools.workspace_root == tmp_path

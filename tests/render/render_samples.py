@@ -28,7 +28,7 @@ START = StartEvent(
     session="20261130-074500-ab12",
     model="claude-sonnet-5",
     context_management=CONTEXT_MANAGEMENT,
-    profile="configs/default.toml",
+    profile="configs/balanced.toml",
     task="examples/research.md",
 )
 

@@ -34,6 +34,8 @@ def test_tty_answer_is_rendered_markdown(monkeypatch: pytest.MonkeyPatch) -> Non
     assert "Findings" in text and "**" not in text and "#" not in text
     assert "• the cache works" in text
     assert "\x1b[" not in text  # NO_COLOR is set by the test fixture
+    first = text.splitlines()[0]  # a rule parts the answer from the summary above it
+    assert first.startswith("─") and " answer " in first and len(first) == 60
 
 
 def test_tty_answer_has_styles_without_no_color(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -64,11 +64,11 @@ def test_full_run_leaves_table_and_summary() -> None:
 
 
 def test_trigger_from_start_event_adds_headroom_column() -> None:
-    live = LiveRenderer(recording_console(), refresh_per_second=0)
+    live = LiveRenderer(recording_console(120), refresh_per_second=0)
     live.handle(START)
     live.handle(TURN1)
     assert "23,766" in text_now(live, width=120)  # 30,000 - (1,234 + 5,000)
-    assert "23.8k" in text_now(live, width=70)  # abbreviated numbers when narrow
+    assert "23.8k" in text_now(live, width=80)  # shrunk since the start: the narrower layout
     live.close()
 
 

@@ -7,8 +7,10 @@ import json
 import os
 from dataclasses import replace
 
+import pytest
 from render_samples import RESULT, START, TURN2, TURNS, totals
 
+from agentctl.errors import ClosedPipeError
 from agentctl.render import make_renderer
 from agentctl.render.base import MultiRenderer
 from agentctl.render.ndjson import NdjsonWriter
@@ -92,12 +94,14 @@ class BrokenPipe(io.StringIO):
         raise BrokenPipeError
 
 
-def test_broken_pipe_stops_writing_quietly() -> None:
+def test_broken_pipe_stops_the_run_once_and_never_writes_again() -> None:
     pipe = BrokenPipe()
     writer = NdjsonWriter(pipe)
-    writer.handle(START)
-    writer.handle(RESULT)
-    assert pipe.attempts == 1  # no exception, and no second try on the dead pipe
+    with pytest.raises(ClosedPipeError) as caught:
+        writer.handle(START)
+    assert caught.value.exit_code == 141 and caught.value.kind == "interrupted"
+    writer.handle(ErrorEvent("interrupted", "stdout was closed"))  # the stop's own event
+    assert pipe.attempts == 1  # no second try on the dead pipe
 
 
 class FailingClose:
@@ -136,7 +140,8 @@ def test_broken_real_pipe_is_silenced_for_the_exit_flush() -> None:
     os.close(read_fd)  # the reader went away (`| head -1` after its line)
     stream = os.fdopen(write_fd, "w")
     writer = NdjsonWriter(stream)
-    writer.handle(START)  # BrokenPipeError inside, caught
+    with pytest.raises(ClosedPipeError):
+        writer.handle(START)
     stream.write("more\n")
     stream.close()  # would raise BrokenPipeError had the descriptor not been redirected
     assert stream.closed

@@ -34,7 +34,7 @@ def test_plain_run_is_stable_ascii_lines() -> None:
     feed(PlainRenderer(out), START, progress, *TURNS, RESULT)
     lines = out.getvalue().splitlines()
     assert lines[0] == (
-        "start  session=20261130-074500-ab12 model=claude-sonnet-5 profile=configs/default.toml"
+        "start  session=20261130-074500-ab12 model=claude-sonnet-5 profile=configs/balanced.toml"
     )
     assert [line.split()[:2] for line in lines[1:4]] == [
         ["turn", "1"],
@@ -44,7 +44,8 @@ def test_plain_run_is_stable_ascii_lines() -> None:
     assert lines[4:] == [
         "summary  turns=3 stop=end_turn",
         "  tokens: in=19,534 cache_read=27,000 cache_write=6,200 out=817",
-        "  cleared: tool_uses=2 thinking=0 tokens=4,100",
+        "  edits: spared_tokens=4,100 turns=1 max_per_turn=4,100 distinct_results_cleared=2 "
+        "distinct_thinking_cleared=0",
         "  cache_hit_ratio=51.2% peak_prompt=27,200@turn2 cost=$0.0123",
         "  session=20261130-074500-ab12  see it again: agentctl sessions show 20261130-074500-ab12",
     ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -12,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools, trigger_from
-from agentctl.render.table import summary_table, turn_table
+from agentctl.render.table import MIN_WIDTH, choose_layout, summary_table, turn_table
 from agentctl.types import ToolCall, TurnEvent
 
 
@@ -27,7 +26,7 @@ def lines_of(table: Table, width: int = 100) -> list[str]:
 
 
 def test_turn_table_rows_wide() -> None:
-    lines = lines_of(turn_table(TURNS))
+    lines = lines_of(turn_table(TURNS, width=120), width=120)
     assert lines[1].split() == [
         "turn", "stop", "input", "read", "write", "output", "cleared", "cleared", "freed", "tools"
     ]  # fmt: skip
@@ -41,7 +40,7 @@ def test_turn_table_rows_wide() -> None:
 
 
 def test_turn_table_trigger_column_shows_headroom() -> None:
-    lines = lines_of(turn_table(TURNS, trigger=30_000), width=120)
+    lines = lines_of(turn_table(TURNS, trigger=30_000, width=120), width=120)
     assert "trigger" in lines[1]
     # prompt of turn 2 = 18,000 + 8,000 + 1,200 = 27,200 -> 2,800 below the trigger
     assert lines[4].split()[9] == "2,800"
@@ -49,15 +48,14 @@ def test_turn_table_trigger_column_shows_headroom() -> None:
     assert lines_of(turn_table([over], trigger=30_000), width=120)[3].split()[9] == "-15,000"
 
 
-def test_narrow_table_keeps_every_column() -> None:
+def test_narrow_table_drops_columns_in_order_and_abbreviates_numbers() -> None:
     lines = lines_of(turn_table(TURNS, trigger=30_000, width=76), width=76)
     assert max(len(line) for line in lines) <= 76
-    assert lines[1].split()[:3] == ["#", "stop", "in"]
-    assert lines[3].split()[:10] == [
-        "1", "tool_use", "1.2k", "0", "5.0k", "210", "–", "–", "–", "23.8k"
+    assert lines[1].split() == ["#", "stop", "read", "write", "clr", "freed", "trig", "tools"]
+    assert lines[3].split() == [
+        "1", "tool_use", "0", "5.0k", "–", "–", "23.8k", "memory:view,", "read_file×2"
     ]  # fmt: skip
-    assert lines[3].endswith("memory:view,") and lines[4].strip() == "read_file×2"
-    assert lines[5].endswith("memory:str_replace!")
+    assert lines[4].split()[-1] == "memory:str_replace!"
 
 
 @pytest.mark.parametrize("trigger", [None, 300_000])
@@ -66,23 +64,30 @@ def test_every_width_fits_without_breaking_a_tool_name(trigger: int | None, widt
     lines = lines_of(turn_table(BIG_TURNS, trigger=trigger, width=width), width=width)
     assert max(len(line) for line in lines) <= width
     assert any(line.endswith(" memory:str_replace!") for line in lines), lines
+    assert "…" not in "".join(lines)
 
 
-def layout_of(turns: Sequence[TurnEvent], width: int) -> str:
-    text = text_of(turn_table(turns, trigger=300_000, width=width), width=width)
-    if "input" in text.splitlines()[1]:
-        return "wide"
-    return "narrow" if re.search(r"\d(\.\d)?k\b", text) else "short"
+def header_of(turns: Sequence[TurnEvent], width: int) -> list[str]:
+    lines = lines_of(turn_table(turns, trigger=300_000, width=width), width=width)
+    return " ".join(lines[:2]).split()
 
 
-def test_layout_gets_narrower_with_the_width_and_adapts_to_the_numbers() -> None:
-    assert [layout_of(BIG_TURNS, w) for w in (120, 100, 80)] == ["wide", "short", "narrow"]
-    # Five-digit counts still fit in full at 80 columns.
-    assert [layout_of(TURNS, w) for w in (110, 80, 70)] == ["wide", "short", "narrow"]
+def test_layout_depends_on_the_width_only_never_on_the_numbers() -> None:
+    for width in range(MIN_WIDTH, 131):
+        assert header_of(TURNS, width) == header_of(BIG_TURNS, width), width
+    names = [choose_layout(w, trigger=True).name for w in (120, 100, 80, 60, 40)]  # type: ignore[union-attr]
+    assert names == ["wide", "compact-8", "compact-5", "compact-4", "minimal"]
+    assert choose_layout(MIN_WIDTH - 1, trigger=False) is None
 
 
 def test_no_width_means_wide() -> None:
     assert "input" in lines_of(turn_table(BIG_TURNS), width=200)[1]
+
+
+def test_a_number_too_long_for_its_column_is_abbreviated_not_cut() -> None:
+    huge = replace(TURN1, usage=replace(TURN1.usage, cache_read_input_tokens=12_345_678))
+    text = text_of(turn_table([huge], width=100), width=100)
+    assert "12.3M" in text and "…" not in text
 
 
 def test_summary_table_values() -> None:
@@ -92,7 +97,12 @@ def test_summary_table_values() -> None:
     assert "27,000" in rows["cache read"]
     assert "6,200" in rows["cache write"]
     assert "817" in rows["output tokens"]
-    assert "4,100 tokens (2 tool uses, 0 thinking turns cleared)" in rows["freed by editing"]
+    assert (
+        rows["spared by editing"]
+        .rstrip()
+        .endswith("4,100 prompt tokens, summed over 1 turn (at most 4,100 in one)")
+    )
+    assert rows["cleared"].rstrip().endswith("2 distinct tool results")
     # 27,000 / (19,534 + 27,000 + 6,200) = 51.2%
     assert "51.2%  (read / (input + read + write))" in rows["cache hit ratio"]
     assert "$0.0123" in rows["estimated cost"]
@@ -138,15 +148,7 @@ def test_model_chosen_names_are_not_markup() -> None:
         ),
         stop_reason="[/]",
     )
-    text = text_of(turn_table([hostile]), width=120)
+    text = text_of(turn_table([hostile], width=120), width=120)
     assert "[/bold], memory:[red]view" in text and "[/]" in text
     result = replace(RESULT, stop_reason="[b]x[/b]", session="[/s]")
     assert "[b]x[/b]" in text_of(summary_table(result, [hostile]))
-
-
-def test_short_headers_beat_wrapping_the_tools_column() -> None:
-    # Wide needs 97 columns for these rows unwrapped (92 wrapped), short headers 76.
-    lines = lines_of(turn_table(TURNS, width=96), width=96)
-    assert lines[1].split()[0] == "#" and len(lines) == 6  # header x2, rule, one line per turn
-    lines = lines_of(turn_table(TURNS, width=97), width=97)
-    assert lines[1].split()[0] == "turn" and len(lines) == 6

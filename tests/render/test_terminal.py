@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import pty
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from pty_run import spawn_on_pty
 
 DEMO = Path(__file__).with_name("live_demo.py")
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -17,27 +16,9 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 def run_on_pty(*args: str, env: dict[str, str]) -> tuple[str, str]:
     """(what the terminal received on stderr, what stdout received)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, str(DEMO), "--fast", *args],
-        stdout=subprocess.PIPE,
-        stderr=slave,
-        env=env,
-    )
-    os.close(slave)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    stdout = proc.stdout.read().decode() if proc.stdout else ""
-    assert proc.wait(timeout=30) == 0
-    os.close(master)
-    return b"".join(chunks).decode(), stdout
+    code, screen, stdout = spawn_on_pty([sys.executable, str(DEMO), "--fast", *args], env=env)
+    assert code == 0
+    return screen, stdout
 
 
 @pytest.fixture

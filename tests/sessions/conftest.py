@@ -1,6 +1,6 @@
 """Transcripts from real offline runs, made once per test session and copied into each test's home.
 
-`research`: the shipped research example under configs/default.toml (23 turns, clears on
+`research`: the shipped research example under configs/balanced.toml (23 turns, clears on
 turns 14-21). `thinking`: a scripted run with extended thinking, clear_thinking and a low
 clear_tool_uses trigger, so both edits apply. `resumed`: the same script without thinking or
 clearing, stopped by max_turns after 4 turns and continued with `run --resume` (a new
@@ -21,7 +21,7 @@ from agentctl.cli.main import app
 from agentctl.sessions.catalog import Session, load_session
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_PROFILE = REPO / "configs" / "default.toml"
+DEFAULT_PROFILE = REPO / "configs" / "balanced.toml"
 
 THINKING_PROFILE = """\
 model = "claude-sonnet-5"

@@ -95,6 +95,8 @@ def test_stats_prints_the_chart_and_writes_svg(research: Session, tmp_path: Path
     assert "prompt size per turn" in out and "✂ new" in out and "break-even" in out
     text = svg.read_text()
     assert text.startswith("<svg") and "prompt&#160;size&#160;per&#160;turn" in text
+    assert 'url("' not in text and "cdnjs" not in text  # nothing fetched when it is opened
+    assert 'local("FiraCode-Regular")' in text and "monospace" in text  # local, else generic
     assert len(set(re.findall(r"fill: (#[0-9a-f]{6})", text))) >= 4  # coloured despite NO_COLOR
 
 

@@ -154,3 +154,17 @@ def test_thinking_keep_is_swept_even_if_clear_thinking_was_off(
     swept = {c.editing.thinking.keep for c in result.ranked if c.editing.thinking.enabled}
     assert swept == {1, 2, "all"}
     assert result.winner.cost <= result.recorded.cost
+
+
+def test_write_saves_paths_relative_to_the_written_file(research: Session, tmp_path: Path) -> None:
+    recorded = session_profile(research)
+    target = tmp_path / "profiles" / "tuned.toml"
+    target.parent.mkdir()
+    write_profile(target, recorded, ContextEditing(), force=False)
+    data = tomllib.loads(target.read_text())
+    assert not Path(data["memory"]["root"]).is_absolute()
+    assert not Path(data["tools"]["workspace_root"]).is_absolute()
+    # Loaded back from where it was written, the paths are the recorded run's folders.
+    profile, _ = build_profile(data, source=str(target), base_dir=target.parent)
+    assert profile.memory.root.resolve() == Path(recorded.memory.root).resolve()
+    assert profile.tools.workspace_root.resolve() == Path(recorded.tools.workspace_root).resolve()

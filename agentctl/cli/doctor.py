@@ -1,0 +1,195 @@
+"""`agentctl doctor`: where everything is, what a run would use and why, what it can reach."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+from urllib.parse import urlsplit
+
+import typer
+
+from agentctl.errors import EXIT_RUNTIME, AgentctlError
+from agentctl.home import home_dir, sessions_dir
+
+DEFAULT_API_URL = "https://api.anthropic.com"
+CONNECT_TIMEOUT_S = 3.0  # a reachable API answers a TCP connect in well under a second
+
+HELP = """\
+Print where everything is and what a run would use: the profile and why it was chosen, the
+memory root, the sessions folder, the SDK version, whether an API key is set (never the key
+itself), and whether the API answers a connection (with --offline: whether the emulator
+starts). Exit 0 when every check passes, 1 when one fails.
+
+\b
+Examples:
+  agentctl doctor
+  agentctl doctor --offline                  check the emulator instead of the API
+  agentctl doctor --profile configs/balanced.toml --json
+"""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report: `ok` None is information, False a problem."""
+
+    name: str
+    value: str
+    ok: bool | None = None
+
+
+def register(root: typer.Typer) -> None:
+    """Attach the `doctor` command to the root app."""
+    root.command(name="doctor", help=HELP)(doctor)
+
+
+def doctor(
+    profile: Annotated[
+        str | None, typer.Option(metavar="FILE", help="Check this profile instead of the lookup.")
+    ] = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Check that the emulator starts, not the API.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    checks = [*profile_checks(profile), *place_checks(), sdk_check(), key_check(offline)]
+    checks.append(emulator_check() if offline else api_check(checks))
+    if as_json:
+        data = [{"check": c.name, "value": c.value, "ok": c.ok} for c in checks]
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        sys.stdout.write(format_checks(checks))
+    if any(check.ok is False for check in checks):
+        raise typer.Exit(EXIT_RUNTIME)
+
+
+def format_checks(checks: list[Check]) -> str:
+    """`name   value` lines, a problem marked `!` and an ok check `✓`, then a verdict."""
+    width = max(len(check.name) for check in checks)
+    marks = {None: " ", True: "✓", False: "!"}
+    lines = [f"{marks[c.ok]} {c.name.ljust(width)}  {c.value}" for c in checks]
+    problems = sum(1 for check in checks if check.ok is False)
+    lines.append(f"{problems} problem(s): see the lines marked !" if problems else "all good")
+    return "\n".join(lines) + "\n"
+
+
+def profile_checks(explicit: str | None) -> list[Check]:
+    """The profile a run would use and why; the memory root and API URL it sets."""
+    from agentctl.profile.loader import find_profile_path, resolve_profile
+
+    try:
+        path = find_profile_path(explicit)
+        resolved, warnings = resolve_profile(explicit)
+    except AgentctlError as err:
+        return [Check("profile", str(err), False)]
+    checks = [Check("profile", f"{resolved.source} ({profile_reason(explicit, path)})")]
+    checks += [Check("profile warning", warning, False) for warning in warnings]
+    root = resolved.memory.root
+    state = f"{folder_state(root)}; a task's front matter may set its own"
+    checks.append(Check("memory root", f"{root} ({state})", folder_ok(root)))
+    checks.append(Check("api url", resolved.api.base_url or api_url_default()))
+    return checks
+
+
+def profile_reason(explicit: str | None, path: Path | None) -> str:
+    """Why `path` is the profile: which step of the lookup order found it."""
+    from agentctl.home import user_profile_path
+    from agentctl.profile.loader import ENV_PROFILE, LOCAL_PROFILE
+
+    if explicit:
+        return "from --profile"
+    if os.environ.get(ENV_PROFILE):
+        return f"from ${ENV_PROFILE}"
+    if path is not None and path == Path(LOCAL_PROFILE):
+        return f"./{LOCAL_PROFILE} in the current folder"
+    if path is not None:
+        return "the user profile"
+    return (
+        f"built-in defaults: no --profile, no ${ENV_PROFILE}, no ./{LOCAL_PROFILE}, "
+        f"no {user_profile_path()}"
+    )
+
+
+def place_checks() -> list[Check]:
+    home, sessions = home_dir(), sessions_dir()
+    return [
+        Check("data folder", f"{home} ({folder_state(home)})", folder_ok(home)),
+        Check("sessions", f"{sessions} ({folder_state(sessions)})", folder_ok(sessions)),
+    ]
+
+
+def folder_state(path: Path) -> str:
+    """`writable`, `not writable`, `not a folder`, or `will be created` (a parent is writable)."""
+    if path.is_dir():
+        return "writable" if os.access(path, os.W_OK | os.X_OK) else "not writable"
+    if path.exists():
+        return "not a folder"
+    parent = next((p for p in path.parents if p.exists()), None)
+    if parent is not None and parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+        return "will be created"
+    return "cannot be created"
+
+
+def folder_ok(path: Path) -> bool:
+    return folder_state(path) in ("writable", "will be created")
+
+
+def sdk_check() -> Check:
+    """The installed anthropic version, read from its metadata (importing it takes a second)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return Check("anthropic SDK", version("anthropic"), True)
+    except PackageNotFoundError:
+        return Check("anthropic SDK", "not installed (pip install anthropic)", False)
+
+
+def key_check(offline: bool) -> Check:
+    """Which credential variable is set; never its value."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        if os.environ.get(name):
+            return Check("api key", f"set (${name})", True)
+    if offline:
+        return Check("api key", "not set (not needed with --offline)")
+    return Check("api key", "not set: export ANTHROPIC_API_KEY, or run with --offline", False)
+
+
+def api_url_default() -> str:
+    return os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_API_URL
+
+
+def api_check(checks: list[Check]) -> Check:
+    """A TCP connection to the API's host (no request, no key sent)."""
+    url = next((c.value for c in checks if c.name == "api url"), api_url_default())
+    problem = connect_problem(url)
+    return Check("api reachable", f"no: {problem}" if problem else "yes", problem is None)
+
+
+def connect_problem(url: str) -> str | None:
+    """None when `url`'s host:port accepts a TCP connection, else what went wrong."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            return None
+    except OSError as err:
+        return f"{host}:{port}: {err.strerror or err}"
+
+
+def emulator_check() -> Check:
+    """Start the offline emulator as `run --offline` does, and connect to it."""
+    from agentctl.emulator.server import running
+
+    try:
+        with running() as emulator:
+            problem = connect_problem(emulator.base_url)
+    except OSError as err:
+        problem = str(err.strerror or err)
+    if problem:
+        return Check("emulator", f"does not start: {problem}", False)
+    return Check("emulator", "starts and answers on 127.0.0.1", True)

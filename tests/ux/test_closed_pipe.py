@@ -1,0 +1,54 @@
+"""A reader that goes away (`agentctl run --json | head -2`) stops the run at once: exit 141."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctl.sessions.catalog import load_session
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def research_copy(tmp_path: Path) -> Path:
+    target = tmp_path / "research"
+    shutil.copytree(REPO / "examples" / "research", target, ignore=shutil.ignore_patterns("memory"))
+    return target / "task.md"
+
+
+@pytest.mark.slow
+def test_head_closing_stdout_stops_the_run_and_records_an_interruption(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "agentctl", "run", str(research_copy(tmp_path)), "--offline"]
+    proc = subprocess.Popen(
+        [*cmd, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ)
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first_two = [proc.stdout.readline(), proc.stdout.readline()]
+    proc.stdout.close()  # what `head -2` does once it has its lines
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert b'"event": "turn"' in first_two[1]
+    assert "Traceback" not in stderr and "stdout was closed" in stderr
+    session = load_session("last")
+    assert session.status == "interrupted"
+    assert len(session.turns) <= 3  # the whole run is 23 turns: it stopped at once
+
+
+@pytest.mark.slow
+def test_piped_listing_into_a_closed_pipe_has_no_traceback(tmp_path: Path) -> None:
+    read_fd, write_fd = os.pipe()
+    os.close(read_fd)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentctl", "profile", "show"],
+        stdout=write_fd,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        check=False,
+    )
+    os.close(write_fd)
+    assert proc.returncode == 141 and proc.stderr == b""

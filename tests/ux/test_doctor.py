@@ -1,0 +1,96 @@
+"""`agentctl doctor`: the profile and why, the folders, the SDK, the key (never shown), reach."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentctl.cli.main import app
+from agentctl.emulator.server import running
+
+SENTINEL = "sk-ant-SENTINEL-doctor-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def doctor(*args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    result = CliRunner().invoke(app, ["doctor", "--json", *args], env=env)
+    checks = {row["check"]: row for row in json.loads(result.stdout)}
+    return result.exit_code, checks
+
+
+def test_built_in_defaults_no_key_and_no_api_are_reported(_isolated_env: Path) -> None:
+    code, checks = doctor()
+    assert code == 1
+    assert checks["profile"]["value"].startswith("<built-in> (built-in defaults: no --profile")
+    assert checks["sessions"]["value"].startswith(str(_isolated_env / "sessions"))
+    assert checks["memory root"]["value"].startswith(str(Path.cwd() / "memory"))
+    assert checks["api key"]["ok"] is False
+    assert checks["api reachable"]["value"].startswith("no: 127.0.0.1:9")
+
+
+def test_a_reachable_api_and_a_set_key_pass_and_the_key_is_never_shown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SENTINEL)
+    with running() as emulator:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emulator.base_url)
+        result = CliRunner().invoke(app, ["doctor"])
+    assert result.exit_code == 0, result.output
+    assert SENTINEL not in result.output
+    assert "set ($ANTHROPIC_API_KEY)" in result.output and "all good" in result.output
+
+
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [
+        ("--profile", "from --profile"),
+        ("env", "from $AGENTCTL_PROFILE"),
+        ("local", "./agentctl.toml in the current folder"),
+    ],
+)
+def test_says_which_profile_and_why(
+    how: str, reason: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    profile = tmp_path / "agentctl.toml"
+    profile.write_text('[memory]\nroot = "notes"\n')
+    args = ["--profile", str(profile)] if how == "--profile" else []
+    if how == "env":
+        monkeypatch.setenv("AGENTCTL_PROFILE", str(profile))
+    _, checks = doctor(*args, "--offline")
+    assert checks["profile"]["value"].endswith(f"({reason})")
+    assert checks["memory root"]["value"].startswith(str(tmp_path / "notes"))
+
+
+def test_a_broken_profile_is_a_failed_check_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "agentctl.toml").write_text("max_turns = 'many'\n")
+    code, checks = doctor("--offline")
+    assert code == 1 and checks["profile"]["ok"] is False
+    assert "max_turns" in checks["profile"]["value"]
+
+
+@pytest.mark.slow
+def test_offline_starts_the_emulator_without_importing_the_sdk() -> None:
+    code = (
+        "import sys\n"
+        "from agentctl.cli.main import main\n"
+        "sys.argv = ['agentctl', 'doctor', '--offline']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exit_:\n"
+        "    print('EXIT=%s' % exit_.code)\n"
+        "print('SDK=' + str('anthropic' in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "emulator       starts and answers on 127.0.0.1" in out.stdout
+    assert "EXIT=None" in out.stdout or "EXIT=0" in out.stdout
+    assert "SDK=False" in out.stdout
