@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 
 from agentctl import __version__
 from agentctl.errors import EXIT_INTERRUPTED, AgentctlError
+from agentctl.render.safe import error_line
 
 HELP = """\
 Run long-lived Claude agents with the memory tool and server-side context editing,
@@ -101,7 +102,7 @@ def main() -> None:
     try:
         app()
     except AgentctlError as err:
-        print(f"agentctl: {err}", file=sys.stderr)
+        print(error_line(err), file=sys.stderr)
         sys.exit(err.exit_code)
     except KeyboardInterrupt:
         print("agentctl: interrupted", file=sys.stderr)

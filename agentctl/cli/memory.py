@@ -16,8 +16,11 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec
 import typer
 
 from agentctl.errors import EXIT_RUNTIME, AgentctlError, ToolError, UsageError
+from agentctl.render.safe import error_line, safe_text, visible
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from agentctl.memory.store import MemoryStore
 
 HELP = """\
@@ -67,7 +70,7 @@ def open_store(root: Path | None, profile: str | None, session: str = "cli") -> 
 
     settings, warnings = resolve_profile(profile)
     for warning in warnings:
-        print(f"agentctl: warning: {warning}", file=sys.stderr)
+        print(error_line(f"warning: {warning}"), file=sys.stderr)
     return MemoryStore(root or settings.memory.root, settings.memory, session=session)
 
 
@@ -90,13 +93,13 @@ def handled(command: Callable[P, None]) -> Callable[P, None]:
         try:
             command(*args, **kwargs)
         except ToolError as err:
-            print(f"agentctl: {err}", file=sys.stderr)
+            print(error_line(err), file=sys.stderr)
             raise typer.Exit(UsageError.exit_code) from None
         except AgentctlError as err:
-            print(f"agentctl: {err}", file=sys.stderr)
+            print(error_line(err), file=sys.stderr)
             raise typer.Exit(err.exit_code) from None
         except OSError as err:  # the user's own paths: fine to show, but one line
-            print(f"agentctl: {err}", file=sys.stderr)
+            print(error_line(err), file=sys.stderr)
             raise typer.Exit(EXIT_RUNTIME) from None
 
     return wrapper
@@ -145,21 +148,22 @@ def view(
     if raw or not sys.stdout.isatty():
         sys.stdout.write(text + "\n")
         return
-    _print_rich(text)
+    print_rich(text)
 
 
-def _print_rich(text: str) -> None:
+def print_rich(text: str, console: Console | None = None) -> None:
+    """A view result drawn for a terminal: a tree for a directory, a bold head for a file."""
     from rich.console import Console
 
     from agentctl.memory.present import listing_tree
 
-    console = Console()
+    console = console or Console(highlight=False)
     if text.startswith("Here're the files"):
         console.print(listing_tree(text))
-    else:
+    else:  # the head names the file and the body is its text: data, never markup
         head, _, body = text.partition("\n")
-        console.print(head, style="bold", highlight=False)
-        console.print(body, markup=False, highlight=False)
+        console.print(safe_text(head, "bold", keep=""))
+        console.print(safe_text(body))
 
 
 @app.command()
@@ -334,7 +338,7 @@ def log(
 
     entries = read_entries(open_store(root, profile).root)[::-1]
     for entry in entries[:limit] if limit > 0 else entries:
-        print(json.dumps(entry, ensure_ascii=False) if as_json else _log_line(entry))
+        print(json.dumps(entry, ensure_ascii=False) if as_json else visible(_log_line(entry)))
 
 
 def _log_line(entry: dict[str, Any]) -> str:

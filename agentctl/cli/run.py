@@ -10,6 +10,7 @@ import typer
 
 from agentctl.agent.events import ErrorEvent, TurnEvent
 from agentctl.errors import AgentctlError
+from agentctl.render.safe import error_line
 
 if TYPE_CHECKING:
     from agentctl.agent.events import Event
@@ -84,7 +85,7 @@ def run(
 
 def _report_early(err: AgentctlError, *, json_mode: bool) -> None:
     """An error before the run started: one line on stderr, and the error event with --json."""
-    print(f"agentctl: {err}", file=sys.stderr)
+    print(error_line(err), file=sys.stderr)
     if json_mode:
         from agentctl.render.ndjson import NdjsonWriter
 
@@ -98,7 +99,7 @@ def _run(opts: RunOptions, *, json_mode: bool, quiet: bool, shown: list[ErrorEve
 
     prep = prepare(opts, sys.stdin)
     for warning in [] if quiet else prep.warnings:
-        print(f"agentctl: warning: {warning}", file=sys.stderr)
+        print(error_line(f"warning: {warning}"), file=sys.stderr)
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     turns: list[TurnEvent] = []
     try:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 import typer
 
 from agentctl.errors import AgentctlError, UsageError
+from agentctl.render.safe import error_line, visible
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -46,7 +47,7 @@ def one_line_errors(func: Callable[P, R]) -> Callable[P, R]:
         try:
             return func(*args, **kwargs)
         except AgentctlError as err:
-            print(f"agentctl: {err}", file=sys.stderr)
+            print(error_line(err), file=sys.stderr)
             raise typer.Exit(err.exit_code) from None
 
     return wrapper
@@ -101,14 +102,15 @@ def show(
 
     loaded = load_session(session)
     if as_seen is not None:
-        sys.stdout.write(seen.as_seen_report(loaded, as_seen, limit=None if full else 600))
+        report = seen.as_seen_report(loaded, as_seen, limit=None if full else 600)
+        sys.stdout.write(visible(report) if sys.stdout.isatty() else report)
         return
     from agentctl.sessions.report import show_report
 
     console = _console()
     console.print(show_report(loaded, console.width))
-    if loaded.answer:
-        print("\n" + loaded.answer)
+    if loaded.answer:  # on a terminal with controls visible; piped, the answer's exact text
+        print("\n" + (visible(loaded.answer) if sys.stdout.isatty() else loaded.answer))
 
 
 @app.command()

@@ -21,6 +21,7 @@ from agentctl.agent.events import (
 )
 from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting, trigger_from
 from agentctl.render.plain import format_error_line
+from agentctl.render.safe import safe_text, visible
 from agentctl.render.table import summary_table, turn_table
 
 HEADER_LINES = 3  # two header lines and the rule under them
@@ -86,7 +87,7 @@ class StatusLine:
     def set(self, turn: int, text: str) -> None:
         if turn != self.turn:
             self.turn, self.since = turn, self._clock()
-        self.text = text
+        self.text = visible(text, keep="")
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         elapsed = fmt_elapsed(self._clock() - self.since)
@@ -134,7 +135,7 @@ class LiveRenderer:
         elif isinstance(event, ErrorEvent):
             # Errors come last (before a non-zero exit): the table above, the error under it.
             self._stop_live()
-            self._console.print(Text(format_error_line(event), style="bold red"))
+            self._console.print(safe_text(format_error_line(event), "bold red", keep=""))
 
     def close(self) -> None:
         """Stop the live display and leave the whole table on screen; idempotent."""
@@ -149,7 +150,7 @@ class LiveRenderer:
     def _on_start(self, event: StartEvent) -> None:
         self._view.trigger = trigger_from(event.context_management)
         header = f"session {event.session} · {event.model} · profile {event.profile}"
-        self._console.print(Text(header, style="dim"))
+        self._console.print(safe_text(header, "dim", keep=""))
         self._show(1, fmt_waiting(1))
 
     def _on_result(self, event: ResultEvent) -> None:

@@ -26,6 +26,7 @@ from agentctl.render.format import (
     fmt_tools,
     peak_prompt,
 )
+from agentctl.render.safe import safe_text
 
 RATIO_FORMULA = "(read / (input + read + write))"
 
@@ -104,7 +105,7 @@ def _turn_cells(
     freed = turn.cleared_input_tokens
     cells: list[str | Text] = [
         str(turn.turn),
-        Text(turn.stop_reason, style=_stop_style(turn.stop_reason)),
+        safe_text(turn.stop_reason, _stop_style(turn.stop_reason), keep=""),
         num(usage.input_tokens),
         num(usage.cache_read_input_tokens),
         num(usage.cache_creation_input_tokens),
@@ -116,9 +117,8 @@ def _turn_cells(
     if trigger is not None:
         headroom = trigger - usage.prompt_tokens
         cells.append(Text(num(headroom), style="yellow" if headroom < 0 else ""))
-    # Text, not str: tool names and memory commands come from the model, and a str cell
-    # would be parsed as Rich markup ("[/x]" raises).
-    cells.append(Text(fmt_tools(turn.tool_calls) or DASH))
+    # Tool names and memory commands come from the model: never markup, controls visible.
+    cells.append(safe_text(fmt_tools(turn.tool_calls) or DASH, keep=""))
     return cells
 
 
@@ -141,7 +141,7 @@ def summary_table(result: ResultEvent, turns: Sequence[TurnEvent]) -> Table:
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     for label, value in summary_rows(result, turns):
-        table.add_row(label, Text(value))
+        table.add_row(label, safe_text(value, keep=""))
     return table
 
 
