@@ -13,6 +13,7 @@ from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.view import api_field, flatten, origin_of, profile_origins, show_data
 from agentctl.profile.writer import commented_template, write_template
+from agentctl.render.safe import safe_text, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -100,7 +101,7 @@ def check(
 def print_warnings(warnings: list[str]) -> None:
     """Warnings go to stderr, one line each, so stdout stays parseable."""
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {visible(warning, keep='')}", file=sys.stderr)
 
 
 def render_plain(data: dict[str, Any]) -> str:
@@ -120,8 +121,6 @@ def render_rich(
     from rich.console import Console
     from rich.json import JSON
     from rich.table import Table
-
-    from agentctl.render.safe import safe_text
 
     # Values, paths and betas may come from a task file: shown as text, never as markup.
     table = Table(title=safe_text(f"profile {data['source']}", keep=""), title_justify="left")

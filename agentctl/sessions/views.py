@@ -45,8 +45,9 @@ def _table(*columns: str, title: str = "") -> Table:
         box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left", padding=_PAD
     )
     table.title = safe_text(title, keep="") if title else None  # a title may name a file
-    for index, name in enumerate(columns):
-        table.add_column(name, justify="left" if index == 0 else "right", no_wrap=True)
+    for index, name in enumerate(columns):  # a header may name a profile file
+        header = safe_text(name)
+        table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
     return table
 
 

@@ -201,3 +201,9 @@ def test_sessions_show_and_list_with_markup_in_paths_and_model(tmp_path: Path) -
     shown = runner.invoke(app, ["sessions", "show", "last"], env=env)
     assert shown.exit_code == 0, shown.output
     assert "/memories/[/]x[link=http:]y.md" in shown.stdout
+    odd_profile = tmp_path / "a[" / "b].toml"  # `[/b]` closes a tag that was never opened
+    odd_profile.parent.mkdir()
+    odd_profile.write_text('model = "claude-sonnet-5"\n')
+    simulated = runner.invoke(app, ["simulate", "last", "--profile", str(odd_profile)], env=env)
+    assert simulated.exit_code == 0, simulated.output
+    assert "a[/b].toml" in simulated.stdout
