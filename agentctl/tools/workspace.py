@@ -126,13 +126,13 @@ class WorkspaceTools:
     def list_files(self, tool_input: Mapping[str, Any]) -> str:
         """`{relative/path}\\t{size}` per regular file under `path`, recursive and sorted."""
         start = _target(self.root, _str_arg(tool_input, "path", "."))
-        files = list(walk_files(self.root, start))
+        files = walk_files(self.root, start)  # walked, not listed: a tree may be huge
         out = _Capped(self.cap)
-        for index, path in enumerate(files):
+        for path in files:
             if not out.add(f"{_relative(self.root, path)}\t{path.stat().st_size}"):
-                left = len(files) - index
+                left = 1 + sum(1 for _ in files)
                 return out.text(f"[truncated: {left} more files; list a subdirectory]")
-        return out.text() if files else "[no files]"
+        return out.text() if out.lines else "[no files]"
 
     def read_file(self, tool_input: Mapping[str, Any]) -> str:
         """Numbered lines `offset..offset+limit-1`, then a `[truncated ...]` line if more remain."""

@@ -122,3 +122,18 @@ def test_search_text_streams_past_a_long_line(tmp_path: Path) -> None:
     assert out == "big.txt:3:needle here"
     paged, _ = peak_bytes(lambda: ws.read_file({"path": "big.txt", "offset": 3}))
     assert paged == "     3\tneedle here"
+
+
+@pytest.mark.slow
+def test_list_files_walks_a_big_tree_without_holding_it(tmp_path: Path) -> None:
+    for d in range(200):
+        folder = tmp_path / f"d{d:03d}"
+        folder.mkdir()
+        for f in range(100):
+            (folder / f"f{f:03d}.txt").touch()
+    ws = WorkspaceTools(tmp_path, 2_000)
+    ws.list_files({"path": "d000"})  # warm-up: first-use caches are not the tree
+    out, peak = peak_bytes(lambda: ws.list_files({}))
+    assert peak < 2 << 20  # every path held at once: 20,000 Path objects, 5.5 MB
+    assert out.startswith("d000/f000.txt\t0\n")
+    assert out.endswith("[truncated: 19883 more files; list a subdirectory]")
