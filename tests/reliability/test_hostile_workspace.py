@@ -134,18 +134,19 @@ def test_search_text_streams_past_a_long_line(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_list_files_walks_a_big_tree_without_holding_it(tmp_path: Path) -> None:
-    for d in range(200):
+    for d in range(100):
         folder = tmp_path / f"d{d:03d}"
         folder.mkdir()
         for f in range(100):
             (folder / f"f{f:03d}.txt").touch()
     ws = WorkspaceTools(tmp_path, 2_000)
-    # Warm-up over the whole tree: pathlib interns every name it parses, and the interpreter's
-    # table of interned strings growing past a size (3.9 MB in the full suite) is not the tree.
-    ws.list_files({})
+    # pathlib interns every name it parses: keep them interned while measuring, so a rebuild
+    # of the interpreter's table of interned strings (2-4 MB, seen in the full suite) does
+    # not count as the tree.
+    interned = list(walk_files(ws.root, ws.root))
     out, peak = peak_bytes(lambda: ws.list_files({}))
-    # Against holding every path at once (what it did), measured the same way: 6.7 MB.
+    # Against holding every path at once (what it did), measured the same way: 3.4 MB.
     _, held = peak_bytes(lambda: str(len(list(walk_files(ws.root, ws.root)))))
-    assert peak < held / 4
+    assert peak < held / 4, (peak, held, len(interned))
     assert out.startswith("d000/f000.txt\t0\n")
-    assert out.endswith("[truncated: 19883 more files; list a subdirectory]")
+    assert out.endswith("[truncated: 9883 more files; list a subdirectory]")
