@@ -81,7 +81,7 @@ def test_view_file_with_lines(root: Path) -> None:
 def test_rich_tree_rendering(root: Path) -> None:
     from rich.console import Console
 
-    from agentctl.memory.present import listing_tree
+    from agentctl.render.memory_tree import listing_tree
 
     text = MemoryStore(root).execute({"command": "view", "path": "/memories"})
     console = Console(width=100, record=True, color_system=None)

@@ -23,7 +23,10 @@ Examples:
     rich_markup_mode=None,
 )
 
-KEEP_REQUESTS = 50  # a long-lived server must not keep every prompt it was sent
+# A long-lived server must not keep every prompt it was sent: the last 50 requests, and of
+# their bodies 8 MiB at most (as parsed JSON that is some 40 MB of memory).
+KEEP_REQUESTS = 50
+KEEP_BYTES = 8 << 20
 
 FAULTS_HELP = (
     "Inject failures, e.g. '429:0.5@1,529@3,hang:5@4,drop@6,malformed@7,rate=0.2:500|drop,"
@@ -79,6 +82,7 @@ def serve(
             result_placeholder=placeholder,
             port=port,
             keep_requests=KEEP_REQUESTS,
+            keep_bytes=KEEP_BYTES,
         ) as emu:
             print(emu.base_url, flush=True)
             threading.Event().wait()

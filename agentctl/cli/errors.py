@@ -23,8 +23,6 @@ from agentctl.errors import (
     ToolError,
 )
 
-PREFIX = "agentctl: "
-
 
 def describe(err: BaseException) -> tuple[int, str] | None:
     """(exit code, message) for an error shown to the user; None for a bug."""
@@ -64,7 +62,8 @@ def report(err: BaseException, stream: TextIO | None = None) -> int:
     if described is None:
         raise err
     from agentctl.redact import redact
+    from agentctl.render.safe import error_line
 
     code, message = described
-    print(f"{PREFIX}{redact(message)}", file=stream or sys.stderr)
+    print(error_line(redact(message)), file=stream or sys.stderr)
     return code

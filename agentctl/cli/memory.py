@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentctl.errors import AgentctlError, ToolError, UsageError
+from agentctl.render.safe import error_line, safe_text, visible
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from agentctl.memory.store import MemoryStore
 
 HELP = """\
@@ -71,7 +74,7 @@ def open_store(
 
         settings, warnings = resolve_profile(profile)
         for warning in warnings:
-            print(f"agentctl: warning: {warning}", file=sys.stderr)
+            print(error_line(f"warning: {warning}"), file=sys.stderr)
         where = "--root" if root else f"memory.root of {settings.source}"
         chosen = root or settings.memory.root
         store = MemoryStore(chosen, settings.memory, session=session, create=create)
@@ -129,21 +132,22 @@ def view(
     if raw or not sys.stdout.isatty():
         sys.stdout.write(text + "\n")
         return
-    _print_rich(text)
+    print_rich(text)
 
 
-def _print_rich(text: str) -> None:
+def print_rich(text: str, console: Console | None = None) -> None:
+    """A view result drawn for a terminal: a tree for a directory, a bold head for a file."""
     from rich.console import Console
 
-    from agentctl.memory.present import listing_tree
+    from agentctl.render.memory_tree import listing_tree
 
-    console = Console()
+    console = console or Console(highlight=False)
     if text.startswith("Here're the files"):
         console.print(listing_tree(text))
-    else:
+    else:  # the head names the file and the body is its text: data, never markup
         head, _, body = text.partition("\n")
-        console.print(head, style="bold", highlight=False)
-        console.print(body, markup=False, highlight=False)
+        console.print(safe_text(head, "bold", keep=""))
+        console.print(safe_text(body))
 
 
 @app.command()
@@ -333,7 +337,7 @@ def log(
 
     entries = read_entries(open_store(root, profile).root)[::-1]
     for entry in entries[:limit] if limit > 0 else entries:
-        print(json.dumps(entry, ensure_ascii=False) if as_json else _log_line(entry))
+        print(json.dumps(entry, ensure_ascii=False) if as_json else visible(_log_line(entry)))
 
 
 def _log_line(entry: dict[str, Any]) -> str:

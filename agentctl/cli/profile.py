@@ -13,6 +13,7 @@ from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.view import api_field, flatten, origin_of, profile_origins, show_data
 from agentctl.profile.writer import commented_template, write_template
+from agentctl.render.safe import safe_text, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -136,7 +137,7 @@ def check(
 def print_warnings(warnings: list[str]) -> None:
     """Warnings go to stderr, one line each, so stdout stays parseable."""
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {visible(warning, keep='')}", file=sys.stderr)
 
 
 def render_plain(data: dict[str, Any]) -> str:
@@ -157,7 +158,8 @@ def render_rich(
     from rich.json import JSON
     from rich.table import Table
 
-    table = Table(title=f"profile {data['source']}", title_justify="left")
+    # Values, paths and betas may come from a task file: shown as text, never as markup.
+    table = Table(title=safe_text(f"profile {data['source']}", keep=""), title_justify="left")
     rows = flatten(data["profile"])
     # Keys are never cut: a truncated dotted key cannot be copied into --set.
     table.add_column("key", no_wrap=True, min_width=max(len(key) for key, _ in rows))
@@ -165,9 +167,10 @@ def render_rich(
     table.add_column("from", no_wrap=True)
     table.add_column("API field", overflow="fold")
     for key, value in rows:
-        table.add_row(key, json.dumps(value), origin_of(key, origins), api_field(key))
+        cells = (json.dumps(value), origin_of(key, origins))
+        table.add_row(key, *(safe_text(cell, keep="") for cell in cells), api_field(key))
     console = console or Console()
     console.print(table)
     cm = data["context_management"]
     console.print("context_management:", JSON.from_data(cm) if cm else "null (no edits)")
-    console.print("betas:", ", ".join(data["betas"]) or "(none)")
+    console.print("betas:", safe_text(", ".join(data["betas"]) or "(none)", keep=""))

@@ -11,6 +11,7 @@ import typer
 
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
 from agentctl.profile.loader import Overrides
+from agentctl.render.safe import error_line
 from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def run(
         _error_event(err, json_mode=json_mode)
         raise
     for warning in [] if quiet else plan.warnings:
-        print(f"agentctl: warning: {warning}", file=sys.stderr)
+        print(error_line(f"warning: {warning}"), file=sys.stderr)
     _execute(plan, json_mode=json_mode, quiet=quiet)
 
 

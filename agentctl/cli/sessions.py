@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentctl.errors import UsageError
+from agentctl.render.safe import error_line, visible
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -116,15 +117,16 @@ def show(
 
     loaded = load_session(session)
     for warning in loaded.warnings:
-        print(f"agentctl: warning: {warning}", file=sys.stderr)
+        print(error_line(f"warning: {warning}"), file=sys.stderr)
     if as_seen is not None:
-        sys.stdout.write(seen.as_seen_report(loaded, as_seen, limit=None if full else 600))
+        report = seen.as_seen_report(loaded, as_seen, limit=None if full else 600)
+        sys.stdout.write(visible(report) if sys.stdout.isatty() else report)
         return
     from agentctl.sessions.report import show_report
 
     _print(show_report(loaded, _console().width))
-    if loaded.answer:
-        print("\n" + loaded.answer)
+    if loaded.answer:  # on a terminal with controls visible; piped, the answer's exact text
+        print("\n" + (visible(loaded.answer) if sys.stdout.isatty() else loaded.answer))
 
 
 @app.command()

@@ -36,17 +36,26 @@ from agentctl.emulator.sse import encode_event, message_events
 DEFAULT_PLACEHOLDER = DEFAULT_CLEARED_RESULT_PLACEHOLDER
 ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
 REDACTED_HEADERS = ("x-api-key", "authorization")
+MAX_BODY_BYTES = 32 << 20  # the API's request size limit: larger bodies get 413 unread
 
 
 @dataclass(frozen=True)
 class ReceivedRequest:
-    """A request as the emulator received it; credentials are redacted."""
+    """A request as the emulator received it; credentials are redacted.
+
+    `size` is the body's length in bytes; `body` is None when it was too large to keep.
+    """
 
     number: int
     method: str
     path: str
     headers: dict[str, str]
     body: Any
+    size: int = 0
+
+    @property
+    def kept_bytes(self) -> int:
+        return self.size if self.body is not None else 0
 
 
 @dataclass(frozen=True)
@@ -69,11 +78,16 @@ class Emulator:
         faults: FaultPlan,
         port: int = 0,
         keep_requests: int | None = None,
+        keep_bytes: int | None = None,
     ) -> None:
         self.service = service
         self.faults = faults
         self.requests: list[ReceivedRequest] = []
-        self.keep_requests = keep_requests  # None: all (tests); a long-lived server keeps a few
+        # None: keep all (tests); a long-lived server keeps the last few, and bodies of at
+        # most `keep_bytes` in all (a body larger than that is recorded without it).
+        self.keep_requests = keep_requests
+        self.keep_bytes = keep_bytes
+        self._kept_bytes = 0
         self._count = 0
         self.errors: list[str] = []  # tracebacks of unexpected exceptions (answered with 500)
         self.stopping = threading.Event()
@@ -105,15 +119,28 @@ class Emulator:
                 _shut(connection)
         self._httpd.server_close()
 
-    def record(self, method: str, path: str, headers: dict[str, str], body: Any) -> int:
+    def record(
+        self, method: str, path: str, headers: dict[str, str], body: Any, size: int = 0
+    ) -> int:
         """Append a ReceivedRequest; returns its 1-based number (the fault plan's key)."""
         shown = {k: ("REDACTED" if k in REDACTED_HEADERS else v) for k, v in headers.items()}
+        if self.keep_bytes is not None and size > self.keep_bytes:
+            body = None
         with self._lock:
             self._count += 1
-            self.requests.append(ReceivedRequest(self._count, method, path, shown, body))
-            if self.keep_requests is not None and len(self.requests) > self.keep_requests:
-                del self.requests[: -self.keep_requests or None]
+            request = ReceivedRequest(self._count, method, path, shown, body, size)
+            self.requests.append(request)
+            self._kept_bytes += request.kept_bytes
+            self._trim()
             return self._count
+
+    def _trim(self) -> None:
+        """Drop the oldest records past `keep_requests` or `keep_bytes` (lock held)."""
+        while self.requests and (
+            (self.keep_requests is not None and len(self.requests) > self.keep_requests)
+            or (self.keep_bytes is not None and self._kept_bytes > self.keep_bytes)
+        ):
+            self._kept_bytes -= self.requests.pop(0).kept_bytes
 
     def track(self, connection: socket.socket, live: bool) -> None:
         """Keep the set of open connections, so close() can drop them."""
@@ -199,8 +226,15 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         route = urlsplit(self.path).path.rstrip("/")
         headers = {k.lower(): v for k, v in self.headers.items()}
-        body = self._read_json()
-        number = self.emulator.record("POST", self.path, headers, body)
+        size = int(self.headers.get("content-length") or 0)
+        if size > MAX_BODY_BYTES:  # answered unread, so the connection cannot be reused
+            self.emulator.record("POST", self.path, headers, None, size)
+            self.close_connection = True
+            message = f"Request exceeds the maximum allowed number of bytes ({MAX_BODY_BYTES})"
+            self._send(failure_response(ApiFailure(413, message)), None)
+            return
+        body = self._read_json(size)
+        number = self.emulator.record("POST", self.path, headers, body, size)
         if route not in ROUTES:
             self._not_found()
             return
@@ -210,9 +244,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(self.emulator.answer(route, headers, body), fault)
 
-    def _read_json(self) -> Any:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
+    def _read_json(self, length: int) -> Any:
+        raw = self.rfile.read(length) if length > 0 else b""
         try:
             return json.loads(raw) if raw else None
         except ValueError:
@@ -330,6 +363,7 @@ def running(
     model: Model | None = None,
     engine: ContextEngine | None = None,
     keep_requests: int | None = None,
+    keep_bytes: int | None = None,
 ) -> Iterator[Emulator]:
     """Start an emulator on a background thread for the duration of the block."""
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
@@ -338,7 +372,7 @@ def running(
         model or build_model(script, result_placeholder),
         result_placeholder,
     )
-    emulator = Emulator(service, plan, port, keep_requests)
+    emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
     emulator.start()
     try:
         yield emulator

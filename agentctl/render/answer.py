@@ -8,10 +8,15 @@ from typing import TextIO
 from rich.console import Console
 
 from agentctl.render.format import isatty
+from agentctl.render.safe import visible
 
 
 def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> None:
-    """Print the model's final answer; piped output is exactly the text plus one newline."""
+    """Print the model's final answer; piped output is exactly the text plus one newline.
+
+    On a terminal the answer is Markdown with its control characters made visible, and its
+    links shown as `text (url)`, never as live hyperlinks (the model chose the target).
+    """
     tty = isatty(stdout) if is_tty is None else is_tty
     if not tty:
         body = text.rstrip("\n")
@@ -29,4 +34,4 @@ def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> N
 
     # The summary (stderr) ends just above on the same terminal: mark where the answer starts.
     console.rule("answer", style="dim", characters="─")
-    console.print(Markdown(text))
+    console.print(Markdown(visible(text), hyperlinks=False))

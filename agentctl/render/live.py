@@ -13,6 +13,7 @@ from rich.text import Text
 
 from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting, trigger_from
 from agentctl.render.plain import format_error_line
+from agentctl.render.safe import safe_text, visible
 from agentctl.render.table import (
     LAYOUTS,
     TABLE_LEGEND,
@@ -104,7 +105,7 @@ class StatusLine:
     def set(self, turn: int, text: str) -> None:
         if turn != self.turn:
             self.turn, self.since = turn, self._clock()
-        self.text = text
+        self.text = visible(text, keep="")
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         elapsed = fmt_elapsed(self._clock() - self.since)
@@ -152,7 +153,7 @@ class LiveRenderer:
         elif isinstance(event, ErrorEvent):
             # Errors come last (before a non-zero exit): the table above, the error under it.
             self._stop_live()
-            self._console.print(Text(format_error_line(event), style="bold red"))
+            self._console.print(safe_text(format_error_line(event), "bold red", keep=""))
 
     def close(self) -> None:
         """Stop the live display and leave the whole table on screen; idempotent."""
@@ -170,7 +171,7 @@ class LiveRenderer:
         fits = choose_layout(self._console.width, trigger=trigger is not None)
         self._view.layout = fits or LAYOUTS[-1]
         header = f"session {event.session} · {event.model} · profile {event.profile}"
-        self._console.print(Text(header, style="dim"))
+        self._console.print(safe_text(header, "dim", keep=""))
         self._show(1, fmt_waiting(1))
 
     def _on_result(self, event: ResultEvent) -> None:

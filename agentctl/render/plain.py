@@ -19,6 +19,7 @@ from agentctl.render.format import (
     peak_prompt,
 )
 from agentctl.render.ndjson import silence
+from agentctl.render.safe import visible
 from agentctl.types import (
     ErrorEvent,
     Event,
@@ -97,7 +98,7 @@ class PlainRenderer:
         if self._closed:
             return
         if isinstance(event, ErrorEvent):
-            line = format_error_line(event)
+            line = visible(format_error_line(event), keep="")
             self._write([f"{RED}{line}{RESET}" if self._color else line])
         elif isinstance(event, TurnEvent):
             self._turns.append(event)
@@ -112,7 +113,9 @@ class PlainRenderer:
 
     def _write_unless_quiet(self, lines: list[str]) -> None:
         if not self._quiet:
-            self._write(lines)
+            # The lines quote the model (tool names) and the server (stop reasons): a log
+            # file shown later with `cat` must not carry their escape sequences either.
+            self._write([visible(line, keep="") for line in lines])
 
     def _write(self, lines: list[str]) -> None:
         try:

@@ -25,6 +25,7 @@ from agentctl.render.format import (
     fmt_tools,
     peak_prompt,
 )
+from agentctl.render.safe import safe_text
 from agentctl.types import ResultEvent, TurnEvent
 
 RATIO_FORMULA = "(read / (input + read + write))"
@@ -172,12 +173,14 @@ def _turn_cells(turn: TurnEvent, trigger: int | None, layout: TableLayout) -> li
     stop = turn.stop_reason
     if layout.stop_width < 10:
         stop = STOP_SHORT.get(stop, stop[: layout.stop_width])
-    cells: list[str | Text] = [str(turn.turn), Text(stop, style=_stop_style(turn.stop_reason))]
+    cells: list[str | Text] = [
+        str(turn.turn),
+        safe_text(stop, _stop_style(turn.stop_reason), keep=""),
+    ]
     for key in layout.keys(trigger is not None):
         cells.append(_number_cell(key, values[key], layout))
-    # Text, not str: tool names and memory commands come from the model, and a str cell
-    # would be parsed as Rich markup ("[/x]" raises).
-    cells.append(Text(fmt_tools(turn.tool_calls) or DASH))
+    # Tool names and memory commands come from the model: never markup, controls visible.
+    cells.append(safe_text(fmt_tools(turn.tool_calls) or DASH, keep=""))
     return cells
 
 
@@ -209,7 +212,7 @@ def summary_table(
     table.add_column("what", style="bold", no_wrap=True)
     table.add_column("value", overflow="fold")
     for label, value in summary_rows(result, turns):
-        table.add_row(label, Text(value))
+        table.add_row(label, safe_text(value, keep=""))
     return table
 
 

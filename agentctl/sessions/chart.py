@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentctl.render.format import fmt_compact, fmt_int
+from agentctl.render.safe import safe_text
 
 READ, SEEN, CLEARED, EMPTY, TICK = "█", "▓", "░", " ", "┊"
 STYLES = {READ: "green", SEEN: "blue", CLEARED: "red", TICK: "yellow"}
@@ -85,7 +86,8 @@ def prompt_chart(
         sent = fmt_compact(row.sent) if row.sent != row.seen else ""
         cells = (str(row.turn), bar(row, scale, bar_width, trigger_at), fmt_compact(row.seen))
         table.add_row(*cells, sent, mark)
-    return Group(Text(title, style="bold"), table, legend(trigger_at is not None))
+    heading = safe_text(title, "bold", keep="")  # names the recorded model
+    return Group(heading, table, legend(trigger_at is not None))
 
 
 def legend(with_trigger: bool) -> Text:

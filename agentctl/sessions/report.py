@@ -22,6 +22,7 @@ from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
 from agentctl.render.format import trigger_from
+from agentctl.render.safe import safe_text
 from agentctl.render.table import summary_table
 from agentctl.sessions.breakeven import EditBalance, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
@@ -306,11 +307,11 @@ def _honesty(session: Session, other_model: str = "") -> RenderableType:
             f"{session.model} (its prices and cache minimum); only editing and cache "
             "settings change."
         )
-    return Text(text, style="dim")
+    return safe_text(text, "dim")
 
 
 def what_if_view(w: WhatIf) -> list[RenderableType]:
-    head = Text(f"session {w.session.id}: recorded vs {w.profile_source}", style="bold")
+    head = safe_text(f"session {w.session.id}: recorded vs {w.profile_source}", "bold", keep="")
     return [
         head,
         comparison_table(w.recorded, w.simulated),

@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio
+from agentctl.render.safe import safe_text
 from agentctl.render.table import summary_table, turn_table
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.catalog import Session, SessionSummary
@@ -30,21 +31,23 @@ _PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
 
 def _add(table: Table, *cells: str | Text, flex: int | None = None) -> None:
     """add_row, and keep every column but `flex` at least as wide as its widest cell, so
-    Rich shrinks only the flexible column (a task name, a settings label) on narrow screens."""
-    table.add_row(*cells)
-    for index, (column, cell) in enumerate(zip(table.columns, cells, strict=False)):
+    Rich shrinks only the flexible column (a task name, a settings label) on narrow screens.
+    A `str` cell may come from a transcript (a task name, a model): it is never markup."""
+    texts = [cell if isinstance(cell, Text) else safe_text(cell, keep="") for cell in cells]
+    table.add_row(*texts)
+    for index, (column, text) in enumerate(zip(table.columns, texts, strict=False)):
         if index != flex:
-            width = len(cell.plain if isinstance(cell, Text) else cell)
-            column.min_width = max(column.min_width or 0, width)
+            column.min_width = max(column.min_width or 0, text.cell_len)
 
 
 def _table(*columns: str, title: str = "") -> Table:
     table = Table(
         box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left", padding=_PAD
     )
-    table.title = title or None
-    for index, name in enumerate(columns):
-        table.add_column(name, justify="left" if index == 0 else "right", no_wrap=True)
+    table.title = safe_text(title, keep="") if title else None  # a title may name a file
+    for index, name in enumerate(columns):  # a header may name a profile file
+        header = safe_text(name)
+        table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
     return table
 
 
@@ -100,7 +103,7 @@ def show_view(
     events = [t.event for t in session.turns]
     task = session.header.task_source or "-"
     parts: list[RenderableType] = [
-        Text(f"session {session.id}  task {task}  model {session.model}", "bold"),
+        safe_text(f"session {session.id}  task {task}  model {session.model}", "bold", keep=""),
         turn_table(events, trigger=trigger, width=width),
         summary_table(result_of(session, cost), events),
     ]
@@ -108,7 +111,8 @@ def show_view(
     if ops:
         table = _table("turn", "memory command", "path", "ok", title="memory operations")
         for turn, op in ops:
-            table.add_row(str(turn), op.command, op.path, "yes" if op.ok else "FAILED")
+            command, path = safe_text(op.command, keep=""), safe_text(op.path, keep="")
+            table.add_row(str(turn), command, path, "yes" if op.ok else "FAILED")
         parts.append(table)
     return Group(*parts)
 

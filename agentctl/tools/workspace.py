@@ -8,17 +8,19 @@ Result formats are a contract shared with the emulator's default policy (see doc
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from agentctl.errors import ToolError
 from agentctl.memory.guard import PathRefusedError, open_inside, resolve_inside, shown
+from agentctl.tools.textscan import BoundedPattern, LineReader, shown_line
 
 MAX_MATCHES = 200
 MAX_LINE_CHARS = 500
 DEFAULT_LIMIT = 2000
+SEARCH_BUDGET_S = 10.0  # matching time one search_text call may spend, all files together
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -69,7 +71,9 @@ def _relative(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix()
 
 
-def _read_text(root: Path, rel: str) -> str:
+@contextmanager
+def _lines(root: Path, rel: str) -> Iterator[LineReader]:
+    """The file's lines, streamed (see LineReader): memory stays bounded whatever its size."""
     try:
         fd = open_inside(root, rel)
     except PathRefusedError as err:
@@ -79,7 +83,7 @@ def _read_text(root: Path, rel: str) -> str:
     except (IsADirectoryError, NotADirectoryError):
         raise ToolError(f"Error: The path {shown(rel)} is not a file") from None
     with os.fdopen(fd, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
+        yield LineReader(handle)
 
 
 class _Capped:
@@ -105,9 +109,12 @@ class _Capped:
 class WorkspaceTools:
     """The three read-only tools over one workspace root; `tools()` gives them to a ToolBox."""
 
-    def __init__(self, root: Path, max_result_chars: int) -> None:
+    def __init__(
+        self, root: Path, max_result_chars: int, search_budget_s: float = SEARCH_BUDGET_S
+    ) -> None:
         self.root = root.resolve()
         self.cap = max_result_chars
+        self.search_budget_s = search_budget_s
 
     def tools(self) -> list[_WorkspaceTool]:
         return [
@@ -119,58 +126,67 @@ class WorkspaceTools:
     def list_files(self, tool_input: Mapping[str, Any]) -> str:
         """`{relative/path}\\t{size}` per regular file under `path`, recursive and sorted."""
         start = _target(self.root, _str_arg(tool_input, "path", "."))
-        files = list(walk_files(self.root, start))
+        files = walk_files(self.root, start)  # walked, not listed: a tree may be huge
         out = _Capped(self.cap)
-        for index, path in enumerate(files):
+        for path in files:
             if not out.add(f"{_relative(self.root, path)}\t{path.stat().st_size}"):
-                left = len(files) - index
+                left = 1 + sum(1 for _ in files)
                 return out.text(f"[truncated: {left} more files; list a subdirectory]")
-        return out.text() if files else "[no files]"
+        return out.text() if out.lines else "[no files]"
 
     def read_file(self, tool_input: Mapping[str, Any]) -> str:
         """Numbered lines `offset..offset+limit-1`, then a `[truncated ...]` line if more remain."""
         rel = _str_arg(tool_input, "path")
         offset = _int_arg(tool_input, "offset", 1)
         limit = _int_arg(tool_input, "limit", DEFAULT_LIMIT)
-        lines = _read_text(self.root, rel).splitlines()
-        if not lines:
-            return "[empty file]"
-        if offset > len(lines):
-            raise ToolError(f"Error: offset {offset} is past the end ({len(lines)} lines)")
-        return self._numbered(lines, offset, limit)
+        with _lines(self.root, rel) as reader:
+            return self._numbered(reader, offset, limit)
 
-    def _numbered(self, lines: list[str], offset: int, limit: int) -> str:
-        out = _Capped(self.cap)
-        end = min(len(lines), offset - 1 + limit)
-        n = offset
-        while n <= end and out.add(f"{n:>6}\t{lines[n - 1]}"):
-            n += 1
-        if n <= len(lines):
-            more = len(lines) - n + 1
-            return out.text(
-                f"[truncated: {more} more lines; call read_file with offset={n} to continue]"
-            )
-        return out.text()
+    def _numbered(self, reader: LineReader, offset: int, limit: int) -> str:
+        """Reads up to line `offset + limit - 1` and no further (one byte of look-ahead)."""
+        out, n = _Capped(self.cap), 0
+        for n, line in enumerate(reader, 1):
+            if n < offset:
+                continue
+            if not out.add(f"{n:>6}\t{shown_line(line, reader)}"):
+                return out.text(_continue_at(n))
+            if n == offset + limit - 1:
+                break
+        if n < offset:
+            if n == 0:
+                return "[empty file]"
+            raise ToolError(f"Error: offset {offset} is past the end ({n} lines)")
+        return out.text(_continue_at(n + 1) if reader.more() else "")
 
     def search_text(self, tool_input: Mapping[str, Any]) -> str:
-        """`{relative/path}:{line_no}:{line}` per match, at most MAX_MATCHES."""
-        try:
-            pattern = re.compile(_str_arg(tool_input, "pattern"))
-        except re.error as err:
-            raise ToolError(f"Error: bad regular expression: {err}") from None
+        """`{relative/path}:{line_no}:{line}` per match, at most MAX_MATCHES.
+
+        Each line is searched in its first LINE_BYTES, and all matching together gets
+        `search_budget_s`: past it the call is a ToolError, not a run that hangs.
+        """
+        pattern = BoundedPattern(_str_arg(tool_input, "pattern"), self.search_budget_s)
         start = _target(self.root, _str_arg(tool_input, "path", "."))
         out, count = _Capped(self.cap), 0
+        for rel, n, line in self._matches(start, pattern):
+            count += 1
+            if count > MAX_MATCHES or not out.add(f"{rel}:{n}:{line[:MAX_LINE_CHARS]}"):
+                return out.text(
+                    f"[truncated: more than {count - 1} matches; narrow the pattern or path]"
+                )
+        return out.text() if count else "[no matches]"
+
+    def _matches(self, start: Path, pattern: BoundedPattern) -> Iterator[tuple[str, int, str]]:
+        """(relative path, line number, line) of each matching line, file by file."""
         for path in walk_files(self.root, start):
             rel = _relative(self.root, path)
-            for n, line in enumerate(_read_text(self.root, rel).splitlines(), 1):
-                if not pattern.search(line):
-                    continue
-                count += 1
-                if count > MAX_MATCHES or not out.add(f"{rel}:{n}:{line[:MAX_LINE_CHARS]}"):
-                    return out.text(
-                        f"[truncated: more than {count - 1} matches; narrow the pattern or path]"
-                    )
-        return out.text() if count else "[no matches]"
+            with _lines(self.root, rel) as reader:
+                for n, line in enumerate(reader, 1):
+                    if pattern.search(line):
+                        yield rel, n, line
+
+
+def _continue_at(n: int) -> str:
+    return f"[truncated: more lines follow; call read_file with offset={n} to continue]"
 
 
 class _WorkspaceTool:

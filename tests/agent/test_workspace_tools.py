@@ -37,7 +37,7 @@ def test_read_file_numbers_lines_like_the_memory_view(ws: WorkspaceTools) -> Non
 def test_read_file_pages_with_offset_and_limit(ws: WorkspaceTools) -> None:
     out = ws.read_file({"path": "notes/a.txt", "offset": 2, "limit": 1})
     assert out == (
-        "     2\tbeta\n[truncated: 1 more lines; call read_file with offset=3 to continue]"
+        "     2\tbeta\n[truncated: more lines follow; call read_file with offset=3 to continue]"
     )
     assert ws.read_file({"path": "notes/a.txt", "offset": 3}) == "     3\tgamma"
 

@@ -88,7 +88,7 @@ def read_file(root: Path, path: str, offset: int = 1, limit: int = 2000) -> str:
     if rest > 0:
         following = offset + len(shown)
         out.append(
-            f"[truncated: {rest} more lines; call read_file with offset={following} to continue]"
+            f"[truncated: more lines follow; call read_file with offset={following} to continue]"
         )
     return "\n".join(out)
 

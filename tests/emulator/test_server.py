@@ -253,3 +253,45 @@ def test_keep_requests_bounds_the_record_but_numbering_goes_on() -> None:
             client.beta.messages.create(**request())
         kept = [r.number for r in emu.requests]
     assert kept == [4, 5]
+
+
+def _post(base_url: str, body: bytes, length: int | None = None) -> int:
+    """POST raw bytes to /v1/messages (declaring `length`); the response status."""
+    port = int(base_url.rsplit(":", 1)[1])
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.putrequest("POST", "/v1/messages")
+        connection.putheader("content-type", "application/json")
+        connection.putheader("content-length", str(len(body) if length is None else length))
+        connection.endheaders(body)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_keep_bytes_bounds_the_bodies_kept_and_drops_an_oversized_one() -> None:
+    bodies = [json.dumps({"pad": "x" * size}).encode() for size in (300, 300, 300, 5000)]
+    with running(script=Script(), keep_requests=50, keep_bytes=1000) as emu:
+        for body in bodies:
+            _post(emu.base_url, body)
+        kept = [(r.number, r.size, r.body is not None) for r in emu.requests]
+    sizes = [len(body) for body in bodies]
+    # the 5 kB body is recorded without its body; the three small ones fit in 1,000 bytes
+    assert kept == [
+        (1, sizes[0], True),
+        (2, sizes[1], True),
+        (3, sizes[2], True),
+        (4, sizes[3], False),
+    ]
+    with running(script=Script(), keep_requests=50, keep_bytes=700) as emu:
+        for body in bodies[:3]:
+            _post(emu.base_url, body)
+        assert [r.number for r in emu.requests] == [2, 3]  # the oldest went to stay in 700 bytes
+
+
+def test_a_body_over_the_api_limit_is_refused_unread() -> None:
+    with running(script=Script()) as emu:
+        # 40 MiB declared, 2 bytes sent: reading it would wait for the rest until the timeout
+        status = _post(emu.base_url, b"{}", length=40 << 20)
+        assert status == 413
+        assert emu.requests[-1].body is None and emu.requests[-1].size == 40 << 20

@@ -1,8 +1,13 @@
-"""Terminal presentation of view results: the model's listing text as a Rich tree (pure)."""
+"""Terminal presentation of view results: the model's listing text as a Rich tree (pure).
+
+File names are data written by the model: shown with controls visible, never as markup.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from agentctl.render.safe import safe_text, visible
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -25,19 +30,17 @@ def listing_tree(text: str) -> RenderableType:
 
     rows = parse_listing(text)
     if not rows:
-        return Text(text)
+        return safe_text(text)
     top_size, top = rows[0]
-    tree = Tree(Text.assemble((top, "bold"), (f"  {top_size}", "dim")))
+    tree = Tree(Text.assemble((visible(top, keep=""), "bold"), (f"  {top_size}", "dim")))
     nodes = {top.rstrip("/"): tree}
     for size, path in rows[1:]:
         parent_key, _, name = path.rstrip("/").rpartition("/")
         parent = nodes.get(parent_key, tree)
-        label = Text.assemble(
-            (name + ("/" if path.endswith("/") else ""), "bold" if path.endswith("/") else ""),
-            (f"  {size}", "dim"),
-        )
+        shown = visible(name, keep="") + ("/" if path.endswith("/") else "")
+        label = Text.assemble((shown, "bold" if path.endswith("/") else ""), (f"  {size}", "dim"))
         nodes[path.rstrip("/")] = parent.add(label)
     note = text.rsplit("\n", 1)[-1]
     if note.startswith("["):
-        tree.add(Text(note, style="yellow"))
+        tree.add(safe_text(note, "yellow", keep=""))
     return tree
