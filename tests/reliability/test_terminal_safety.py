@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import unicodedata
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from agentctl.render.memory_tree import listing_tree
 from agentctl.render.plain import PlainRenderer
 from agentctl.render.safe import error_line, safe_text, visible
 from agentctl.sessions.catalog import SessionSummary
+from agentctl.sessions.record import SessionHeader
+from agentctl.sessions.transcript import TranscriptWriter
 from agentctl.sessions.views import sessions_table
 from agentctl.types import (
     ErrorEvent,
@@ -196,6 +199,11 @@ def test_sessions_show_and_list_with_markup_in_paths_and_model(tmp_path: Path) -
     assert_safe(odd.stderr)
     ran = runner.invoke(app, ["run", str(task), "--offline"], env=env)
     assert ran.exit_code == 0, ran.output
+    # A run the API refuses records no session: a recorded one names the hostile model.
+    odd_session = tmp_path / "home" / "sessions" / "20260101-000000-aaaaaa.jsonl"
+    with TranscriptWriter(odd_session) as writer:
+        writer.append(SessionHeader(session=odd_session.stem, task="Go.", model="[/]m" + TITLE))
+    os.utime(odd_session, (0, 0))  # older than the real run, which stays `last`
     listed = runner.invoke(app, ["sessions", "list"], env=env)
     assert listed.exit_code == 0 and "[/]m\\x1b]0;pwned\\x07" in listed.stdout
     shown = runner.invoke(app, ["sessions", "show", "last"], env=env)
