@@ -80,3 +80,9 @@ class ToolError(Exception):
 
     Not an AgentctlError: it never reaches the user as an exit code, the run goes on.
     """
+
+
+class ToolFailure(ToolError):
+    """A tool call that failed for a reason that is not the model's (a full disk, the OS, a
+    hostile file where agentctl keeps its own). The model sees an error result as for any
+    ToolError; the run also counts it and reports it, since the model cannot tell the user."""

@@ -205,6 +205,9 @@ class Totals:
     cleared_tool_uses: int = 0
     cleared_thinking_turns: int = 0
     cost_usd: float = 0.0
+    # Tool calls that failed for a reason that is not the model's (a full disk, a memory root
+    # that became read-only): the model only sees error results, so the run says it.
+    tool_failures: int = 0
 
     def add_turn(self, turn: TurnEvent, cost_usd: float) -> Totals:
         edits = turn.applied_edits
@@ -215,6 +218,7 @@ class Totals:
             cleared_thinking_turns=self.cleared_thinking_turns
             + sum(e.cleared_thinking_turns for e in edits),
             cost_usd=self.cost_usd + cost_usd,
+            tool_failures=self.tool_failures,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -225,6 +229,7 @@ class Totals:
             "cleared_thinking_turns": self.cleared_thinking_turns,
             # null when the price is unknown (NaN): NaN is not JSON.
             "cost_usd": round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None,
+            "tool_failures": self.tool_failures,
         }
 
 

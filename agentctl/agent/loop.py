@@ -9,7 +9,7 @@ model's context window, on max_turns and on the profile's budgets.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from agentctl.agent.model import ModelClient, ModelResponse, Progress
@@ -107,8 +107,9 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
         state.totals = state.totals.add_turn(event, setup.cost(event.usage))
         yield event
         if response.stop_reason in FINAL_STOPS:
+            totals = replace(state.totals, tool_failures=setup.tools.failures)
             yield ResultEvent(
-                setup.session, state.turns_run, response.stop_reason, response.text, state.totals
+                setup.session, state.turns_run, response.stop_reason, response.text, totals
             )
             return
         check_stop(setup.profile, response, state.turn)

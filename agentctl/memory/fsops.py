@@ -9,7 +9,7 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentctl.errors import ToolError
+from agentctl.errors import ToolError, ToolFailure
 from agentctl.memory.guard import open_file_nofollow, shown
 from agentctl.memory.walk import remove_tree, walk
 
@@ -24,7 +24,7 @@ def is_reserved(name: str) -> bool:
     return name[: len(RESERVED_PREFIX)].casefold() == RESERVED_PREFIX
 
 
-class WriteFailedError(ToolError):
+class WriteFailedError(ToolFailure):
     """A change that failed for a reason other than the model's input: the disk, the OS, or a
     hostile file where agentctl keeps its own. Counted as a failed write by the memory tool."""
 

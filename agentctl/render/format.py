@@ -169,3 +169,12 @@ def trigger_from(context_management: dict[str, Any] | None) -> int | None:
 def peak_prompt(turns: Sequence[TurnEvent]) -> TurnEvent | None:
     """The turn whose prompt (input + cache read + cache write) was largest."""
     return max(turns, key=lambda t: t.usage.prompt_tokens, default=None)
+
+
+def failures_text(count: int) -> str:
+    """What `tool_failures` means, for the summary: writes the model could not make."""
+    calls = "call" if count == 1 else "calls"
+    return (
+        f"{count} tool {calls} failed for a reason that is not the model's "
+        "(a full disk, an unwritable memory root): notes may be missing"
+    )

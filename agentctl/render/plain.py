@@ -12,6 +12,7 @@ from agentctl.render.format import (
     cleared_thinking_turns,
     cleared_tool_uses,
     edit_tally,
+    failures_text,
     fmt_cost,
     fmt_int,
     fmt_ratio,
@@ -58,7 +59,7 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
     usage = totals.usage
     peak = peak_prompt(turns)
     peak_text = f" peak_prompt={fmt_int(peak.usage.prompt_tokens)}@turn{peak.turn}" if peak else ""
-    return [
+    lines = [
         f"summary  turns={result.turns} stop={result.stop_reason}",
         f"  tokens: in={fmt_int(usage.input_tokens)} "
         f"cache_read={fmt_int(usage.cache_read_input_tokens)} "
@@ -69,6 +70,11 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
         f"cost={fmt_cost(totals.cost_usd)}",
         f"  session={result.session}  see it again: agentctl sessions show {result.session}",
     ]
+    if totals.tool_failures:
+        lines.append(
+            f"  tool_failures={totals.tool_failures}: {failures_text(totals.tool_failures)}"
+        )
+    return lines
 
 
 def edits_line(tally: EditTally) -> str:

@@ -18,6 +18,7 @@ from agentctl.render.format import (
     cleared_thinking_turns,
     cleared_tool_uses,
     edit_tally,
+    failures_text,
     fmt_compact,
     fmt_cost,
     fmt_int,
@@ -250,6 +251,8 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
     peak = peak_prompt(turns)
     if peak is not None:
         rows.insert(6, ("peak prompt", f"{fmt_int(peak.usage.prompt_tokens)} (turn {peak.turn})"))
+    if totals.tool_failures:
+        rows.append(("tool failures", failures_text(totals.tool_failures)))
     rows.append(("session", result.session))
     rows.append(("see it again", f"agentctl sessions show {result.session}"))
     return rows

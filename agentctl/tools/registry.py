@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agentctl.errors import ToolError
+from agentctl.errors import ToolError, ToolFailure
 
 # What a cut result ends with, so the model knows it did not see everything.
 TRUNCATION_MARKER = "\n[truncated: result cut at {cap} of {total} characters]"
@@ -60,6 +60,8 @@ class ToolBox:
         self._tools = {t.name: t for t in tools}
         self._server_tools = [dict(t) for t in server_tools]
         self.max_result_chars = max_result_chars
+        # Calls that failed for a reason that is not the model's (ToolFailure, OSError).
+        self.failures = 0
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -81,8 +83,10 @@ class ToolBox:
             cap = 0 if tool.self_limited else self.max_result_chars
             return ToolOutcome(cap_text(tool.call(tool_input), cap), False)
         except ToolError as err:
+            self.failures += isinstance(err, ToolFailure)
             return ToolOutcome(cap_text(str(err), MAX_ERROR_CHARS), True)
         except OSError as err:
+            self.failures += 1
             # strerror only: the full message would leak host paths to the model.
             return ToolOutcome(f"Error: {err.strerror or type(err).__name__}", True)
         except Exception as err:  # a tool bug must not end the run; the model sees what broke

@@ -97,3 +97,36 @@ def test_events_reach_on_event_and_the_result_holds_the_turns(
     assert result.turns == tuple(e for e in seen if isinstance(e, agentctl.TurnEvent))
     assert (result.text, result.stop_reason) == ("done", "end_turn")
     assert (sessions_dir() / f"{result.session_id}.jsonl").is_file()
+
+
+def test_tool_failures_that_are_not_the_models_reach_the_result_and_the_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO where the memory journal goes: the create fails for a reason the model cannot
+    fix; the run still ends (exit 0), and the result and the summary say so."""
+    import os
+
+    from agentctl.memory.journal import JOURNAL_NAME
+    from agentctl.render.plain import format_summary_lines
+    from agentctl.render.table import summary_rows
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mem").mkdir()
+    os.mkfifo(tmp_path / "mem" / JOURNAL_NAME)
+    create = {"command": "create", "path": "/memories/a.md", "file_text": "note"}
+    view = {"command": "view", "path": "/memories"}
+    client = agentctl.ScriptedClient(
+        reply(tool_use("memory", view, "toolu_1"), stop="tool_use"),
+        reply(tool_use("memory", create, "toolu_2"), stop="tool_use"),
+        "done",
+    )
+    result = agentctl.run("Go.", client=client, memory_root="mem", record=False)
+    assert result.turns[1].tool_calls[0].is_error
+    assert result.totals.tool_failures == 1
+    assert result.totals.to_json()["tool_failures"] == 1
+    final = agentctl.ResultEvent(result.session_id, 3, "end_turn", "done", result.totals)
+    rows = dict(summary_rows(final, result.turns))
+    assert rows["tool failures"].startswith("1 tool call failed for a reason that is not")
+    assert any("tool_failures=1:" in line for line in format_summary_lines(final, result.turns))
+    clean = agentctl.run("Go.", client=agentctl.ScriptedClient("done"), record=False)
+    assert clean.totals.tool_failures == 0
