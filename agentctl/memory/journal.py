@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,6 +25,11 @@ JOURNAL_NAME = RESERVED_PREFIX + "-journal.jsonl"
 JOURNAL_VERSION = 1
 ROOT = "/memories"
 _TAIL_CHUNK = 64 * 1024
+# Test seam: `AGENTCTL_CRASH_AT=POINT:N` makes the process kill -9 itself the Nth time it
+# reaches POINT: "intent" (intent line written, change not made) or "entry" (change made,
+# outcome line not written). Read only here; unset in normal use.
+CRASH_ENV = "AGENTCTL_CRASH_AT"
+_crash_hits: dict[str, int] = {}
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,7 @@ def intent_record(entry: JournalEntry) -> dict[str, Any]:
 
 def append_entry(root_fd: int, entry: JournalEntry, *, sync: bool = True) -> JournalMark:
     """Append the entry as one line (see append_record)."""
+    crash_point("entry")
     return append_record(root_fd, asdict(entry), sync=sync)
 
 
@@ -78,7 +85,19 @@ def append_record(root_fd: int, record: dict[str, Any], *, sync: bool = True) ->
         st = os.fstat(fd)
     finally:
         os.close(fd)
+    if "intent" in record:
+        crash_point("intent")
     return JournalMark(st.st_dev, st.st_ino, st.st_size)
+
+
+def crash_point(point: str) -> None:
+    """kill -9 this process here when AGENTCTL_CRASH_AT names this point and hit (a test seam)."""
+    name, _, count = os.environ.get(CRASH_ENV, "").partition(":")
+    if name != point:
+        return
+    _crash_hits[point] = _crash_hits.get(point, 0) + 1
+    if str(_crash_hits[point]) == (count or "1"):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def journal_mark(root_fd: int) -> JournalMark | None:
