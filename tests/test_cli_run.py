@@ -246,7 +246,7 @@ def test_interrupted_or_killed_run_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals
 ) -> None:
     task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
-    with running(faults="hang:30@4") as emu:
+    with running(faults="hang:3600@4") as emu:  # until close(): the signal lands first
         env = {**os.environ, "ANTHROPIC_BASE_URL": emu.base_url, "ANTHROPIC_API_KEY": "test-key"}
         proc = subprocess.Popen(
             [sys.executable, "-m", "agentctl", "run", str(task)],
@@ -360,6 +360,7 @@ def test_unknown_model_price_gives_null_cost(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.dates
 def test_subprocess_stdin_task_piped_stdout_is_the_raw_answer(tmp_path: Path) -> None:
     make_task(tmp_path, files=2)
     proc = subprocess.run(

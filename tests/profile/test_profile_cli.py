@@ -200,6 +200,7 @@ def test_check_bad_profile_raises_config_error(in_tmp: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.dates
 def test_real_exit_codes_and_no_traceback(tmp_path: Path) -> None:
     (tmp_path / "bad.toml").write_text("model = \n")
     bad = run_cli("check", "bad.toml", cwd=tmp_path)
