@@ -91,7 +91,7 @@ def append_record(root_fd: int, record: dict[str, Any], *, sync: bool = True) ->
 
 
 def crash_point(point: str) -> None:
-    """kill -9 this process if AGENTCTL_CRASH_AT names `point` and this is its Nth hit (test seam)."""
+    """kill -9 this process if AGENTCTL_CRASH_AT names `point` and this is its Nth hit."""
     name, _, count = os.environ.get(CRASH_ENV, "").partition(":")
     if name != point:
         return
