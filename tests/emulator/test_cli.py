@@ -39,7 +39,7 @@ def test_serve_prints_url_serves_the_script_and_exits_130_on_ctrl_c(tmp_path: Pa
         assert message.content[0].text == "scripted hello"  # type: ignore[union-attr]
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=10)
+        out, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert out == "" and err == ""
 
