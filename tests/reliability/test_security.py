@@ -44,7 +44,7 @@ def serve(tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         proc.terminate()
-        _out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=10)
         assert SENTINEL not in err and TOKEN not in err
 
 
