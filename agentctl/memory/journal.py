@@ -25,9 +25,8 @@ JOURNAL_NAME = RESERVED_PREFIX + "-journal.jsonl"
 JOURNAL_VERSION = 1
 ROOT = "/memories"
 _TAIL_CHUNK = 64 * 1024
-# Test seam: `AGENTCTL_CRASH_AT=POINT:N` makes the process kill -9 itself the Nth time it
-# reaches POINT: "intent" (intent line written, change not made) or "entry" (change made,
-# outcome line not written). Read only here; unset in normal use.
+# Test seam: `AGENTCTL_CRASH_AT=intent:N` makes the process kill -9 itself right after its
+# Nth intent line is written, before that change is made or journaled. Unset in normal use.
 CRASH_ENV = "AGENTCTL_CRASH_AT"
 _crash_hits: dict[str, int] = {}
 
@@ -66,7 +65,6 @@ def intent_record(entry: JournalEntry) -> dict[str, Any]:
 
 def append_entry(root_fd: int, entry: JournalEntry, *, sync: bool = True) -> JournalMark:
     """Append the entry as one line (see append_record)."""
-    crash_point("entry")
     return append_record(root_fd, asdict(entry), sync=sync)
 
 
@@ -90,6 +88,12 @@ def append_record(root_fd: int, record: dict[str, Any], *, sync: bool = True) ->
     return JournalMark(st.st_dev, st.st_ino, st.st_size)
 
 
+def journal_mark(root_fd: int) -> JournalMark | None:
+    """Identity and size of the root's journal; None when there is none yet."""
+    st = lstat_at(root_fd, JOURNAL_NAME)
+    return None if st is None else JournalMark(st.st_dev, st.st_ino, st.st_size)
+
+
 def crash_point(point: str) -> None:
     """kill -9 this process if AGENTCTL_CRASH_AT names `point` and this is its Nth hit."""
     name, _, count = os.environ.get(CRASH_ENV, "").partition(":")
@@ -98,12 +102,6 @@ def crash_point(point: str) -> None:
     _crash_hits[point] = _crash_hits.get(point, 0) + 1
     if str(_crash_hits[point]) == (count or "1"):
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def journal_mark(root_fd: int) -> JournalMark | None:
-    """Identity and size of the root's journal; None when there is none yet."""
-    st = lstat_at(root_fd, JOURNAL_NAME)
-    return None if st is None else JournalMark(st.st_dev, st.st_ino, st.st_size)
 
 
 # -- interrupted changes ---------------------------------------------------------------------
