@@ -64,14 +64,12 @@ def test_a_malformed_env_var_is_a_usage_error_naming_it(
     assert info.value.exit_code == 2
 
 
-def run_agentctl(today: str, *args: str) -> subprocess.CompletedProcess[str]:
+def check_profile(today: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`agentctl profile check` in a subprocess, of a profile naming claude-sonnet-4-5."""
+    (cwd / "p.toml").write_text('model = "claude-sonnet-4-5"\n')
     env = {**os.environ, clock.TODAY_ENV: today}
-    command = [sys.executable, "-m", "agentctl", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-
-
-CONFIG = str(PACKAGE.parent / "configs" / "default.toml")
-CHECK = ("profile", "check", CONFIG, "--set", "model=claude-sonnet-4-5")
+    command = [sys.executable, "-m", "agentctl", "profile", "check", "p.toml"]
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, check=False)
 
 
 @pytest.mark.slow
@@ -84,8 +82,10 @@ CHECK = ("profile", "check", CONFIG, "--set", "model=claude-sonnet-4-5")
         ("2030-01-01", "reached end of life on November 30th, 2026 and is retired"),
     ],
 )
-def test_agentctl_today_reaches_a_subprocess_profile_check(today: str, wording: str) -> None:
-    proc = run_agentctl(today, *CHECK)
+def test_agentctl_today_reaches_a_subprocess_profile_check(
+    tmp_path: Path, today: str, wording: str
+) -> None:
+    proc = check_profile(today, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.endswith("(1 warning)\n")
     assert proc.stderr == (
@@ -95,8 +95,8 @@ def test_agentctl_today_reaches_a_subprocess_profile_check(today: str, wording: 
 
 
 @pytest.mark.slow
-def test_a_malformed_agentctl_today_stops_a_subprocess_with_one_line() -> None:
-    proc = run_agentctl("2027-02-30", *CHECK)
+def test_a_malformed_agentctl_today_stops_a_subprocess_with_one_line(tmp_path: Path) -> None:
+    proc = check_profile("2027-02-30", tmp_path)
     assert proc.returncode == 2
     assert proc.stderr == "agentctl: AGENTCTL_TODAY='2027-02-30': not a date (use YYYY-MM-DD)\n"
 
