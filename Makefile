@@ -1,8 +1,13 @@
 # One task entry point; CI runs the same commands (see .ci/run and the README Quickstart).
 PY ?= python
+PYTEST = $(PY) -m pytest -q -p no:cacheprovider
+# Dates the moved-date run uses: after claude-sonnet-4-5's end of life, and far ahead.
+MOVED_DATES = 2027-06-01 2030-01-01
 
-.PHONY: check lint type test bench
-check: lint type test
+.PHONY: check lint type test test-fast test-slow test-dates bench
+# CI: hypothesis derandomized, no example database (profile "ci" in tests/conftest.py).
+check: export HYPOTHESIS_PROFILE = ci
+check: lint type test test-dates
 
 lint:
 	$(PY) -m ruff check .
@@ -11,8 +16,24 @@ lint:
 type:
 	$(PY) -m mypy
 
+# Everything, subprocess and long tests included.
 test:
-	$(PY) -m pytest -q
+	$(PYTEST)
+
+# Without the tests marked slow (those that start processes or take over a second).
+test-fast:
+	$(PYTEST) -m "not slow"
+
+test-slow:
+	$(PYTEST) -m slow
+
+# The fast suite, plus the date-sensitive subprocess tests, with the one clock moved
+# (AGENTCTL_TODAY is read by agentctl/clock.py only and inherited by subprocesses).
+test-dates:
+	@set -e; for day in $(MOVED_DATES); do \
+		echo "+ AGENTCTL_TODAY=$$day"; \
+		AGENTCTL_TODAY=$$day $(PYTEST) -m "not slow or dates"; \
+	done
 
 bench:
 	$(PY) bench/run.py

@@ -154,6 +154,7 @@ def test_call_line_missing_fields_and_bad_bytes(root: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_export_to_stdout_is_a_tar(root: Path) -> None:
     done = subprocess.run(
         [*AGENTCTL, "memory", "export", "-", "--root", str(root)], capture_output=True, check=True
@@ -164,6 +165,7 @@ def test_export_to_stdout_is_a_tar(root: Path) -> None:
     assert without_root_line(done.stderr.decode()) == "Exported 2 files\n"
 
 
+@pytest.mark.slow
 def test_call_answers_unicode_as_utf8(root: Path) -> None:
     line = '{"command": "create", "path": "/memories/ü.md", "file_text": "é"}\n'
     done = subprocess.run(
@@ -176,6 +178,7 @@ def test_call_answers_unicode_as_utf8(root: Path) -> None:
     assert json.loads(done.stdout.decode("utf-8"))["result"].endswith("/memories/ü.md")
 
 
+@pytest.mark.slow
 def test_edit_with_a_real_editor(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -271,6 +274,7 @@ def test_default_root_comes_from_the_profile(
 # -- real processes ----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_subprocess_call_streams_and_exit_codes(root: Path) -> None:
     proc = subprocess.Popen(
         [*AGENTCTL, "memory", "call", "--root", str(root)],
@@ -298,6 +302,7 @@ def test_subprocess_call_streams_and_exit_codes(root: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_subprocess_view_pipes_raw_text_and_stays_light(root: Path) -> None:
     code = (
         "import sys\n"

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import typer
 import typer.main
 from typer.core import TyperGroup
@@ -28,6 +29,7 @@ def test_version() -> None:
     assert result.output.strip() == f"agentctl {__version__}"
 
 
+@pytest.mark.slow
 def test_help_does_not_import_the_sdk() -> None:
     code = (
         "import sys\n"
@@ -63,6 +65,7 @@ def test_unknown_command_is_a_usage_error() -> None:
     assert "No such command" in result.output
 
 
+@pytest.mark.slow
 def test_memory_view_imports_only_the_memory_command(tmp_path: Path) -> None:
     code = (
         "import sys\n"

@@ -191,6 +191,7 @@ def test_every_stop_reason(tmp_path: Path, name: str, code: int, stop: str) -> N
         assert "max_tokens" in lines[-1]["message"] and "--resume" in lines[-1]["message"]
 
 
+@pytest.mark.slow
 def test_retries_injected_faults_through_the_cli(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -240,11 +241,12 @@ def wait_for(predicate: Any, timeout: float = 20.0) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.slow
 def test_interrupted_or_killed_run_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals
 ) -> None:
     task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
-    with running(faults="hang:30@4") as emu:
+    with running(faults="hang:3600@4") as emu:  # until close(): the signal lands first
         env = {**os.environ, "ANTHROPIC_BASE_URL": emu.base_url, "ANTHROPIC_API_KEY": "test-key"}
         proc = subprocess.Popen(
             [sys.executable, "-m", "agentctl", "run", str(task)],
@@ -358,6 +360,8 @@ def test_unknown_model_price_gives_null_cost(tmp_path: Path) -> None:
     assert json.loads(result.stdout.splitlines()[-1])["totals"]["cost_usd"] is None
 
 
+@pytest.mark.slow
+@pytest.mark.dates
 def test_subprocess_stdin_task_piped_stdout_is_the_raw_answer(tmp_path: Path) -> None:
     make_task(tmp_path, files=2)
     proc = subprocess.run(
@@ -397,6 +401,7 @@ def test_transcript_rebuilds_every_request_exactly_as_sent(
         assert replay_request(turn, settings) == {k: v for k, v in got.items() if k != "stream"}
 
 
+@pytest.mark.slow
 def test_run_help_does_not_import_the_sdk() -> None:
     code = (
         "import sys\n"

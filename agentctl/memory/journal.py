@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 from contextlib import suppress
 from dataclasses import asdict, dataclass
@@ -25,6 +26,10 @@ JOURNAL_NAME = RESERVED_PREFIX + "-journal.jsonl"
 JOURNAL_VERSION = 1
 ROOT = "/memories"
 _TAIL_CHUNK = 64 * 1024
+# Test seam: `AGENTCTL_CRASH_AT=intent:N` makes the process kill -9 itself right after its
+# Nth intent line is written, before that change is made or journaled. Unset in normal use.
+CRASH_ENV = "AGENTCTL_CRASH_AT"
+_crash_hits: dict[str, int] = {}
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,8 @@ def append_record(root_fd: int, record: dict[str, Any], *, sync: bool = True) ->
         st = os.fstat(fd)
     finally:
         os.close(fd)
+    if "intent" in record:
+        crash_point("intent")
     return JournalMark(st.st_dev, st.st_ino, st.st_size)
 
 
@@ -107,6 +114,16 @@ def journal_mark(root_fd: int) -> JournalMark | None:
     """Identity and size of the root's journal; None when there is none yet."""
     st = lstat_at(root_fd, JOURNAL_NAME)
     return None if st is None else JournalMark(st.st_dev, st.st_ino, st.st_size)
+
+
+def crash_point(point: str) -> None:
+    """kill -9 this process if AGENTCTL_CRASH_AT names `point` and this is its Nth hit."""
+    name, _, count = os.environ.get(CRASH_ENV, "").partition(":")
+    if name != point:
+        return
+    _crash_hits[point] = _crash_hits.get(point, 0) + 1
+    if str(_crash_hits[point]) == (count or "1"):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # -- interrupted changes ---------------------------------------------------------------------

@@ -28,7 +28,7 @@ def make_client(base_url: str, sleeps: list[float], **kw: Any) -> AnthropicClien
     retry = RetryPolicy(
         max_retries=kw.pop("max_retries", 3),
         base_delay=0.001,
-        sleep=sleeps.append,
+        sleep=kw.pop("sleep", sleeps.append),
         jitter=lambda: 1.0,
     )
     return AnthropicClient(
@@ -105,9 +105,27 @@ def test_each_transient_fault_is_retried_then_succeeds(fault: str) -> None:
 
 
 def test_a_hanging_request_times_out_and_is_retried() -> None:
-    with running(script=SCRIPT, faults="hang:3@1") as emu:
-        client = make_client(emu.base_url, [], timeout_s=0.3)
-        assert final(list(client.stream(a_request()))).stop_reason == "tool_use"
+    # The hang lasts until close(), so the first attempt times out by construction. Its short
+    # timeout is the SDK's per-request option, which the retry policy's sleep (called between
+    # attempts) removes: the retry has the client's generous timeout, whatever the machine.
+    request = {**a_request(), "timeout": 0.3}
+    sleeps: list[float] = []
+
+    def between_attempts(seconds: float) -> None:
+        sleeps.append(seconds)
+        del request["timeout"]
+
+    with running(script=SCRIPT, faults="hang:3600@1") as emu:
+        client = make_client(emu.base_url, [], timeout_s=60.0, sleep=between_attempts)
+        assert final(list(client.stream(request))).stop_reason == "tool_use"
+        assert len(emu.requests) == 2
+    assert sleeps == [0.001]
+
+
+def test_the_client_timeout_applies_and_is_named() -> None:
+    with running(script=SCRIPT, faults="hang:3600@1") as emu, pytest.raises(ApiError) as info:
+        list(make_client(emu.base_url, [], timeout_s=0.3, max_retries=0).stream(a_request()))
+    assert "timed out after 0.3s (api.timeout_s)" in str(info.value)
 
 
 def test_gives_up_after_max_retries_naming_status_and_request_id() -> None:

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
@@ -47,6 +48,7 @@ def test_research_workspace_is_what_the_generator_writes(tmp_path: Path) -> None
     assert 150_000 < sum(p.stat().st_size for p in files) < 250_000
 
 
+@pytest.mark.slow
 def test_research_clears_on_several_turns_and_keeps_every_finding(tmp_path: Path) -> None:
     lines = run_json(copy_example("research", tmp_path))
     turns = [e for e in lines if e["event"] == "turn"]

@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -118,6 +119,7 @@ _message = st.builds(
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_message, min_size=1, max_size=6), st.booleans(), st.booleans())
+@pytest.mark.slow
 def test_never_more_than_three_breakpoints_and_the_history_is_untouched(
     messages: list[dict[str, object]], system: bool, tools: bool
 ) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.slow
 def test_engine_imports_no_sdk() -> None:
     code = (
         "import sys, agentctl.context.engine, agentctl.context.cache, agentctl.context.prices;"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,6 +96,7 @@ def test_edits_shrink_report_exactly_and_never_mutate(
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(rounds(), edit_lists(), st.floats(0, 400)), min_size=1, max_size=4))
+@pytest.mark.slow
 def test_cache_usage_adds_up_to_the_estimate(
     steps: list[tuple[dict[str, Any], list[dict[str, Any]], float]],
 ) -> None:

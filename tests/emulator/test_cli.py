@@ -39,11 +39,12 @@ def test_serve_prints_url_serves_the_script_and_exits_130_on_ctrl_c(tmp_path: Pa
         assert message.content[0].text == "scripted hello"  # type: ignore[union-attr]
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=10)
+        out, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert out == "" and err == ""
 
 
+@pytest.mark.slow
 def test_bad_script_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
     script = tmp_path / "bad.toml"
     script.write_text('[[turn]]\nstop_reason = "done"\n')
@@ -57,6 +58,7 @@ def test_bad_script_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
     assert f"script {script}: turn.0.stop_reason: must be one of" in result.stderr
 
 
+@pytest.mark.slow
 def test_bad_faults_spec_is_a_usage_error() -> None:
     result = subprocess.run(
         [AGENTCTL, "emulator", "serve", "--faults", "teapot@1"],
@@ -68,6 +70,7 @@ def test_bad_faults_spec_is_a_usage_error() -> None:
     assert "faults spec item 'teapot@1': unknown kind 'teapot'" in result.stderr
 
 
+@pytest.mark.slow
 def test_the_emulator_never_imports_anthropic() -> None:
     code = (
         "import sys\n"
@@ -80,6 +83,7 @@ def test_the_emulator_never_imports_anthropic() -> None:
     assert result.stdout.strip() == "[]", result.stderr
 
 
+@pytest.mark.slow
 def test_port_in_use_is_a_usage_error() -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

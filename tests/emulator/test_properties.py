@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,6 +43,7 @@ def _blocks(message: Any) -> list[dict[str, Any]]:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(turn=TURNS)
+@pytest.mark.slow
 def test_streamed_equals_non_streamed(turn: ScriptTurn) -> None:
     body = request(max_tokens=20000, thinking={"type": "enabled", "budget_tokens": 1024})
     with running(script=Script((turn,))) as emu:
@@ -85,6 +87,7 @@ LINES = st.lists(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(files=st.dictionaries(NAMES, LINES, min_size=1, max_size=6), keep=st.integers(1, 3))
+@pytest.mark.slow
 def test_policy_notes_every_file_and_answers_from_notes(
     tmp_path_factory: Any, files: dict[str, list[str]], keep: int
 ) -> None:

@@ -89,7 +89,7 @@ def test_raw_sse_is_chunked_event_stream_with_ping() -> None:
 
 def _raw_text(base_url: str, body: Any) -> tuple[int, dict[str, str], str]:
     host, port = base_url.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
     headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
     conn.request("POST", "/v1/messages", json.dumps(body), headers)
     response = conn.getresponse()
@@ -131,7 +131,7 @@ def _raw(
     base_url: str, method: str, path: str, body: Any, headers: dict[str, str]
 ) -> tuple[int, dict[str, str], Any]:
     host, port = base_url.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
     conn.request(method, path, json.dumps(body) if body is not None else None, headers)
     response = conn.getresponse()
     data = json.loads(response.read())
@@ -206,7 +206,7 @@ def test_http_keep_alive_serves_many_requests_on_one_connection() -> None:
     headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
     with running(script=Script()) as emu:
         host, port = emu.base_url.removeprefix("http://").split(":")
-        conn = http.client.HTTPConnection(host, int(port), timeout=5)
+        conn = http.client.HTTPConnection(host, int(port), timeout=60)
         sockets = []
         for body in (request(), request(stream=True), request()):
             conn.request("POST", "/v1/messages", json.dumps(body), headers)

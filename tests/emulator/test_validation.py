@@ -134,7 +134,7 @@ def test_prefilled_assistant_turn_may_hold_an_open_tool_use() -> None:
 
 def _post(base_url: str, raw: bytes, headers: dict[str, str]) -> tuple[int, Any]:
     host, port = base_url.removeprefix("http://").split(":")
-    conn = http.client.HTTPConnection(host, int(port), timeout=5)
+    conn = http.client.HTTPConnection(host, int(port), timeout=60)
     conn.request("POST", "/v1/messages", raw, headers)
     response = conn.getresponse()
     status, data = response.status, json.loads(response.read())

@@ -6,6 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memory_harness import Pair, make_pair, normalised
@@ -68,6 +69,7 @@ def _under_a_file(root: Path, path: str) -> bool:
 
 @settings(max_examples=120, deadline=None)
 @given(commands=st.lists(COMMAND, min_size=1, max_size=12))
+@pytest.mark.slow
 def test_random_sequences_match_the_sdk(commands: list[dict[str, Any]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         pair = make_pair(Path(tmp))

@@ -192,6 +192,7 @@ def _append_lines(root: str, worker: int, count: int) -> None:
         )
 
 
+@pytest.mark.slow
 def test_concurrent_processes_lose_no_update(tmp_path: Path) -> None:
     workers, count = 4, 30
     store = MemoryStore(tmp_path / "m")
@@ -215,6 +216,7 @@ def test_concurrent_processes_lose_no_update(tmp_path: Path) -> None:
     assert len(read_entries(store.root)) == 2 + 2 * workers * count
 
 
+@pytest.mark.slow
 def test_store_imports_no_sdk_and_no_terminal_libraries() -> None:
     import subprocess
     import sys
@@ -269,6 +271,7 @@ def _create(store: MemoryStore, path: str, text: str = "x") -> str:
     return store.execute({"command": "create", "path": f"{M}/{path}", "file_text": text})
 
 
+@pytest.mark.slow
 def test_creates_do_not_walk_the_tree_each_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -348,6 +351,7 @@ def _create_big(dir_path: str, size: int) -> None:
 
 
 @pytest.mark.skipif(not fsops._unnamed_ok, reason="no O_TMPFILE on this system")
+@pytest.mark.slow
 def test_create_killed_mid_write_leaves_nothing_behind(tmp_path: Path) -> None:
     import signal
     import time

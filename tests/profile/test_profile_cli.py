@@ -199,6 +199,8 @@ def test_check_bad_profile_is_one_config_error_line(in_tmp: Path) -> None:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.dates
 def test_real_exit_codes_and_no_traceback(tmp_path: Path) -> None:
     (tmp_path / "bad.toml").write_text("model = \n")
     bad = run_cli("check", "bad.toml", cwd=tmp_path)
@@ -215,6 +217,7 @@ def test_real_exit_codes_and_no_traceback(tmp_path: Path) -> None:
     assert "--force" in exists.stderr
 
 
+@pytest.mark.slow
 def test_profile_commands_do_not_import_the_sdk(tmp_path: Path) -> None:
     code = (
         "import sys\n"

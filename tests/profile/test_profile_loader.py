@@ -258,6 +258,7 @@ def test_set_value_written_as_toml_reads_back_exactly(value: object, key: str) -
 
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30))
+@pytest.mark.slow
 def test_set_value_that_is_not_toml_is_the_plain_string(text: str) -> None:
     import tomllib
 

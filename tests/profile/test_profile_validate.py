@@ -313,6 +313,7 @@ def test_profile_check_follows_the_one_clock(day: datetime.date, expected: str) 
     assert len(warnings) == 1 and expected in warnings[0]
 
 
+@pytest.mark.slow
 def test_checking_a_profile_does_not_import_the_sdk() -> None:
     import subprocess
     import sys

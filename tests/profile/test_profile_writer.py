@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,6 +96,7 @@ counts = st.integers(min_value=1, max_value=10**7)
     ttl=st.sampled_from(["5m", "1h"]),
     usd=st.floats(min_value=0, max_value=1e6, allow_nan=False),
 )
+@pytest.mark.slow
 def test_round_trip_property(
     model: str,
     system: str,

@@ -209,6 +209,7 @@ GARBAGE = [
 
 @pytest.mark.parametrize(("status", "ctype", "body"), [g[1:] for g in GARBAGE],
                          ids=[g[0] for g in GARBAGE])  # fmt: skip
+@pytest.mark.slow
 def test_a_server_answering_garbage_is_one_api_error_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int, ctype: str, body: bytes
 ) -> None:

@@ -93,6 +93,7 @@ STEPS = st.lists(st.tuples(st.integers(0, 6), ANY_PATH, ANY_PATH), min_size=1, m
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(steps=STEPS)
+@pytest.mark.slow
 def test_command_sequences_never_touch_or_read_outside(
     world: tuple[Path, Path, Path], steps: list[tuple[int, str, str]]
 ) -> None:

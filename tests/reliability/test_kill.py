@@ -67,12 +67,14 @@ def test_kill_9_then_resume_finishes_with_memory_consistent(
         time.sleep(draw.uniform(0, 0.06))
         proc.send_signal(signal.SIGKILL)
         _out, err = proc.communicate(timeout=20)
-        assert proc.returncode == -signal.SIGKILL, err
+        # A fast machine may finish the last turns before the kill: then the run ended well.
+        assert proc.returncode in (-signal.SIGKILL, 0), err
         assert_store_consistent(tmp_path / "mem", killed=True)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         session = only_session()
         finished = last_result(session)  # the kill may land after the answer was recorded
+        assert finished is not None or proc.returncode != 0
         resumed = invoke("run", "--resume", session, "--json", "--quiet")
     if finished is not None:
         assert resumed.exit_code == 2 and "already finished" in resumed.stderr

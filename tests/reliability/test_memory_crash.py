@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from agentctl.memory.store import MemoryStore
@@ -14,18 +12,22 @@ from .helpers import assert_store_consistent, scan
 M = "/memories"
 
 
-def dead_pid() -> int:
-    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
-                          capture_output=True, text=True)  # fmt: skip
-    return int(proc.stdout)
+# Linux never gives out a pid at or above 2**22 (PID_MAX_LIMIT), macOS none above 99999: a
+# writer with such a pid is dead for sure. (The pid of a child that just exited may already
+# belong to a new process.)
+NEVER_A_PID = 1 << 22
+
+
+def dead_pid(n: int) -> int:
+    return NEVER_A_PID + n
 
 
 def test_stale_temp_files_of_dead_writers_are_swept_on_the_first_write(tmp_path: Path) -> None:
     root = tmp_path / "m"
     MemoryStore(root).execute({"command": "create", "path": f"{M}/d/a.md", "file_text": "a\n"})
     stale = [
-        root / f".agentctl-tmp-{dead_pid()}-00aa",
-        root / "d" / f".agentctl-tmp-{dead_pid()}-bb",
+        root / f".agentctl-tmp-{dead_pid(1)}-00aa",
+        root / "d" / f".agentctl-tmp-{dead_pid(2)}-bb",
     ]
     live = root / "d" / ".agentctl-tmp-1-cc"  # pid 1 is alive: another writer, never touched
     for path in [*stale, live]:

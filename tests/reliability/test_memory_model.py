@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -224,4 +225,4 @@ class MemoryMachine(RuleBasedStateMachine):
 
 
 MemoryMachine.TestCase.settings = settings(max_examples=100, stateful_step_count=20, deadline=None)
-TestMemoryAgainstModel = MemoryMachine.TestCase
+TestMemoryAgainstModel = pytest.mark.slow(MemoryMachine.TestCase)  # >1 s

@@ -22,6 +22,7 @@ def test_the_memory_tool_is_not_capped_by_the_generic_limit() -> None:
     assert box.dispatch("memory", {"command": "view", "path": "/memories"}).content == "x" * 5_000
 
 
+@pytest.mark.slow
 def test_a_small_result_cap_does_not_cut_the_notes_view(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 PROBE = """
 import json, sys
 import agentctl.render.table
@@ -16,6 +18,7 @@ print(json.dumps([light, full]))
 """
 
 
+@pytest.mark.slow
 def test_table_import_is_light_and_nothing_imports_anthropic() -> None:
     out = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True

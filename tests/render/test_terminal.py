@@ -28,6 +28,7 @@ def term_env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_live_view_on_a_terminal_and_raw_answer_on_the_pipe(term_env: dict[str, str]) -> None:
     screen, stdout = run_on_pty(env=term_env)
     assert "\x1b[?25l" in screen  # Live hides the cursor while it draws
@@ -37,11 +38,13 @@ def test_live_view_on_a_terminal_and_raw_answer_on_the_pipe(term_env: dict[str, 
     assert stdout == "# Findings\n\n- the cache **works**\n"  # piped: raw Markdown
 
 
+@pytest.mark.slow
 def test_no_color_on_a_terminal(term_env: dict[str, str]) -> None:
     screen, _ = run_on_pty(env=dict(term_env, NO_COLOR="1"))
     assert "agentctl sessions show" in screen and not SGR.search(screen)
 
 
+@pytest.mark.slow
 def test_json_mode_on_a_terminal(term_env: dict[str, str]) -> None:
     screen, stdout = run_on_pty("--json", env=term_env)
     kinds = [line.split('"event": "')[1].split('"')[0] for line in stdout.splitlines()]

@@ -196,6 +196,7 @@ def test_tune_json(research: Session) -> None:
     assert data["winner"]["cost_usd"] <= data["recorded"]["cost_usd"]
 
 
+@pytest.mark.slow
 def test_sessions_list_does_not_import_the_sdk(research: Session) -> None:
     code = (
         "import sys\n"
@@ -213,6 +214,7 @@ def test_sessions_list_does_not_import_the_sdk(research: Session) -> None:
     assert json.loads(proc.stdout)[0]["session"] == research.id
 
 
+@pytest.mark.slow
 def test_stats_and_simulate_do_not_import_the_sdk(research: Session) -> None:
     aggressive = str(REPO / "configs" / "aggressive.toml")
     code = (

@@ -98,6 +98,7 @@ def test_the_pareto_front_has_no_dominated_point(research: Session) -> None:
             )
 
 
+@pytest.mark.slow
 def test_thinking_keep_is_swept_when_thinking_was_on(thinking: Session) -> None:
     result = tuning(thinking, None)
     assert "thinking_keep" in result.grid
@@ -139,6 +140,7 @@ def test_the_grid_in_the_docs_parses() -> None:
     }
 
 
+@pytest.mark.slow
 def test_thinking_keep_is_swept_even_if_clear_thinking_was_off(
     thinking: Session, transcripts: dict[str, Path]
 ) -> None:
