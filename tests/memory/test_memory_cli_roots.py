@@ -65,6 +65,7 @@ def test_clear_takes_y_like_sessions_rm(tmp_path: Path) -> None:
     assert not (root / "a.md").exists()
 
 
+@pytest.mark.slow
 def test_an_editor_that_does_not_exist_is_one_line_exit_2(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     code, _, err = invoke("edit", "a.md", "--root", str(root), env={"EDITOR": "/nonexistent"})
