@@ -1,6 +1,8 @@
 # One task entry point; CI runs the same commands (see .ci/run and the README Quickstart).
 PY ?= python
 PYTEST = $(PY) -m pytest -q -p no:cacheprovider
+# `make test-fast` on two workers (pytest-xdist); CI (`make check`) runs everything serially.
+PYTEST_2 = $(PYTEST) -n 2
 # Dates the moved-date run uses: after claude-sonnet-4-5's end of life, and far ahead.
 MOVED_DATES = 2027-06-01 2030-01-01
 
@@ -22,7 +24,7 @@ test:
 
 # Without the tests marked slow (those that start processes or take over a second).
 test-fast:
-	$(PYTEST) -m "not slow"
+	$(PYTEST_2) -m "not slow"
 
 test-slow:
 	$(PYTEST) -m slow

@@ -25,6 +25,10 @@ from agentctl.agent.wire import WireLimits
 from agentctl.emulator.server import running
 from agentctl.errors import ApiError
 
+# Real servers or whole recorded runs per test: many short tests add up to several
+# seconds, so `make test-fast` leaves this module to `make test`.
+pytestmark = pytest.mark.slow
+
 KEY = "sk-ant-api03-HOSTILE-test-key-0123456789"
 TOKEN = "plain-bearer-token-XYZ-123"
 REQUEST = {

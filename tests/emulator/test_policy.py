@@ -12,6 +12,10 @@ from agentctl.emulator.server import running
 
 from .helpers import BETA, LIST_FILES, READ_FILE, make_client, run_session, tool_calls
 
+# Real servers or whole recorded runs per test: many short tests add up to several
+# seconds, so `make test-fast` leaves this module to `make test`.
+pytestmark = pytest.mark.slow
+
 TASK = "Summarise the project deadline and the budget owner."
 
 

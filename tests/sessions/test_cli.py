@@ -17,6 +17,10 @@ from agentctl.types import Usage
 
 from .conftest import REPO
 
+# Real servers or whole recorded runs per test: many short tests add up to several
+# seconds, so `make test-fast` leaves this module to `make test`.
+pytestmark = pytest.mark.slow
+
 
 def invoke(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(app, list(args), env={"COLUMNS": "100"})

@@ -11,6 +11,10 @@ from typer.testing import CliRunner
 from agentctl.cli.main import app
 from agentctl.sessions.catalog import Session
 
+# Real servers or whole recorded runs per test: many short tests add up to several
+# seconds, so `make test-fast` leaves this module to `make test`.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 AGGRESSIVE = str(REPO / "configs" / "aggressive.toml")
 

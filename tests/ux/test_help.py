@@ -54,4 +54,5 @@ def test_root_help_lists_the_completion_options() -> None:
 
 def test_completion_script_names_the_program() -> None:
     result = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="agentctl")
-    assert result.exit_code == 0 and "_AGENTCTL_COMPLETE=complete_bash" in result.stdout
+    assert result.exit_code == 0, (result.stderr, result.exception)
+    assert "_AGENTCTL_COMPLETE=complete_bash" in result.stdout
