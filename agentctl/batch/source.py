@@ -68,7 +68,8 @@ def _from_jsonl(path: Path) -> list[BatchTask]:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"batch source {path}: cannot read it as UTF-8 text: {err}") from None
-    tasks = [_jsonl_task(text, f"{path}:{n}", path.resolve().parent) for n, text in _numbered(lines)]
+    base = path.resolve().parent
+    tasks = [_jsonl_task(text, f"{path}:{n}", base) for n, text in _numbered(lines)]
     if not tasks:
         raise UsageError(f"batch source {path}: no task lines")
     return tasks
@@ -110,4 +111,3 @@ def _unique(tasks: list[BatchTask], source: str) -> list[BatchTask]:
             )
         seen[task.id] = task.where
     return tasks
-

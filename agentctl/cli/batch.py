@@ -85,7 +85,9 @@ def batch(
 
     if resume is not None:
         if source is not None or profile is not None or set_ or out is not None:
-            raise UsageError("--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out")
+            raise UsageError(
+                "--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out"
+            )
         _go(resume, None, parallel, max_usd, json_mode=json_mode, quiet=quiet)
         return
     if source is None:
@@ -155,8 +157,11 @@ class _Progress:
     def start(self, folder: Path, todo: int) -> None:
         self._emit({"event": "batch_start", "out": str(folder), "tasks": self.total, "todo": todo})
         if not self.quiet:
-            print(f"agentctl: batch: {todo} of {self.total} tasks to run; results in {folder}",
-                  file=sys.stderr, flush=True)
+            print(
+                f"agentctl: batch: {todo} of {self.total} tasks to run; results in {folder}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def handle(self, event: BatchEvent) -> None:
         from agentctl.batch.events import TaskEnded, TaskSkipped
@@ -169,7 +174,7 @@ class _Progress:
     def _say(self, event: BatchEvent) -> None:
         from agentctl.batch.events import TaskEnded
 
-        if self.quiet or self.json_mode and not sys.stderr.isatty():
+        if self.quiet:
             return
         if isinstance(event, TaskEnded):
             line = event.outcome
