@@ -124,4 +124,15 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
     whole = raw[: raw.rfind(b"\n") + 1]
     if len(whole) != len(raw):
         os.truncate(path, len(whole))
-    return [json.loads(text) for text in whole.decode("utf-8").splitlines() if text.strip()]
+    lines = whole.decode("utf-8", errors="replace").splitlines()
+    return [_parse_line(text, f"{path}:{n}") for n, text in enumerate(lines, 1) if text.strip()]
+
+
+def _parse_line(text: str, where: str) -> dict[str, Any]:
+    try:
+        line = json.loads(text)
+    except json.JSONDecodeError:
+        line = None
+    if not isinstance(line, dict) or not isinstance(line.get("id"), str):
+        raise UsageError(f"{where}: not a result line (a JSON object with an id); fix or remove it")
+    return line

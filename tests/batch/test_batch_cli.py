@@ -191,3 +191,60 @@ def test_a_killed_batch_resumes_without_redoing_finished_tasks(tmp_path: Path) -
     final = results(out)
     assert sorted(final) == ["t0", "t1", "t2", "t3", "t4"]
     assert all(final[k] == first[k] for k in first)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_batch_and_says_how_to_resume(tmp_path: Path) -> None:
+    import fcntl
+
+    source, out, memory = tmp_path / "tasks.jsonl", tmp_path / "out", tmp_path / "memory"
+    _jsonl_with_a_blocker(source, 4, blocker=1)
+    memory.mkdir()
+    lock = os.open(memory / LOCK_NAME, os.O_RDWR | os.O_CREAT)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # t1 waits for it: the batch is busy when Ctrl-C comes
+    flags = ["--offline", "--memory", "shared", "--set", f"memory.root={memory}"]
+    command = [sys.executable, "-m", "agentctl", "batch", str(source), *flags, "--out", str(out)]
+    child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    assert child.stderr is not None
+    for line in child.stderr:
+        if line.startswith("[1/4]"):
+            break
+    child.send_signal(signal.SIGINT)
+    rest = child.stderr.read()
+    assert child.wait() == 130
+    os.close(lock)
+    assert sorted(results(out)) == ["t0"]
+    assert "1 ok, 3 unfinished" in rest
+    said = "agentctl: batch stopped by Ctrl-C; continue with: agentctl batch --resume"
+    assert f"{said} {out}" in rest
+
+
+@pytest.mark.slow
+def test_shared_memory_gets_every_tasks_notes_through_one_root(tmp_path: Path) -> None:
+    tasks = make_tasks(tmp_path, 6)
+    shared = tmp_path / "shared-memory"
+    flags = ["--offline", "--parallel", "3", "--memory", "shared"]
+    done = batch(str(tasks), *flags, "--set", f"memory.root={shared}", "--out", str(tmp_path / "o"))
+    assert done.exit_code == 0, done.output
+    assert {row["memory"] for row in results(tmp_path / "o").values()} == {str(shared)}
+    assert len(list(shared.glob("*.md"))) == 6  # one note per task, none lost
+
+
+def test_resume_names_a_broken_results_line(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.jsonl"
+    source.write_text('{"id": "a", "task": "x"}\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    manifest = {"format": "agentctl-batch-1", "source": str(source)}
+    (out / "batch.json").write_text(json.dumps(manifest))
+    (out / "results.jsonl").write_text('{"id": "a"}\nnot json\n{"id": "b", "sta')
+    done = batch("--resume", str(out))
+    assert done.exit_code == 2
+    assert f"agentctl: {out / 'results.jsonl'}:2: not a result line" in done.stderr
+    assert (out / "results.jsonl").read_text() == '{"id": "a"}\nnot json\n'  # the cut tail went
+
+
+def test_resume_of_a_folder_that_is_no_batch(tmp_path: Path) -> None:
+    done = batch("--resume", str(tmp_path))
+    assert done.exit_code == 2
+    assert f"agentctl: {tmp_path / 'batch.json'}: not a batch folder" in done.stderr
