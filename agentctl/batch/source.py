@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import io
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.task import Task, parse_task, read_task
+from agentctl.agent.task import Task, check_overrides, parse_task, read_task
 from agentctl.errors import UsageError
+from agentctl.profile.loader import deep_merge, dotted_path, nest
 
 # A task id names a folder in the batch's output: letters, digits, - _ . (not first).
 _ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
@@ -21,13 +23,12 @@ TASK_SUFFIXES = (".md", ".markdown", ".txt")
 
 @dataclass(frozen=True)
 class BatchTask:
-    """One task of a batch: its id, the parsed task, its own `{dotted key: value}` settings,
-    and where it was read (`file` or `file:line`, for messages)."""
+    """One task of a batch: its id, the parsed task and where it was read (`file` or
+    `file:line`, for messages)."""
 
     id: str
     task: Task
     where: str
-    sets: dict[str, Any] = field(default_factory=dict)
 
 
 def read_source(source: str) -> list[BatchTask]:
@@ -99,7 +100,21 @@ def _jsonl_task(text: str, where: str, base_dir: Path) -> BatchTask:
         raise UsageError(f"batch source {where}: task: must be a non-empty string (the prompt)")
     if not isinstance(sets, dict):
         raise UsageError(f'batch source {where}: set: must be an object of {{"key": value}}')
-    return BatchTask(task_id, parse_task(prompt, where, base_dir), where, sets)
+    return BatchTask(task_id, _with_sets(parse_task(prompt, where, base_dir), sets, where), where)
+
+
+def _with_sets(task: Task, sets: dict[str, Any], where: str) -> Task:
+    """The line's `set` joins the task's front matter: checked like it, and held to the same
+    rules (it may tune a run, not widen it, unless --trust-task)."""
+    data: dict[str, Any] = {}
+    for key, value in sets.items():
+        path = dotted_path(key)
+        if path is None:
+            raise UsageError(f"batch source {where}: set: {key!r} is not a dotted profile key")
+        data = deep_merge(data, nest(path, value))
+    merged = deep_merge(task.overrides, data)
+    check_overrides(merged, where)
+    return dataclasses.replace(task, overrides=merged)
 
 
 def _unique(tasks: list[BatchTask], source: str) -> list[BatchTask]:

@@ -65,10 +65,11 @@ def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
 
 
 def plan_task(task: BatchTask, context: TaskContext) -> Plan:
-    """The task's plan under the batch's profile and --set, then its own `set`; with its own
-    copy of the memory root (isolated) and at most what is left of the batch budget."""
+    """The task's plan under the batch's profile, its front matter (and JSONL `set`), then
+    --set; with its own copy of the memory root (isolated) and at most what is left of the
+    batch budget as its own limit."""
     spec = context.spec
-    overrides = Overrides(sets=spec.sets, values=dict(task.sets))
+    overrides = Overrides(sets=spec.sets)
     plan = plan_new(
         task.task, spec.profile, overrides, offline=spec.offline, trust_task=spec.trust_task
     )

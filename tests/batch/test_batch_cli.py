@@ -123,6 +123,7 @@ def test_a_bad_jsonl_line_names_file_and_line(tmp_path: Path) -> None:
         ('{"id": "a", "task": ""}', "SRC:1: task: must be a non-empty string"),
         ('{"id": "a", "task": "x", "set": []}', "SRC:1: set: must be an object"),
         ('{"id": "a", "task": "x"', "SRC:1: not valid JSON"),
+        ('{"id": "a", "task": "x", "set": {"max_turnz": 1}}', "SRC:1: front matter: max_turnz"),
         ('{"id": "a", "task": "x"}\n{"id": "a", "task": "y"}', "SRC:2: id a already used by SRC:1"),
     ],
 )
@@ -132,6 +133,22 @@ def test_bad_jsonl_lines(tmp_path: Path, text: str, says: str) -> None:
     done = batch(str(source), "--offline")
     assert done.exit_code == 2
     assert says.replace("SRC", str(source)) in done.stderr
+
+
+def test_a_jsonl_set_may_tune_but_not_widen(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.jsonl"
+    rows = [
+        {"id": "tuned", "task": "Say hi.", "set": {"max_turns": 1, "tools.workspace": False}},
+        {"id": "widened", "task": "Say hi.", "set": {"api.base_url": "http://elsewhere:1"}},
+    ]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done = batch(str(source), "--offline", "--out", str(tmp_path / "out"))
+    assert done.exit_code == 1, done.output  # a task failed
+    lines = results(tmp_path / "out")
+    assert (lines["tuned"]["status"], lines["tuned"]["turns"]) == ("limit", 1)
+    assert (lines["widened"]["status"], lines["widened"]["exit_code"]) == ("failed", 2)
+    assert "api.base_url" in lines["widened"]["error"]
+    assert "--trust-task" in lines["widened"]["error"]
 
 
 def test_an_out_folder_holding_a_batch_is_not_reused(tmp_path: Path) -> None:
