@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 STATUSES = ("ok", "limit", "failed", "skipped", "unfinished")
-_USAGE = (
+USAGE_KEYS = (
     "input_tokens",
     "output_tokens",
     "cache_creation_input_tokens",
@@ -32,7 +32,7 @@ class Summary:
 
     @property
     def cache_hit_ratio(self) -> float | None:
-        prompt = sum(self.sums[key] for key in _USAGE if key != "output_tokens")
+        prompt = sum(self.sums[key] for key in USAGE_KEYS if key != "output_tokens")
         return self.sums["cache_read_input_tokens"] / prompt if prompt else None
 
     def to_json(self) -> dict[str, Any]:
@@ -53,7 +53,7 @@ def summarize(
     counts.update(str(line.get("status")) for line in lines)
     counts.update({"skipped": len(skipped), "unfinished": len(unfinished)})
     totals = [line.get("totals") or {} for line in lines]
-    sums = {key: sum(int(t.get(key) or 0) for t in totals) for key in (*_USAGE, *_CLEARING)}
+    sums = {key: sum(int(t.get(key) or 0) for t in totals) for key in (*USAGE_KEYS, *_CLEARING)}
     costs = tuple(_cost_row(line) for line in lines)
     spent = sum(cost for *_, cost in costs if cost is not None)
     return Summary(dict(counts), spent, sums, costs)

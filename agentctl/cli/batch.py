@@ -6,7 +6,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -148,49 +148,78 @@ def _exit_code(report: BatchReport, counts: dict[str, int], folder: Path) -> int
 
 
 class _Progress:
-    """Plain lines on stderr (`[done/total] id status ...`), or NDJSON events on stdout."""
+    """Progress on stderr: a line per finished task (under a live status line on a terminal);
+    with --json, the events as NDJSON on stdout too."""
 
     def __init__(self, total: int, done: int, *, json_mode: bool, quiet: bool) -> None:
-        self.total, self.done = total, done
+        from agentctl.render.board import Board, BoardState
+
+        self.state = BoardState(total=total, before=done)
         self.json_mode, self.quiet = json_mode, quiet
+        self.board = None if quiet or not sys.stderr.isatty() else Board(_console(), self.state)
 
     def start(self, folder: Path, todo: int) -> None:
-        self._emit({"event": "batch_start", "out": str(folder), "tasks": self.total, "todo": todo})
-        if not self.quiet:
-            print(
-                f"agentctl: batch: {todo} of {self.total} tasks to run; results in {folder}",
-                file=sys.stderr,
-                flush=True,
-            )
+        total = self.state.total
+        self._emit({"event": "batch_start", "out": str(folder), "tasks": total, "todo": todo})
+        self._say(f"agentctl: batch: {todo} of {total} tasks to run; results in {folder}")
+        if self.board is not None:
+            self.board.start()
 
     def handle(self, event: BatchEvent) -> None:
-        from agentctl.batch.events import TaskEnded, TaskSkipped
+        from agentctl.batch.events import TaskEnded, TaskSkipped, TaskStarted
 
         self._emit(event.to_json())
-        if isinstance(event, TaskEnded | TaskSkipped):
-            self.done += isinstance(event, TaskEnded)
-            self._say(event)
-
-    def _say(self, event: BatchEvent) -> None:
-        from agentctl.batch.events import TaskEnded
-
-        if self.quiet:
-            return
+        self.state.running += isinstance(event, TaskStarted)
         if isinstance(event, TaskEnded):
-            line = event.outcome
-            cost = "?" if line["cost_usd"] is None else f"${line['cost_usd']:.4f}"
-            text = f"{line['id']} {line['status']} ({line['turns']} turns, {cost})"
-            text += f": {line['error']}" if line["error"] else ""
-        else:
-            text = f"{event.to_json()['id']} skipped: {event.to_json()['why']}"
-        print(visible(f"[{self.done}/{self.total}] {text}", keep=""), file=sys.stderr, flush=True)
+            self._ended(event.outcome)
+        elif isinstance(event, TaskSkipped):
+            self._say(f"[{self._count()}] {event.id} skipped: {event.why}")
 
-    def end(self, lines: list[str], data: dict[str, object], folder: Path) -> None:
+    def _ended(self, line: dict[str, Any]) -> None:
+        from agentctl.batch.summary import USAGE_KEYS
+
+        state = self.state
+        state.running, state.done = state.running - 1, state.done + 1
+        state.failed += line["status"] == "failed"
+        state.tokens += sum(line["totals"].get(key, 0) for key in USAGE_KEYS)
+        state.cost_usd += line["cost_usd"] or 0.0
+        cost = "?" if line["cost_usd"] is None else f"${line['cost_usd']:.4f}"
+        text = f"[{self._count()}] {line['id']} {line['status']} ({line['turns']} turns, {cost})"
+        self._say(text + (f": {line['error']}" if line["error"] else ""))
+
+    def _count(self) -> str:
+        return f"{self.state.before + self.state.done}/{self.state.total}"
+
+    def end(self, lines: list[str], data: dict[str, Any], folder: Path) -> None:
+        if self.board is not None:
+            self.board.close()
         self._emit(data)
-        if not self.quiet:
-            text = "".join(f"{visible(line, keep='')}\n" for line in lines)
-            sys.stderr.write(f"{text}  results: {folder / 'results.jsonl'}\n")
+        for line in [] if self.quiet else [*lines, f"  results: {folder / RESULTS}"]:
+            print(visible(line, keep=""), file=sys.stderr, flush=True)
 
-    def _emit(self, data: dict[str, object]) -> None:
+    def _say(self, text: str) -> None:
+        if self.board is not None:
+            self.board.line(text)
+        elif not self.quiet:
+            print(visible(text, keep=""), file=sys.stderr, flush=True)
+
+    def _emit(self, data: dict[str, Any]) -> None:
         if self.json_mode:
             print(json.dumps(data, ensure_ascii=False), flush=True)
+
+
+_TOKENS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+RESULTS = "results.jsonl"
+
+
+def _console() -> Any:
+    import os
+
+    from agentctl.render.factory import make_console
+
+    return make_console(sys.stderr, no_color=bool(os.environ.get("NO_COLOR")))
