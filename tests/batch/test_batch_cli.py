@@ -135,6 +135,7 @@ def test_bad_jsonl_lines(tmp_path: Path, text: str, says: str) -> None:
     assert says.replace("SRC", str(source)) in done.stderr
 
 
+@pytest.mark.slow
 def test_a_jsonl_set_may_tune_but_not_widen(tmp_path: Path) -> None:
     source = tmp_path / "tasks.jsonl"
     rows = [
