@@ -123,6 +123,10 @@ def _go(
     tasks = batch.read_source(saved.source)  # a bad SOURCE is said before the folder exists
     if spec is not None:
         batch.create(folder, saved)
+    elif not quiet and Path(saved.cwd) != Path.cwd():
+        # Relative profile paths (the default ./memory root) mean what they meant there.
+        note = f"warning: the batch was started in {saved.cwd}; run --resume from there"
+        print(visible(f"agentctl: {note}", keep=""), file=sys.stderr)
     spec = saved
     store = batch.ResultsStore(folder)
     show = _Progress(len(tasks), len(store.lines), json_mode=json_mode, quiet=quiet)
