@@ -46,3 +46,8 @@ def unusable_folder(folder: Path, err: OSError) -> ConfigError:
         f"{folder}: cannot create or write the sessions folder ({why}); "
         f"point {where} at a writable folder"
     )
+
+
+def batches_dir() -> Path:
+    """Where `agentctl batch` puts each batch's folder when no --out is given."""
+    return home_dir() / "batches"

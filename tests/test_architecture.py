@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
     {"render", "testing"},
     {"sessions"},
     {"runner"},
+    {"batch"},
     {"cli"},
     {"__main__"},
 ]

@@ -117,6 +117,7 @@ class AnthropicClient:
         """Progress items while streaming, then the response; ApiError once retries run out."""
         retries = 0
         while True:
+            self._retry.before_attempt()
             failure = yield from self._try(request)
             if failure is None:
                 return

@@ -8,6 +8,7 @@ cut or garbled mid-way, and in-stream `error` events of a transient type. Everyt
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +28,37 @@ def status_is_retryable(status: int, error_type: str | None = None) -> bool:
     return status in RETRYABLE_STATUS or status >= 500
 
 
+class RetryGate:
+    """One pause shared by many clients (a batch's workers): a wait that one client is told to
+    take (a 429's retry-after, or its backoff) holds every client's next request until it ends.
+
+    `clock` and `sleep` are seams: tests give a fake clock that `sleep` advances.
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._clock, self._sleep = clock, sleep
+        self._lock = threading.Lock()
+        self._open_at = 0.0
+
+    def hold(self, seconds: float) -> None:
+        """No client sends before `seconds` from now (a later hold already set stays)."""
+        with self._lock:
+            self._open_at = max(self._open_at, self._clock() + seconds)
+
+    def pass_through(self) -> None:
+        """Return once the gate is open, sleeping while a hold lasts."""
+        while True:
+            with self._lock:
+                left = self._open_at - self._clock()
+            if left <= 0:
+                return
+            self._sleep(left)
+
+
 def _jitter() -> float:
     return 1.0 - 0.25 * random.random()
 
@@ -36,7 +68,8 @@ class RetryPolicy:
     """`max_retries` resends after the first attempt, exponential backoff with jitter.
 
     A server's retry-after (seconds) wins over the backoff. `sleep` and `jitter` are seams for
-    tests, which use a tiny base delay instead of patching time.
+    tests, which use a tiny base delay instead of patching time. With a `gate`, every wait is
+    a hold on the gate, and each attempt first passes it (one backoff for many clients).
     """
 
     max_retries: int = 4
@@ -44,6 +77,7 @@ class RetryPolicy:
     max_delay: float = 8.0
     sleep: Callable[[float], None] = field(default=time.sleep)
     jitter: Callable[[], float] = field(default=_jitter)
+    gate: RetryGate | None = None
 
     @property
     def attempts(self) -> int:
@@ -57,7 +91,16 @@ class RetryPolicy:
         return max(0.0, backoff * self.jitter())
 
     def wait(self, retries_done: int, retry_after: float | None = None) -> None:
-        self.sleep(self.delay(retries_done, retry_after))
+        if self.gate is None:
+            self.sleep(self.delay(retries_done, retry_after))
+            return
+        self.gate.hold(self.delay(retries_done, retry_after))
+        self.gate.pass_through()
+
+    def before_attempt(self) -> None:
+        """Wait while the shared gate (if any) is held."""
+        if self.gate is not None:
+            self.gate.pass_through()
 
 
 def parse_retry_after(headers: dict[str, str] | None) -> float | None:

@@ -35,6 +35,7 @@ Examples:
 # for the run loop, the emulator or the simulator (see STYLE.md "Fast start").
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("agentctl.cli.run", "Run a task as a tool-use loop with memory and context editing."),
+    "batch": ("agentctl.cli.batch", "Run many tasks at once (a folder, glob or JSONL file)."),
     "memory": (
         "agentctl.cli.memory",
         "Inspect and edit the directory the model sees as /memories.",

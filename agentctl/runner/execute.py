@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentctl.agent.loop import LoopSetup, run_loop
 from agentctl.agent.model import ModelClient
@@ -21,6 +22,9 @@ from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox
 from agentctl.tools.workspace import WorkspaceTools
 from agentctl.types import ErrorEvent, Event, ResultEvent, Totals, TurnEvent
+
+if TYPE_CHECKING:
+    from agentctl.agent.retry import RetryGate
 
 OFFLINE_KEY = "offline-dummy-key"
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -85,14 +89,15 @@ def credentials(offline: bool) -> dict[str, str]:
 
 
 @contextmanager
-def open_client(plan: Plan) -> Iterator[ModelClient]:
-    """The SDK client; offline, aimed at a built-in emulator started here for this run."""
+def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelClient]:
+    """The SDK client; offline, aimed at a built-in emulator started here for this run.
+    `gate`: a retry gate shared with other clients (a batch's workers back off together)."""
     from agentctl.agent.client import AnthropicClient
     from agentctl.agent.retry import RetryPolicy
     from agentctl.agent.wire import WireLimits
 
     api = plan.profile.api
-    policy = RetryPolicy(max_retries=api.max_retries)
+    policy = RetryPolicy(max_retries=api.max_retries, gate=gate)
     creds = credentials(plan.offline)
     wire = WireLimits(deadline_s=api.deadline_s)
     if not plan.offline:

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import secrets
+import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -47,9 +48,21 @@ _CHUNK = 1 << 16
 WriteFn = Callable[[int, bytes], int]
 
 
-def new_session_id() -> str:
-    """Sortable and unique enough: UTC time plus 6 random hex digits."""
-    return clock.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+_ISSUED: set[str] = set()
+_ISSUED_LOCK = threading.Lock()
+
+
+def new_session_id(token: Callable[[int], str] = secrets.token_hex) -> str:
+    """Sortable and unique: UTC time plus 6 random hex digits, never an id this process has
+    given before nor one with a transcript (a batch starts many runs in the same second, and
+    two runs on one id would write one file). `token` is a seam for tests."""
+    stamp = clock.now().strftime("%Y%m%d-%H%M%S")
+    with _ISSUED_LOCK:
+        while True:
+            session = f"{stamp}-{token(3)}"
+            if session not in _ISSUED and not session_path(session).exists():
+                _ISSUED.add(session)
+                return session
 
 
 def check_session_id(session: str) -> str:

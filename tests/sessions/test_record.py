@@ -7,10 +7,12 @@ import io
 import json
 import os
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 import pytest
 
+from agentctl import clock
 from agentctl.agent.task import read_task
 from agentctl.errors import EXIT_RUNTIME, UsageError
 from agentctl.profile.loader import Overrides
@@ -61,6 +63,16 @@ def test_session_ids_that_are_not_one_file_name_are_refused(bad: str) -> None:
 
 def test_new_ids_are_valid() -> None:
     assert session_path(new_session_id()).suffix == ".jsonl"
+
+
+def test_a_new_id_never_repeats_one_given_before_or_one_with_a_transcript() -> None:
+    tokens = iter(["aaaaaa", "aaaaaa", "bbbbbb", "cccccc"])
+    with clock.frozen(date(2026, 3, 1)):
+        first = new_session_id(lambda _: next(tokens))
+        session_path("20260301-000000-bbbbbb").parent.mkdir(parents=True, exist_ok=True)
+        session_path("20260301-000000-bbbbbb").write_text("")
+        second = new_session_id(lambda _: next(tokens))
+    assert (first, second) == ("20260301-000000-aaaaaa", "20260301-000000-cccccc")
 
 
 def test_a_second_writer_of_a_session_is_refused_until_the_first_closes() -> None:

@@ -1,0 +1,145 @@
+"""Run a batch's tasks on N worker threads: one shared retry gate, one budget, one results file.
+
+Each task is a normal run (`runner.plan_new` -> `runner.execute`), with its own emulator when
+offline. Workers only run tasks and write result lines; every event goes through a queue to
+the calling thread, which alone calls `on_event` (so rendering needs no lock) and alone sees
+Ctrl-C: then nothing new starts, running tasks are left unrecorded (a resume runs them again)
+and the report says `interrupted`.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentctl.agent.retry import RetryGate
+from agentctl.batch.events import (
+    BatchEvent,
+    TaskEnded,
+    TaskSkipped,
+    TaskStarted,
+    WorkerCrashed,
+)
+from agentctl.batch.source import BatchTask
+from agentctl.batch.store import BatchSpec, ResultsStore
+from agentctl.batch.task import TaskContext, run_task
+
+
+class Budget:
+    """The batch-wide `--max-usd`: what was spent (from every worker's turns) against it."""
+
+    def __init__(self, limit: float | None, spent: float = 0.0) -> None:
+        self.limit = limit if limit and limit > 0 else None
+        self.spent = spent
+        self._lock = threading.Lock()
+
+    def add(self, cost: float) -> None:
+        if math.isfinite(cost):
+            with self._lock:
+                self.spent += cost
+
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit
+
+    def remaining(self) -> float | None:
+        return None if self.limit is None else max(self.limit - self.spent, 0.0)
+
+
+@dataclass
+class BatchReport:
+    """What this invocation did: skipped (budget) and unfinished (Ctrl-C) ids; the results
+    file holds everything that finished, in this invocation or before."""
+
+    skipped: list[str] = field(default_factory=list)
+    unfinished: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+
+def run_batch(
+    spec: BatchSpec,
+    tasks: list[BatchTask],
+    out: Path,
+    store: ResultsStore,
+    on_event: Callable[[BatchEvent], None],
+    *,
+    gate: RetryGate | None = None,
+) -> BatchReport:
+    """Run the tasks of `tasks` that `store` does not hold yet; see the module docstring."""
+    done = store.finished()
+    todo = [task for task in tasks if task.id not in done]
+    spent = sum(_cost(line) for line in store.lines)
+    context = TaskContext(spec, out, gate or RetryGate(), Budget(spec.max_usd, spent))
+    pool = _Pool(todo, context, store)
+    pool.start(max(1, min(spec.parallel, len(todo))))
+    return pool.drain(on_event)
+
+
+def _cost(line: dict[str, Any]) -> float:
+    cost = line.get("cost_usd")
+    return float(cost) if isinstance(cost, int | float) else 0.0
+
+
+class _Pool:
+    """Daemon worker threads taking tasks in order; their events come back through `events`."""
+
+    def __init__(self, todo: list[BatchTask], context: TaskContext, store: ResultsStore) -> None:
+        self.todo: queue.Queue[BatchTask] = queue.Queue()
+        for task in todo:
+            self.todo.put(task)
+        self.events: queue.Queue[BatchEvent] = queue.Queue()
+        self.context, self.store = context, store
+        self.pending = {task.id for task in todo}
+        self.stop = threading.Event()
+
+    def start(self, workers: int) -> None:
+        for n in range(workers):
+            threading.Thread(target=self._work, name=f"batch-{n}", daemon=True).start()
+
+    def _work(self) -> None:
+        while not self.stop.is_set():
+            try:
+                task = self.todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self.events.put(self._one(task))
+            except BaseException as err:  # a bug: the calling thread raises it again
+                self.events.put(WorkerCrashed(err))
+                return
+
+    def _one(self, task: BatchTask) -> BatchEvent:
+        if self.context.budget.exhausted():
+            return TaskSkipped(task.id, "the batch budget (--max-usd) is spent")
+        self.events.put(TaskStarted(task.id, task.where))
+        outcome = run_task(task, self.context)
+        self.store.write(outcome)
+        return TaskEnded(outcome)
+
+    def drain(self, on_event: Callable[[BatchEvent], None]) -> BatchReport:
+        report = BatchReport()
+        try:
+            while self.pending:
+                event = self.events.get()
+                self._note(event, report)
+                on_event(event)
+        except KeyboardInterrupt:
+            self.stop.set()
+            self.store.close()
+            report.interrupted = True
+            report.unfinished = sorted(self.pending)
+        return report
+
+    def _note(self, event: BatchEvent, report: BatchReport) -> None:
+        if isinstance(event, WorkerCrashed):
+            self.stop.set()
+            raise event.error
+        if isinstance(event, TaskEnded):
+            self.pending.discard(event.outcome["id"])
+        elif isinstance(event, TaskSkipped):
+            self.pending.discard(event.id)
+            report.skipped.append(event.id)

@@ -1,0 +1,138 @@
+"""A batch's folder: `batch.json` (how to run it again), `results.jsonl`, one folder per task.
+
+A result line is written (flushed and synced) when its task ends, so a batch killed at any
+moment keeps every finished task; `--resume` runs the tasks with no line. A line cut by the
+kill is dropped when the file is opened again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentctl import clock
+from agentctl.errors import UsageError
+from agentctl.home import batches_dir
+
+FORMAT = "agentctl-batch-1"
+MANIFEST = "batch.json"
+RESULTS = "results.jsonl"
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """What a batch runs and how: enough to run the rest of it with `--resume`."""
+
+    source: str
+    profile: str | None = None
+    sets: tuple[str, ...] = ()
+    offline: bool = False
+    memory: str = "isolated"  # or "shared"
+    parallel: int = 1
+    max_usd: float | None = None
+    trust_task: bool = False
+    cwd: str = field(default_factory=lambda: str(Path.cwd()))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, **asdict(self), "sets": list(self.sets)}
+
+
+def new_out_dir() -> Path:
+    """A new folder under the data folder's `batches/`, named by the time and 4 random hex."""
+    name = clock.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+    return batches_dir() / name
+
+
+def create(out: Path, spec: BatchSpec) -> None:
+    """Make the batch folder (it may exist, but must not hold a batch) and write the manifest."""
+    if (out / MANIFEST).exists():
+        raise UsageError(f"{out}: already holds a batch; continue it with --resume {out}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / MANIFEST).write_text(json.dumps(spec.to_json(), indent=2) + "\n", "utf-8")
+    except OSError as err:
+        raise UsageError(f"{out}: cannot create the batch folder ({err.strerror})") from None
+
+
+def load_spec(out: Path) -> BatchSpec:
+    """The manifest of the batch in `out` (UsageError naming the file if it is not one)."""
+    path = out / MANIFEST
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as err:
+        raise UsageError(f"{path}: not a batch folder ({_why(err)})") from None
+    if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
+        raise UsageError(f"{path}: not an {FORMAT} manifest")
+    try:
+        return BatchSpec(**{**data, "sets": tuple(data.get("sets", ()))})
+    except TypeError as err:
+        raise UsageError(f"{path}: {err}") from None
+
+
+def _why(err: Exception) -> str:
+    return err.strerror or str(err) if isinstance(err, OSError) else "not valid JSON"
+
+
+def task_folder(out: Path, task_id: str) -> Path:
+    return out / "tasks" / task_id
+
+
+class ResultsStore:
+    """`results.jsonl` of one batch: the lines read back, and appends from many threads."""
+
+    def __init__(self, out: Path) -> None:
+        self.path = out / RESULTS
+        self._lock = threading.Lock()
+        self.lines = _read_lines(self.path)
+        self.closed = False
+
+    def finished(self) -> set[str]:
+        return {str(line["id"]) for line in self.lines}
+
+    def write(self, line: dict[str, Any]) -> bool:
+        """Append one line, synced; False (nothing written) once the store is closed."""
+        data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+        with self._lock:
+            if self.closed:
+                return False
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self.lines.append(line)
+        return True
+
+    def close(self) -> None:
+        """No more lines (after Ctrl-C: tasks still running are not recorded as finished)."""
+        with self._lock:
+            self.closed = True
+
+
+def _read_lines(path: Path) -> list[dict[str, Any]]:
+    """The complete lines of `path`; a last line cut by a kill is removed from the file."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    whole = raw[: raw.rfind(b"\n") + 1]
+    if len(whole) != len(raw):
+        os.truncate(path, len(whole))
+    lines = whole.decode("utf-8", errors="replace").splitlines()
+    return [_parse_line(text, f"{path}:{n}") for n, text in enumerate(lines, 1) if text.strip()]
+
+
+def _parse_line(text: str, where: str) -> dict[str, Any]:
+    try:
+        line = json.loads(text)
+    except json.JSONDecodeError:
+        line = None
+    if not isinstance(line, dict) or not isinstance(line.get("id"), str):
+        raise UsageError(f"{where}: not a result line (a JSON object with an id); fix or remove it")
+    return line

@@ -1,0 +1,93 @@
+"""The end-of-batch summary from the result lines: per-status counts, cost, cache, clearing."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+STATUSES = ("ok", "limit", "failed", "skipped", "unfinished")
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+_CLEARING = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Sums over a batch's result lines (plus the ids skipped or left unfinished this time)."""
+
+    counts: dict[str, int]
+    cost_usd: float
+    sums: dict[str, int]
+    costs: tuple[tuple[str, str, int, float | None], ...]  # id, status, turns, cost
+
+    @property
+    def tasks(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def cache_hit_ratio(self) -> float | None:
+        prompt = sum(self.sums[key] for key in USAGE_KEYS if key != "output_tokens")
+        return self.sums["cache_read_input_tokens"] / prompt if prompt else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "event": "batch_end",
+            "tasks": self.tasks,
+            "counts": self.counts,
+            "cost_usd": round(self.cost_usd, 6),
+            "cache_hit_ratio": self.cache_hit_ratio,
+            **self.sums,
+        }
+
+
+def summarize(
+    lines: Sequence[dict[str, Any]], skipped: Sequence[str] = (), unfinished: Sequence[str] = ()
+) -> Summary:
+    counts = Counter({status: 0 for status in STATUSES})
+    counts.update(str(line.get("status")) for line in lines)
+    counts.update({"skipped": len(skipped), "unfinished": len(unfinished)})
+    totals = [line.get("totals") or {} for line in lines]
+    sums = {key: sum(int(t.get(key) or 0) for t in totals) for key in (*USAGE_KEYS, *_CLEARING)}
+    costs = tuple(_cost_row(line) for line in lines)
+    spent = sum(cost for *_, cost in costs if cost is not None)
+    return Summary(dict(counts), spent, sums, costs)
+
+
+def _cost_row(line: dict[str, Any]) -> tuple[str, str, int, float | None]:
+    cost = line.get("cost_usd")
+    value = float(cost) if isinstance(cost, int | float) else None
+    return str(line.get("id")), str(line.get("status")), int(line.get("turns") or 0), value
+
+
+def summary_lines(summary: Summary, *, rows: int = 30) -> list[str]:
+    """Plain text: counts, cost (total, per task), cache hit ratio, clearing, then a per-task
+    table (the first `rows` tasks; results.jsonl has all)."""
+    counts = ", ".join(f"{n} {status}" for status, n in summary.counts.items() if n)
+    mean = summary.cost_usd / len(summary.costs) if summary.costs else 0.0
+    ratio = summary.cache_hit_ratio
+    s = summary.sums
+    head = [
+        f"batch: {summary.tasks} tasks: {counts or 'none'}",
+        f"  cost: ${summary.cost_usd:.4f} total, ${mean:.4f} per finished task",
+        f"  cache: {'-' if ratio is None else f'{ratio:.0%}'} of prompt tokens read from cache",
+        f"  clearing: {s['cleared_input_tokens']} input tokens cleared, "
+        f"{s['cleared_tool_uses']} tool uses, {s['cleared_thinking_turns']} thinking turns",
+    ]
+    width = max([len("task"), *(len(row[0]) for row in summary.costs[:rows])])
+    table = [f"  {'task':<{width}}  {'status':<7} {'turns':>5}  cost"]
+    table += [_row(row, width) for row in summary.costs[:rows]]
+    more = len(summary.costs) - rows
+    tail = [f"  ... {more} more in results.jsonl"] if more > 0 else []
+    return head + (table if summary.costs else []) + tail
+
+
+def _row(row: tuple[str, str, int, float | None], width: int) -> str:
+    task_id, status, turns, cost = row
+    shown = "?" if cost is None else f"${cost:.4f}"
+    return f"  {task_id:<{width}}  {status:<7} {turns:>5}  {shown}"

@@ -1,0 +1,125 @@
+"""One task of a batch as a normal run: its plan (memory copy, budget share), its result line."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentctl.agent.retry import RetryGate
+from agentctl.batch.source import BatchTask
+from agentctl.batch.store import BatchSpec, task_folder
+from agentctl.errors import AgentctlError
+from agentctl.profile.loader import Overrides
+from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
+from agentctl.types import Event, Totals, TurnEvent
+
+if TYPE_CHECKING:
+    from agentctl.batch.scheduler import Budget
+
+
+@dataclass(frozen=True)
+class TaskContext:
+    """What every task of one batch shares."""
+
+    spec: BatchSpec
+    out: Path
+    gate: RetryGate
+    budget: Budget
+
+
+class _Tally:
+    """The task's totals turn by turn (a failed task keeps what it spent), fed to the budget."""
+
+    def __init__(self, plan: Plan, budget: Budget) -> None:
+        self.cost = plan.profile.pricing().cost
+        self.budget = budget
+        self.totals = Totals()
+        self.turns = 0
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, TurnEvent):
+            cost = self.cost(event.usage)
+            self.totals = self.totals.add_turn(event, cost)
+            self.turns += 1
+            self.budget.add(cost)
+
+
+def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
+    """Plan and run the task; its line for results.jsonl, whether it finished or failed."""
+    try:
+        plan = plan_task(task, context)
+    except AgentctlError as err:
+        return _line(task, "failed", err.exit_code, error=str(err))
+    tally = _Tally(plan, context.budget)
+    try:
+        with open_client(plan, gate=context.gate) as model:
+            result = execute(plan, client=model, on_event=tally.handle)
+    except AgentctlError as err:
+        status = "limit" if err.exit_code == 3 else "failed"
+        return _line(task, status, err.exit_code, tally, plan, error=str(err))
+    return _line(task, "ok", 0, tally, plan, result=result)
+
+
+def plan_task(task: BatchTask, context: TaskContext) -> Plan:
+    """The task's plan under the batch's profile, its front matter (and JSONL `set`), then
+    --set; with its own copy of the memory root (isolated) and at most what is left of the
+    batch budget as its own limit."""
+    spec = context.spec
+    overrides = Overrides(sets=spec.sets)
+    plan = plan_new(
+        task.task, spec.profile, overrides, offline=spec.offline, trust_task=spec.trust_task
+    )
+    limits = plan.profile.limits
+    left = context.budget.remaining()
+    if left is not None and not (limits.max_usd and limits.max_usd <= left):
+        limits = dataclasses.replace(limits, max_usd=max(left, 1e-9))
+    memory = plan.profile.memory
+    if spec.memory == "isolated":
+        memory = dataclasses.replace(memory, root=_copy_memory(memory.root, context.out, task.id))
+    profile = dataclasses.replace(plan.profile, limits=limits, memory=memory)
+    return dataclasses.replace(plan, profile=profile)
+
+
+def _copy_memory(base: Path, out: Path, task_id: str) -> Path:
+    """A fresh copy of the base root for this task (agentctl's own files left out); the base
+    is only read."""
+    dest = task_folder(out, task_id) / "memory"
+    if dest.exists():  # a task cut short before: start again from the base
+        shutil.rmtree(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if base.is_dir():
+        ignore = shutil.ignore_patterns(".agentctl*")
+        shutil.copytree(base, dest, symlinks=True, ignore=ignore)
+    else:
+        dest.mkdir()
+    return dest.resolve()
+
+
+def _line(
+    task: BatchTask,
+    status: str,
+    code: int,
+    tally: _Tally | None = None,
+    plan: Plan | None = None,
+    *,
+    result: RunResult | None = None,
+    error: str | None = None,
+) -> dict[str, Any]:
+    totals = tally.totals if tally is not None else Totals()
+    return {
+        "id": task.id,
+        "status": status,
+        "exit_code": code,
+        "answer": result.text if result is not None else None,
+        "turns": tally.turns if tally is not None else 0,
+        "totals": totals.to_json(),
+        "cost_usd": round(totals.cost_usd, 6) if math.isfinite(totals.cost_usd) else None,
+        "session": plan.session if plan is not None else None,
+        "memory": str(plan.profile.memory.root) if plan is not None else None,
+        "error": error,
+        "source": task.where,
+    }

@@ -1,0 +1,229 @@
+"""`agentctl batch`: parse flags, start or resume a batch, print progress and the summary. Thin."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from agentctl.errors import InterruptedRunError, UsageError
+from agentctl.render.safe import visible
+
+if TYPE_CHECKING:
+    from agentctl.batch import BatchReport, BatchSpec
+    from agentctl.batch.events import BatchEvent
+
+HELP = """\
+Run many tasks at once: SOURCE is a folder of task files, a glob ('tasks/*.md'), or a JSONL
+file of {"id": ..., "task": "the prompt", "set": {"key": value}} lines. Each task is a normal
+run (a transcript each); up to --parallel N run at once, backing off together on a 429.
+
+Output goes to --out DIR (default: a new folder under the data folder, printed at the start):
+results.jsonl (one line per finished task: id, status, exit_code, answer, turns, totals,
+cost_usd, session, memory), and with --memory isolated (the default) each task's memory in
+tasks/ID/memory, copied from the profile's memory root, which is never changed. --memory
+shared: one root for all tasks, through the store's lock. --max-usd X: no task starts once
+the batch has spent X; running tasks get what is left as their limit.
+
+Ctrl-C stops cleanly; --resume DIR runs what did not finish. Not yet: --via batches (the
+Message Batches API at half price) and --executor ray.
+
+Exit codes: 0 every task finished, 1 a task failed, 2 usage or configuration error,
+3 a task hit a limit or the budget stopped the batch, 130 interrupted.
+
+\b
+Examples:
+  agentctl batch tasks/ --offline --parallel 4
+  agentctl batch tasks.jsonl --profile configs/balanced.toml --max-usd 5 --out runs/b1
+  agentctl batch --resume runs/b1
+  agentctl batch 'evals/*.md' --json | jq -c 'select(.event == "task_end")'
+"""
+
+
+def register(root: typer.Typer) -> None:
+    """Attach the `batch` command to the root app."""
+    root.command(name="batch", help=HELP, no_args_is_help=True)(batch)
+
+
+def batch(
+    source: Annotated[
+        str | None,
+        typer.Argument(metavar="SOURCE", help="Folder of task files, glob, or JSONL file."),
+    ] = None,
+    profile: Annotated[str | None, typer.Option(metavar="FILE", help="Profile TOML file.")] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a profile key (repeatable)."),
+    ] = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Each task against its own in-process emulator.")
+    ] = False,
+    parallel: Annotated[
+        int | None, typer.Option(metavar="N", help="Tasks run at once (default 1).", min=1)
+    ] = None,
+    max_usd: Annotated[
+        float | None, typer.Option(metavar="X", help="Batch budget in USD.", min=0)
+    ] = None,
+    memory: Annotated[
+        str, typer.Option(metavar="MODE", help="isolated (default) or shared.")
+    ] = "isolated",
+    out: Annotated[Path | None, typer.Option(metavar="DIR", help="Batch folder.")] = None,
+    resume: Annotated[
+        Path | None, typer.Option(metavar="DIR", help="Run what a batch did not finish.")
+    ] = None,
+    json_mode: Annotated[bool, typer.Option("--json", help="NDJSON events on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+    trust_task: Annotated[
+        bool, typer.Option("--trust-task", help="As for run: front matter may widen.")
+    ] = False,
+) -> None:
+    from agentctl.batch import BatchSpec
+
+    if resume is not None:
+        if source is not None or profile is not None or set_ or out is not None:
+            raise UsageError(
+                "--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out"
+            )
+        _go(resume, None, parallel, max_usd, json_mode=json_mode, quiet=quiet)
+        return
+    if source is None:
+        raise UsageError("missing SOURCE: a folder of task files, a glob, or a JSONL file")
+    if memory not in ("isolated", "shared"):
+        raise UsageError(f"--memory {memory}: use isolated or shared")
+    spec = BatchSpec(
+        source=str(Path(source).expanduser().absolute()),
+        profile=str(Path(profile).expanduser().absolute()) if profile else None,
+        sets=tuple(set_ or ()),
+        offline=offline,
+        memory=memory,
+        trust_task=trust_task,
+    )
+    _go(out, spec, parallel, max_usd, json_mode=json_mode, quiet=quiet)
+
+
+def _go(
+    out: Path | None,
+    spec: BatchSpec | None,
+    parallel: int | None,
+    max_usd: float | None,
+    *,
+    json_mode: bool,
+    quiet: bool,
+) -> None:
+    """Start (spec given) or resume the batch in `out`; print; exit with the batch's code."""
+    from agentctl import batch
+
+    folder = out or batch.new_out_dir()
+    saved = spec or batch.load_spec(folder)
+    saved = replace(saved, parallel=parallel or saved.parallel, max_usd=_budget(max_usd, saved))
+    tasks = batch.read_source(saved.source)  # a bad SOURCE is said before the folder exists
+    if spec is not None:
+        batch.create(folder, saved)
+    elif not quiet and Path(saved.cwd) != Path.cwd():
+        # Relative profile paths (the default ./memory root) mean what they meant there.
+        note = f"warning: the batch was started in {saved.cwd}; run --resume from there"
+        print(visible(f"agentctl: {note}", keep=""), file=sys.stderr)
+    spec = saved
+    store = batch.ResultsStore(folder)
+    show = _Progress(len(tasks), len(store.lines), json_mode=json_mode, quiet=quiet)
+    show.start(folder, len(tasks) - len(store.finished() & {t.id for t in tasks}))
+    report = batch.run_batch(spec, tasks, folder, store, show.handle)
+    summary = batch.summarize(store.lines, report.skipped, report.unfinished)
+    show.end(batch.summary_lines(summary), summary.to_json(), folder)
+    raise typer.Exit(_exit_code(report, summary.counts, folder))
+
+
+def _budget(max_usd: float | None, spec: BatchSpec) -> float | None:
+    return max_usd if max_usd is not None else spec.max_usd
+
+
+def _exit_code(report: BatchReport, counts: dict[str, int], folder: Path) -> int:
+    if report.interrupted:
+        raise InterruptedRunError(
+            f"batch stopped by Ctrl-C; continue with: agentctl batch --resume {folder}"
+        )
+    if counts["failed"]:
+        return 1
+    return 3 if counts["limit"] or counts["skipped"] else 0
+
+
+class _Progress:
+    """Progress on stderr: a line per finished task (under a live status line on a terminal);
+    with --json, the events as NDJSON on stdout too."""
+
+    def __init__(self, total: int, done: int, *, json_mode: bool, quiet: bool) -> None:
+        from agentctl.render.board import Board, BoardState
+
+        self.state = BoardState(total=total, before=done)
+        self.json_mode, self.quiet = json_mode, quiet
+        self.board = None if quiet or not sys.stderr.isatty() else Board(_console(), self.state)
+
+    def start(self, folder: Path, todo: int) -> None:
+        total = self.state.total
+        self._emit({"event": "batch_start", "out": str(folder), "tasks": total, "todo": todo})
+        self._say(f"agentctl: batch: {todo} of {total} tasks to run; results in {folder}")
+        if self.board is not None:
+            self.board.start()
+
+    def handle(self, event: BatchEvent) -> None:
+        from agentctl.batch.events import TaskEnded, TaskSkipped, TaskStarted
+
+        self._emit(event.to_json())
+        self.state.running += isinstance(event, TaskStarted)
+        if isinstance(event, TaskEnded):
+            self._ended(event.outcome)
+        elif isinstance(event, TaskSkipped):
+            self._say(f"[{self._count()}] {event.id} skipped: {event.why}")
+
+    def _ended(self, line: dict[str, Any]) -> None:
+        from agentctl.batch.summary import USAGE_KEYS
+
+        state = self.state
+        state.running, state.done = state.running - 1, state.done + 1
+        state.failed += line["status"] == "failed"
+        state.tokens += sum(line["totals"].get(key, 0) for key in USAGE_KEYS)
+        state.cost_usd += line["cost_usd"] or 0.0
+        cost = "?" if line["cost_usd"] is None else f"${line['cost_usd']:.4f}"
+        text = f"[{self._count()}] {line['id']} {line['status']} ({line['turns']} turns, {cost})"
+        self._say(text + (f": {line['error']}" if line["error"] else ""))
+
+    def _count(self) -> str:
+        return f"{self.state.before + self.state.done}/{self.state.total}"
+
+    def end(self, lines: list[str], data: dict[str, Any], folder: Path) -> None:
+        if self.board is not None:
+            self.board.close()
+        self._emit(data)
+        for line in [] if self.quiet else [*lines, f"  results: {folder / RESULTS}"]:
+            print(visible(line, keep=""), file=sys.stderr, flush=True)
+
+    def _say(self, text: str) -> None:
+        if self.board is not None:
+            self.board.line(text)
+        elif not self.quiet:
+            print(visible(text, keep=""), file=sys.stderr, flush=True)
+
+    def _emit(self, data: dict[str, Any]) -> None:
+        if self.json_mode:
+            print(json.dumps(data, ensure_ascii=False), flush=True)
+
+
+_TOKENS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+RESULTS = "results.jsonl"
+
+
+def _console() -> Any:
+    import os
+
+    from agentctl.render.factory import make_console
+
+    return make_console(sys.stderr, no_color=bool(os.environ.get("NO_COLOR")))
