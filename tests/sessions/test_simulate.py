@@ -18,7 +18,7 @@ from agentctl.errors import ConfigError
 from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditing, Profile
 from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.replay import ReplaySettings, replay_request
-from agentctl.sessions.simulate import calibrate, recorded_run, scaled_edits, simulate
+from agentctl.sessions.simulate import calibrate, recorded_run, simulate
 from agentctl.sessions.transcript import read_transcript
 
 
@@ -207,18 +207,15 @@ def test_calibration_recovers_a_tokenizer_that_counts_more(
 
 
 def test_thresholds_enter_the_engine_in_estimator_units() -> None:
-    cm = {"edits": [{"type": "clear_tool_uses_20250919",
-                     "trigger": {"type": "input_tokens", "value": 50_000},
-                     "keep": {"type": "tool_uses", "value": 3},
-                     "clear_at_least": {"type": "input_tokens", "value": 10_000}}]}  # fmt: skip
-    (edit,) = scaled_edits(cm, 1.25)
-    assert edit["trigger"]["value"] == 40_000
-    assert edit["clear_at_least"]["value"] == 8_000
-    assert edit["keep"] == {"type": "tool_uses", "value": 3}
-    (tool_trigger,) = scaled_edits(
-        {"edits": [{"type": "x", "trigger": {"type": "tool_uses", "value": 5}}]}, 2.0
+    tu = ClearToolUses(trigger=50_000, keep=3, clear_at_least=10_000, low_water=20_000)
+    settings = ReplaySettings(ContextEditing(dataclasses.replace(tu, strategy="batched")), None)
+    scaled = settings.scaled(1.25).editing.tool_uses
+    assert (scaled.trigger, scaled.clear_at_least, scaled.low_water) == (40_000, 8_000, 16_000)
+    assert scaled.keep == 3
+    by_uses = ReplaySettings(
+        ContextEditing(ClearToolUses(trigger_kind="tool_uses", trigger=5)), None
     )
-    assert tool_trigger["trigger"]["value"] == 5
+    assert by_uses.scaled(2.0).editing.tool_uses.trigger == 5
 
 
 @settings(
