@@ -5,7 +5,8 @@ Usage: python bench/run.py [--quick] [--markdown]
 Sections: startup of light commands (bench/startup.py) against `python -c pass` and
 `python -c "import typer, rich"`; the memory store against the SDK's
 BetaLocalFilesystemMemoryTool (bench/memory_store.py); the token economy of a ~100-turn
-offline run, balanced.toml vs no-editing.toml (bench/token_economy.py); the emulator's
+offline run, each profile against no-editing.toml under both server models
+(bench/token_economy.py); the emulator's
 scaling (bench/emulator.py, its summary line). bench/tokens_calibration.py needs a tokenizer
 file that is not a dependency; run it by hand (see its docstring).
 `--quick` takes fewer samples; `--markdown` prints the table as Markdown (for docs/bench.md).
@@ -67,20 +68,22 @@ def memory_rows(runs: int) -> list[Row]:
 
 
 def token_rows() -> list[Row]:
-    default, plain, _size = token_economy.bench()
-    cut = 1 - default.total_input / plain.total_input
-    cost = default.cost / plain.cost if plain.cost else float("nan")
-    return [
-        (f"tokens: total input, {default.turns}-turn run", f"{default.total_input:,} (default)",
-         f"{plain.total_input:,} (no-editing)",
-         f"{cut:.1%} fewer (Anthropic reports 84%)"),
-        ("tokens: estimated cost", f"${default.cost:.2f}", f"${plain.cost:.2f}",
-         f"{cost:.2f}x (clearing rewrites the cache after the cleared point)"),
-        ("tokens: cache hit ratio", f"{default.hit_ratio:.1%}", f"{plain.hit_ratio:.1%}", ""),
-        ("tokens: peak prompt", f"{default.peak_prompt:,}", f"{plain.peak_prompt:,}", ""),
-        ("tokens: facts in the answer", f"{default.facts_found}/48", f"{plain.facts_found}/48",
-         "facts survive clearing through memory"),
-    ]  # fmt: skip
+    runs, _size = token_economy.bench()
+    rows: list[Row] = []
+    for run in runs:
+        if run.variant.role == "no-editing":
+            continue
+        plain = token_economy.baseline(runs, run.server_model)
+        cut = 1 - run.total_input / plain.total_input
+        cost = run.cost / plain.cost if plain.cost else float("nan")
+        rows.append((
+            f"tokens: {run.variant.label}, {run.server_model} model, {run.turns} turns",
+            f"{run.total_input:,} / ${run.cost:.2f}",
+            f"{plain.total_input:,} / ${plain.cost:.2f}",
+            f"{cut:.1%} fewer tokens, {cost:.2f}x cost, cache hits {run.hit_ratio:.0%}, "
+            f"facts {run.facts_found}/{run.facts_total}",
+        ))  # fmt: skip
+    return rows
 
 
 def emulator_rows() -> list[Row]:

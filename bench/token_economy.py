@@ -1,13 +1,16 @@
-"""Token economy: a ~100-turn offline research run under balanced.toml versus no-editing.toml.
+"""Token economy: a ~100-turn offline research run under each shipped profile, both server models.
 
-Usage: python bench/token_economy.py [--files N]
+Usage: python bench/token_economy.py [--files N] [--json]
 
 Generates a deterministic workspace (N files of service-log prose, default 48, each read in
 two chunks because the run sets tools.max_result_chars=8000), runs the emulator's default
-policy over it (`agentctl run --offline --json`) once per profile, with the same task and
---max-turns 150, and compares the total input tokens (input + cache writes + cache reads),
-the estimated cost and the cache hit ratio. Anthropic reports an 84% cut in token use from
-context editing on a 100-turn web-search evaluation; the reduction here is printed beside it.
+policy over it (`agentctl run --offline --json`) once per profile (the built-in default,
+balanced.toml, balanced.toml with the server strategy, no-editing.toml) and per server model
+(`context_editing.trigger_basis`: the trigger compared with the unedited or the already
+edited prompt), with the same task and --max-turns 150, and compares the total input tokens
+(input + cache writes + cache reads), the estimated cost and the cache hit ratio against
+no-editing.toml's. Anthropic reports an 84% cut in token use from context editing on a
+100-turn web-search evaluation. `--json` prints one JSON object with a `runs` list.
 The answer of each run must hold every file's FINDING (they survive clearing through memory).
 """
 
@@ -26,7 +29,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PROFILES = ["configs/balanced.toml", "configs/no-editing.toml"]
+BUILTIN = "<built-in>"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One profile as the bench runs it: its label, role and extra --set overrides."""
+
+    label: str
+    profile: str  # a path under the repo, or BUILTIN (no profile file at all)
+    role: str  # "default" (what a user gets without choosing), "no-editing", or other
+    sets: tuple[str, ...] = ()
+
+
+VARIANTS = [
+    Variant("built-in", BUILTIN, "default"),
+    Variant("balanced.toml", "configs/balanced.toml", "balanced"),
+    Variant("balanced, server", "configs/balanced.toml", "balanced-server",
+            ("context_editing.tool_uses.strategy=server", "context_editing.tool_uses.low_water=0")),
+    Variant("no-editing.toml", "configs/no-editing.toml", "no-editing"),
+]  # fmt: skip
+# The open server rule (docs/context.md, "Server models"): every profile runs under both.
+SERVER_MODELS = ("unedited", "edited")
 ANTHROPIC_REPORTED_CUT = 0.84
 SEED = 6
 WORDS = [
@@ -65,7 +89,8 @@ def generate(folder: Path, files: int) -> list[str]:
 
 @dataclass(frozen=True)
 class Outcome:
-    profile: str
+    variant: Variant
+    server_model: str
     turns: int
     input_tokens: int
     cache_write: int
@@ -74,6 +99,7 @@ class Outcome:
     cleared: int
     peak_prompt: int
     facts_found: int
+    facts_total: int
 
     @property
     def total_input(self) -> int:
@@ -83,35 +109,53 @@ class Outcome:
     def hit_ratio(self) -> float:
         return self.cache_read / self.total_input if self.total_input else 0.0
 
+    def to_json(self) -> dict[str, object]:
+        return {
+            "profile": self.variant.label, "role": self.variant.role,
+            "server_model": self.server_model, "total_input_tokens": self.total_input,
+            "cost_usd": round(self.cost, 6), "cache_hit_ratio": round(self.hit_ratio, 6),
+            "facts_found": self.facts_found, "facts_total": self.facts_total,
+            "turns": self.turns, "cache_write_tokens": self.cache_write,
+            "cache_read_tokens": self.cache_read, "peak_prompt": self.peak_prompt,
+        }  # fmt: skip
 
-def run_profile(base: Path, profile: str, facts: list[str]) -> Outcome:
+
+def run_profile(base: Path, variant: Variant, model: str, facts: list[str]) -> Outcome:
     """One offline run in its own folder (fresh memory); the totals of its result event."""
-    work = base / Path(profile).stem
+    work = base / f"{variant.role}-{model}"
     work.mkdir()
     (work / "task.md").write_text(TASK)
     env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
+    env.pop("AGENTCTL_PROFILE", None)
     cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
-           "--profile", str(REPO / profile), "--workspace", str(base / "workspace"),
-           "--max-turns", "150", "--set", "tools.max_result_chars=8000"]  # fmt: skip
+           "--workspace", str(base / "workspace"), "--max-turns", "150",
+           "--set", "tools.max_result_chars=8000",
+           "--set", f"context_editing.trigger_basis={model}"]  # fmt: skip
+    if variant.profile != BUILTIN:
+        cmd += ["--profile", str(REPO / variant.profile)]
+    for setting in variant.sets:
+        cmd += ["--set", setting]
     done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        raise SystemExit(f"{profile}: exit {done.returncode}: {done.stderr.strip()}")
+        raise SystemExit(f"{variant.label}: exit {done.returncode}: {done.stderr.strip()}")
     events = [json.loads(line) for line in done.stdout.splitlines()]
-    return outcome(profile, events, facts)
+    return outcome(variant, model, events, facts)
 
 
-def outcome(profile: str, events: list[dict[str, object]], facts: list[str]) -> Outcome:
+def outcome(
+    variant: Variant, model: str, events: list[dict[str, object]], facts: list[str]
+) -> Outcome:
     result = events[-1]
     totals: dict[str, int | float] = result["totals"]  # type: ignore[assignment]
     turns = [e for e in events if e["event"] == "turn"]
     prompts = [_prompt(e["usage"]) for e in turns]  # type: ignore[arg-type]
     text = str(result["text"])
     return Outcome(
-        profile, int(result["turns"]),  # type: ignore[call-overload]
+        variant, model, int(result["turns"]),  # type: ignore[call-overload]
         int(totals["input_tokens"]), int(totals["cache_creation_input_tokens"]),
         int(totals["cache_read_input_tokens"]), float(totals["cost_usd"] or 0.0),
         int(totals["cleared_input_tokens"]), max(prompts),
-        sum(fact in text for fact in facts),
+        sum(fact in text for fact in facts), len(facts),
     )  # fmt: skip
 
 
@@ -123,51 +167,65 @@ def _prompt(usage: dict[str, int]) -> int:
     )
 
 
-def bench(files: int = 48) -> tuple[Outcome, Outcome, int]:
+def bench(files: int = 48) -> tuple[list[Outcome], int]:
+    """Every variant under every server model, in order; and the workspace size in bytes."""
     base = Path(tempfile.mkdtemp(prefix="agentctl-bench-tokens-"))
     try:
         (base / "workspace").mkdir()
         facts = generate(base / "workspace", files)
         size = sum(p.stat().st_size for p in (base / "workspace").iterdir())
-        default, plain = (run_profile(base, p, facts) for p in PROFILES)
-        return default, plain, size
+        runs = [run_profile(base, v, m, facts) for m in SERVER_MODELS for v in VARIANTS]
+        return runs, size
     finally:
         shutil.rmtree(base)
 
 
-def render(default: Outcome, plain: Outcome, files: int, size: int) -> list[str]:
-    cut = 1 - default.total_input / plain.total_input
-    saved = 1 - default.cost / plain.cost if plain.cost else 0.0
-    rows = [
-        f"workload: {files} generated files ({size / 1024:.0f} KB), emulator default policy",
-        f"{'':<24} {'balanced.toml':>14} {'no-editing.toml':>16}",
-    ]
+def baseline(runs: list[Outcome], model: str) -> Outcome:
+    """The no-editing run under `model`."""
+    return next(o for o in runs if o.server_model == model and o.variant.role == "no-editing")
+
+
+def render(runs: list[Outcome], files: int, size: int) -> list[str]:
+    rows = [f"workload: {files} generated files ({size / 1024:.0f} KB), emulator default policy"]
+    for model in SERVER_MODELS:
+        rows += ["", *render_model([o for o in runs if o.server_model == model], model)]
+    return rows
+
+
+def render_model(runs: list[Outcome], model: str) -> list[str]:
+    plain = baseline(runs, model)
+    rows = [f"server model: trigger compared with the {model} prompt",
+            f"{'':<22}" + "".join(f"{o.variant.label:>18}" for o in runs)]  # fmt: skip
     cells: list[tuple[str, Callable[[Outcome], str]]] = [
         ("turns", lambda o: f"{o.turns:,}"),
         ("input (uncached)", lambda o: f"{o.input_tokens:,}"),
         ("cache writes", lambda o: f"{o.cache_write:,}"),
         ("cache reads", lambda o: f"{o.cache_read:,}"),
         ("total input tokens", lambda o: f"{o.total_input:,}"),
+        ("vs no-editing", lambda o: f"{o.total_input / plain.total_input - 1:+.1%}"),
         ("peak prompt", lambda o: f"{o.peak_prompt:,}"),
         ("cache hit ratio", lambda o: f"{o.hit_ratio:.1%}"),
         ("estimated cost", lambda o: f"${o.cost:.2f}"),
-        ("facts in the answer", lambda o: f"{o.facts_found}/{files}"),
+        ("cost vs no-editing", lambda o: f"{o.cost / plain.cost:.2f}x" if plain.cost else "-"),
+        ("facts in the answer", lambda o: f"{o.facts_found}/{o.facts_total}"),
     ]
     for name, fn in cells:
-        rows.append(f"{name:<24} {fn(default):>14} {fn(plain):>16}")
-    rows.append(
-        f"token reduction {cut:.1%} (Anthropic reports {ANTHROPIC_REPORTED_CUT:.0%} on a 100-turn "
-        f"web-search eval); cost reduction {saved:.1%}"
-    )
+        rows.append(f"{name:<22}" + "".join(f"{fn(o):>18}" for o in runs))
     return rows
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--files", type=int, default=48)
+    parser.add_argument("--json", action="store_true", help="one JSON object with a runs list")
     args = parser.parse_args()
-    default, plain, size = bench(args.files)
-    print("\n".join(render(default, plain, args.files, size)))
+    runs, size = bench(args.files)
+    if args.json:
+        print(json.dumps({"files": args.files, "workspace_bytes": size,
+                          "anthropic_reported_cut": ANTHROPIC_REPORTED_CUT,
+                          "runs": [o.to_json() for o in runs]}))  # fmt: skip
+    else:
+        print("\n".join(render(runs, args.files, size)))
 
 
 if __name__ == "__main__":

@@ -216,11 +216,14 @@ def trigger_distance(profile: Profile, response: ModelResponse) -> int | None:
     """Prompt size before editing minus the clear_tool_uses trigger (negative: below it).
 
     The server compares the unedited prompt with the trigger; `usage` reports the prompt after
-    editing, so the tokens the edits cleared are added back.
+    editing, so the tokens the edits cleared are added back. Batched clearing compares the
+    prompt as edited (the trigger is its high-water mark): the distance to the next batch.
     """
     edit = profile.context_editing.tool_uses
     if not edit.enabled or edit.trigger_kind != "input_tokens":
         return None
+    if edit.strategy == "batched":
+        return response.usage.prompt_tokens - edit.trigger
     cleared = sum(e.cleared_input_tokens for e in response.applied_edits)
     return response.usage.prompt_tokens + cleared - edit.trigger
 

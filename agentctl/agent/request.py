@@ -58,7 +58,7 @@ def build_request(
     if tools:
         request["tools"] = [copy.deepcopy(dict(t)) for t in tools]
     request["messages"] = [copy.deepcopy(dict(m)) for m in messages]
-    cm = build_context_management(profile.context_editing)
+    cm = build_context_management(profile.context_editing, request)
     if cm is not None:
         request["context_management"] = cm
     request = place_breakpoints(request, cache_control(profile))

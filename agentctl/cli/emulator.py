@@ -8,7 +8,11 @@ from typing import Annotated
 
 import typer
 
-from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
+from agentctl.context.engine import (
+    DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+    TRIGGER_BASES,
+    TriggerBasis,
+)
 from agentctl.errors import EXIT_INTERRUPTED, UsageError
 
 app = typer.Typer(
@@ -60,6 +64,14 @@ def serve(
             "--placeholder", metavar="TEXT", help="Text that replaces cleared tool results."
         ),
     ] = DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+    trigger_basis: Annotated[
+        str,
+        typer.Option(
+            "--trigger-basis",
+            metavar="BASIS",
+            help='Compare the clearing trigger with the "unedited" or the already "edited" prompt.',
+        ),
+    ] = "unedited",
 ) -> None:
     """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
 
@@ -83,6 +95,7 @@ def serve(
             port=port,
             keep_requests=KEEP_REQUESTS,
             keep_bytes=KEEP_BYTES,
+            trigger_basis=_basis(trigger_basis),
         ) as emu:
             print(emu.base_url, flush=True)
             threading.Event().wait()
@@ -90,3 +103,11 @@ def serve(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except OSError as err:
         raise UsageError(f"--port {port}: cannot listen on 127.0.0.1: {err.strerror}") from err
+
+
+def _basis(text: str) -> TriggerBasis:
+    """The --trigger-basis value, checked."""
+    for basis in TRIGGER_BASES:
+        if text == basis:
+            return basis
+    raise UsageError(f"--trigger-basis {text!r}: expected one of {', '.join(TRIGGER_BASES)}")

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
+from agentctl.context.batching import Marks, boundary
+from agentctl.context.engine import (
+    DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+    DEFAULT_TRIGGER_BASIS,
+    TriggerBasis,
+    apply_context_edits,
+)
+from agentctl.context.pairs import candidates, freed_tokens, tool_pairs
 
 BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 
 TriggerKind = Literal["input_tokens", "tool_uses"]
+# "server": one edit from the profile, the server decides each turn what to clear.
+# "batched": the client steers it turn by turn (see `batched_edit`).
+Strategy = Literal["server", "batched"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +35,10 @@ class ClearToolUses:
     exclude_tools: tuple[str, ...] = ()
     # False / True, or the names of the tools whose tool_use inputs are cleared too.
     clear_tool_inputs: bool | tuple[str, ...] = False
+    strategy: Strategy = "server"
+    # batched only: a clearing brings the prompt down to at most this many input tokens
+    # (`trigger` is then the high-water mark that starts one).
+    low_water: int = 0
 
 
 @dataclass(frozen=True)
@@ -44,10 +59,15 @@ class ContextEditing:
     # (API-NOTES E.1): this is never sent to the API; the offline emulator substitutes it and
     # `simulate`/`tune` count its tokens. Set it to match what you observe from the server.
     placeholder: str = DEFAULT_CLEARED_RESULT_PLACEHOLDER
+    # Whether the server compares the input_tokens trigger with the unedited prompt or with
+    # the prompt as already edited on earlier requests (unknown: docs/context.md, "Server
+    # models"). Never sent; the offline emulator and simulate/tune play the server this way.
+    trigger_basis: TriggerBasis = DEFAULT_TRIGGER_BASIS
 
 
 def clear_tool_uses_edit(s: ClearToolUses) -> dict[str, Any]:
-    """One `clear_tool_uses_20250919` edit; unset optional fields are omitted."""
+    """One `clear_tool_uses_20250919` edit; unset optional fields are omitted. For the batched
+    strategy, the edit of a request before its first clearing (`batched_edit`)."""
     edit: dict[str, Any] = {
         "type": "clear_tool_uses_20250919",
         "trigger": {"type": s.trigger_kind, "value": s.trigger},
@@ -70,8 +90,35 @@ def clear_thinking_edit(s: ClearThinking) -> dict[str, Any]:
     return {"type": "clear_thinking_20251015", "keep": keep}
 
 
-def build_context_management(ce: ContextEditing) -> dict[str, Any] | None:
-    """The request's `context_management` field, or None when no strategy is on.
+def batched_edit(s: ClearToolUses, request: Mapping[str, Any], placeholder: str) -> dict[str, Any]:
+    """The edit that makes the server clear exactly where batched clearing puts the boundary.
+
+    The boundary (how many of the oldest clearable tool uses stand cleared) moves only when
+    the prompt as edited so far exceeds `trigger`, in one step, far enough to bring it to
+    `low_water` (never into the last `keep`); the walk over the history is `batching.boundary`.
+    Before the first clearing the request carries the profile's edit (the server cannot fire
+    before the client would). After it: trigger `tool_uses` > B and keep = clearable - B, so
+    the server clears the same B oldest uses on every request until the next move, whichever
+    way it measures a token trigger, and every request reads the earlier prompt from the cache.
+    """
+    edit = clear_tool_uses_edit(s)
+    clearable = candidates(tool_pairs(list(request.get("messages") or [])), edit)
+    freed = [freed_tokens(p, edit, placeholder) for p in clearable]
+    marks = Marks(s.trigger, s.low_water, s.keep, s.clear_at_least)
+    cleared = boundary(request, clearable, freed, marks)
+    if cleared == 0:
+        return edit
+    edit.pop("clear_at_least", None)
+    edit["trigger"] = {"type": "tool_uses", "value": cleared}
+    edit["keep"] = {"type": "tool_uses", "value": len(clearable) - cleared}
+    return edit
+
+
+def build_context_management(
+    ce: ContextEditing, request: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """The `context_management` field of `request` (of a first request when None), or None
+    when no strategy is on.
 
     clear_thinking must come first when both are used (the API rejects the other order).
     """
@@ -79,5 +126,15 @@ def build_context_management(ce: ContextEditing) -> dict[str, Any] | None:
     if ce.thinking.enabled:
         edits.append(clear_thinking_edit(ce.thinking))
     if ce.tool_uses.enabled:
-        edits.append(clear_tool_uses_edit(ce.tool_uses))
+        edits.append(_tool_uses_edit(ce, request, edits))
     return {"edits": edits} if edits else None
+
+
+def _tool_uses_edit(
+    ce: ContextEditing, request: Mapping[str, Any] | None, before: list[dict[str, Any]]
+) -> dict[str, Any]:
+    if ce.tool_uses.strategy == "server" or request is None:
+        return clear_tool_uses_edit(ce.tool_uses)
+    if before:  # measure the prompt as the thinking edit leaves it
+        request = apply_context_edits(request, before).request
+    return batched_edit(ce.tool_uses, request, ce.placeholder)

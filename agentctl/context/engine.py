@@ -10,8 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from agentctl.context.batching import Marks, boundary
+from agentctl.context.pairs import (
+    DEFAULT_CLEARED_INPUT_PLACEHOLDER,
+    Pair,
+    candidates,
+    freed_tokens,
+    pair_changes,
+    tool_pairs,
+)
 from agentctl.context.tokens import (
     estimate_block_tokens,
     estimate_request_tokens,
@@ -22,22 +31,28 @@ from agentctl.context.validate import validate_edits
 __all__ = [
     "DEFAULT_CLEARED_INPUT_PLACEHOLDER",
     "DEFAULT_CLEARED_RESULT_PLACEHOLDER",
+    "DEFAULT_TRIGGER_BASIS",
+    "TRIGGER_BASES",
     "EditOutcome",
+    "TriggerBasis",
     "apply_context_edits",
     "validate_edits",
 ]
 
 # The server's literal text is not public (API-NOTES E.1); this is ours, a documented setting.
 DEFAULT_CLEARED_RESULT_PLACEHOLDER = "[Tool result cleared by context management]"
-# What a cleared tool_use.input becomes: unknown (E.5); ours: an empty object, still valid JSON
-# for the tool's `input` field.
-DEFAULT_CLEARED_INPUT_PLACEHOLDER: dict[str, Any] = {}
+# The open rule of API-NOTES E.9, one named setting (docs/context.md, "Server models"): is the
+# input_tokens trigger compared with the unedited prompt the client resends ("unedited": once
+# past it, every request clears again, one more result each turn) or with the prompt as already
+# edited on earlier requests ("edited": clearings come in batches)?
+TriggerBasis = Literal["unedited", "edited"]
+TRIGGER_BASES: tuple[TriggerBasis, ...] = ("unedited", "edited")
+DEFAULT_TRIGGER_BASIS: TriggerBasis = "unedited"
 
 DEFAULT_TRIGGER: dict[str, Any] = {"type": "input_tokens", "value": 100_000}  # B.2 [DOC]
 DEFAULT_KEEP_TOOL_USES = 3  # B.2 [DOC]
 DEFAULT_KEEP_THINKING_TURNS = 1  # B.3: the docs' default for an edit without `keep`
 
-_TOOL_USE_TYPES = ("tool_use", "server_tool_use", "mcp_tool_use")
 _THINKING_TYPES = ("thinking", "redacted_thinking")
 
 
@@ -117,38 +132,6 @@ def _clear_thinking(
 # --- clear_tool_uses_20250919 ------------------------------------------------------------
 
 
-@dataclass
-class _Pair:
-    """A tool use and, when present, the block that answers it (same id)."""
-
-    use: dict[str, Any]
-    result: dict[str, Any] | None = None
-
-
-def _tool_pairs(messages: list[dict[str, Any]]) -> list[_Pair]:
-    """Tool uses in chronological order, each with its result (next user message for client
-    tools, the same assistant message for server tools)."""
-    pairs: dict[str, _Pair] = {}
-    order: list[_Pair] = []
-    for message in messages:
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                continue
-            kind = str(block.get("type"))
-            if kind in _TOOL_USE_TYPES and message.get("role") == "assistant":
-                pair = _Pair(block)
-                pairs[str(block.get("id"))] = pair
-                order.append(pair)
-            elif (
-                kind == "tool_result" or kind.endswith("_tool_result")
-            ) and "tool_use_id" in block:
-                found = pairs.get(str(block["tool_use_id"]))
-                if found is not None and found.result is None:
-                    found.result = block
-    return order
-
-
 def _triggered(edit: Mapping[str, Any], input_tokens: int, tool_uses: int) -> bool:
     """The prompt *exceeds* the trigger (strictly greater; ours, after "exceeds" in the docs)."""
     trigger = edit.get("trigger") or DEFAULT_TRIGGER
@@ -156,51 +139,26 @@ def _triggered(edit: Mapping[str, Any], input_tokens: int, tool_uses: int) -> bo
     return measure > int(trigger["value"])
 
 
-def _clears_input(edit: Mapping[str, Any], name: str) -> bool:
-    flag = edit.get("clear_tool_inputs")
-    if isinstance(flag, list | tuple):
-        return name in flag
-    return bool(flag)
-
-
-_Change = tuple[dict[str, Any], str, Any, int]  # (block, key, new value, tokens freed)
-
-
-def _pair_changes(pair: _Pair, edit: Mapping[str, Any], placeholder: str) -> list[_Change]:
-    """What clearing this pair would change; a part is left alone unless it shrinks (ours:
-    a result already shorter than the placeholder, or already cleared, stays as it is)."""
-    wanted: list[tuple[dict[str, Any], str, Any]] = []
-    if pair.result is not None:  # tool_use_id and is_error stay (ours)
-        wanted.append((pair.result, "content", placeholder))
-    if _clears_input(edit, str(pair.use.get("name", ""))):
-        wanted.append((pair.use, "input", dict(DEFAULT_CLEARED_INPUT_PLACEHOLDER)))
-    changes: list[_Change] = []
-    for block, key, value in wanted:
-        freed = estimate_block_tokens(block) - estimate_block_tokens({**block, key: value})
-        if freed > 0:
-            changes.append((block, key, value, freed))
-    return changes
-
-
 def _clear_tool_uses(
-    messages: list[dict[str, Any]], edit: Mapping[str, Any], input_tokens: int, placeholder: str
+    messages: list[dict[str, Any]],
+    edit: Mapping[str, Any],
+    input_tokens: int,
+    placeholder: str,
+    basis: Mapping[str, Any] | None,
 ) -> dict[str, Any] | None:
     """Clear the oldest tool results beyond `keep`, unless untriggered or below clear_at_least.
 
     `exclude_tools` pairs are never cleared and do not count toward `keep`; the `tool_uses`
-    trigger counts every tool use, excluded ones included (both ours).
+    trigger counts every tool use, excluded ones included (both ours). `basis`: None for the
+    "unedited" model, else the request (its tools and system) for the "edited" one.
     """
-    pairs = _tool_pairs(messages)
-    if not _triggered(edit, input_tokens, len(pairs)):
+    victims = _victims(messages, edit, input_tokens, placeholder, basis)
+    if victims is None:
         return None
-    excluded = set(edit.get("exclude_tools") or ())
-    candidates = [p for p in pairs if str(p.use.get("name", "")) not in excluded]
-    keep = int((edit.get("keep") or {}).get("value", DEFAULT_KEEP_TOOL_USES))
-    victims = candidates[: max(len(candidates) - keep, 0)]
-    per_pair = [c for c in (_pair_changes(p, edit, placeholder) for p in victims) if c]
+    per_pair = [c for c in (pair_changes(p, edit, placeholder) for p in victims) if c]
     freed = sum(change[3] for changes in per_pair for change in changes)
     at_least = edit.get("clear_at_least") or {}
-    if not per_pair or freed < int(at_least.get("value", 0)):
+    if not per_pair or (basis is None and freed < int(at_least.get("value", 0))):
         return None
     for changes in per_pair:
         for block, key, value, _ in changes:
@@ -212,6 +170,43 @@ def _clear_tool_uses(
     }
 
 
+def _victims(
+    messages: list[dict[str, Any]],
+    edit: Mapping[str, Any],
+    input_tokens: int,
+    placeholder: str,
+    basis: Mapping[str, Any] | None,
+) -> list[Pair] | None:
+    """The pairs to clear, oldest first; None when the trigger does not fire."""
+    pairs = tool_pairs(messages)
+    clearable = candidates(pairs, edit)
+    if basis is not None:
+        request = {**basis, "messages": messages}
+        return clearable[: _edited_boundary(request, clearable, edit, placeholder)]
+    if not _triggered(edit, input_tokens, len(pairs)):
+        return None
+    keep = int((edit.get("keep") or {}).get("value", DEFAULT_KEEP_TOOL_USES))
+    return clearable[: max(len(clearable) - keep, 0)]
+
+
+def _edited_boundary(
+    request: Mapping[str, Any], clearable: list[Pair], edit: Mapping[str, Any], placeholder: str
+) -> int:
+    """The "edited" model: request by request, the trigger is compared with the prompt as the
+    earlier clearings left it; when it fires, everything but `keep` is cleared (each move
+    subject to clear_at_least on what it adds)."""
+    trigger = edit.get("trigger") or DEFAULT_TRIGGER
+    marks = Marks(
+        high=int(trigger["value"]),
+        low=0,
+        keep=int((edit.get("keep") or {}).get("value", DEFAULT_KEEP_TOOL_USES)),
+        at_least=int((edit.get("clear_at_least") or {}).get("value", 0)),
+        count_uses=trigger.get("type") == "tool_uses",
+    )
+    freed = [freed_tokens(p, edit, placeholder) for p in clearable]
+    return boundary(request, clearable, freed, marks)
+
+
 # --- both, in array order ----------------------------------------------------------------
 
 
@@ -220,12 +215,14 @@ def apply_context_edits(
     edits: Sequence[Mapping[str, Any]],
     *,
     result_placeholder: str = DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+    trigger_basis: TriggerBasis = DEFAULT_TRIGGER_BASIS,
 ) -> EditOutcome:
     """Apply `edits` in array order to a copy of `request`; the input is never mutated.
 
     clear_tool_uses measures its `input_tokens` trigger on the prompt as edited by the edits
-    before it (ours; B.10). Unknown edit types (e.g. compact_20260112) are skipped here: call
-    `validate_edits` first. `applied_edits` lists only edits that changed something.
+    before it (ours; B.10), compared under `trigger_basis` (see TriggerBasis). Unknown edit
+    types (e.g. compact_20260112) are skipped here: call `validate_edits` first.
+    `applied_edits` lists only edits that changed something.
     """
     edited: dict[str, Any] = _json_copy(request)
     messages: list[dict[str, Any]] = edited.setdefault("messages", [])
@@ -237,7 +234,8 @@ def apply_context_edits(
         if kind == "clear_thinking_20251015":
             outcome = _clear_thinking(messages, edit)
         elif kind == "clear_tool_uses_20250919":
-            outcome = _clear_tool_uses(messages, edit, current, result_placeholder)
+            basis = None if trigger_basis == "unedited" else edited
+            outcome = _clear_tool_uses(messages, edit, current, result_placeholder, basis)
         else:
             continue
         if outcome is not None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from agentctl.context.engine import TriggerBasis
 
 Json = dict[str, Any]
 
@@ -53,10 +56,11 @@ class ContextEngine(Protocol):
 class SharedEngine:
     """The project's one implementation of clearing and caching (`agentctl.context`)."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], trigger_basis: TriggerBasis) -> None:
         from agentctl.context.cache import PromptCache
 
         self._cache = PromptCache(clock)  # lives as long as the emulator, across requests
+        self._basis: TriggerBasis = trigger_basis
 
     def validate(self, request: Json) -> str | None:
         from agentctl.context.cache import validate_cache_control
@@ -69,7 +73,9 @@ class SharedEngine:
 
         management = request.get("context_management")
         edits = management.get("edits") or [] if isinstance(management, dict) else []
-        outcome = apply_context_edits(request, edits, result_placeholder=placeholder)
+        outcome = apply_context_edits(
+            request, edits, result_placeholder=placeholder, trigger_basis=self._basis
+        )
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 
@@ -89,6 +95,9 @@ class SharedEngine:
         return sum(estimate_block_tokens(block) for block in blocks)
 
 
-def default_engine(clock: Callable[[], float]) -> ContextEngine:
-    """The shared engine, with a fresh prompt cache driven by `clock`."""
-    return SharedEngine(clock)
+def default_engine(
+    clock: Callable[[], float], trigger_basis: TriggerBasis = "unedited"
+) -> ContextEngine:
+    """The shared engine, with a fresh prompt cache driven by `clock`, playing the server
+    model `trigger_basis` (docs/context.md, "Server models")."""
+    return SharedEngine(clock, trigger_basis)

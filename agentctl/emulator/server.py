@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
+from agentctl.context.engine import (
+    DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+    DEFAULT_TRIGGER_BASIS,
+    TriggerBasis,
+)
 from agentctl.emulator.editing import ContextEngine, default_engine
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
 from agentctl.emulator.model import Model, Script, ScriptedModel
@@ -364,11 +368,12 @@ def running(
     engine: ContextEngine | None = None,
     keep_requests: int | None = None,
     keep_bytes: int | None = None,
+    trigger_basis: TriggerBasis = DEFAULT_TRIGGER_BASIS,
 ) -> Iterator[Emulator]:
     """Start an emulator on a background thread for the duration of the block."""
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
     service = MessagesService(
-        engine or default_engine(clock),
+        engine or default_engine(clock, trigger_basis),
         model or build_model(script, result_placeholder),
         result_placeholder,
     )

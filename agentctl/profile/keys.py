@@ -53,6 +53,17 @@ KEY_DOCS: dict[str, KeyDoc] = {
     f"{_TU}.clear_tool_inputs": KeyDoc(
         "Also clear tool_use inputs: true, or a list of tool names.", "clear_tool_inputs"
     ),
+    f"{_TU}.strategy": KeyDoc(
+        '"server": the server clears each turn; "batched": agentctl steers it so clearings'
+        " come in batches (trigger = high-water mark) and the cache holds between them."
+    ),
+    f"{_TU}.low_water": KeyDoc(
+        "Batched: a clearing brings the prompt down to at most this many input tokens."
+    ),
+    "context_editing.trigger_basis": KeyDoc(
+        'How the offline emulator and simulate/tune compare the trigger: "unedited" prompt or'
+        ' the prompt as "edited" by earlier clearings (the real rule is not public; never sent).'
+    ),
     "context_editing.placeholder": KeyDoc(
         "Text standing in for a cleared tool result in the offline emulator and in simulate/"
         "tune (the server's own text is not public; never sent to the API)."

@@ -27,6 +27,7 @@ LOW_INPUT_TRIGGER = 5_000
 ZERO_ALLOWED = frozenset(
     {
         "context_editing.tool_uses.clear_at_least",
+        "context_editing.tool_uses.low_water",  # 0: not set (server strategy)
         "limits.max_input_tokens",
         "api.max_retries",
         # The memory store reads 0 as "no limit" (agentctl/memory/limits.py).
@@ -47,6 +48,7 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_ranges(profile)
     check_thinking(profile)
     check_strings(profile)
+    check_batched(profile.context_editing.tool_uses)
     return list(collect_warnings(profile, today or clock.today()))
 
 
@@ -106,6 +108,25 @@ def check_thinking(profile: Profile) -> None:
             "clear_thinking needs extended thinking, the API rejects it otherwise"
             " (set thinking.enabled = true, or context_editing.thinking.enabled = false)",
         )
+
+
+def check_batched(s: ClearToolUses) -> None:
+    """Batched clearing needs a token trigger (the high-water mark) above low_water, and
+    keeps at least one tool use; low_water means nothing without it."""
+    key = "context_editing.tool_uses"
+    if s.strategy == "server":
+        if s.low_water:
+            raise FieldError(f"{key}.low_water", 'only used with strategy = "batched"')
+        return
+    if s.trigger_kind != "input_tokens":
+        raise FieldError(f"{key}.trigger_kind", 'strategy = "batched" needs "input_tokens"')
+    if not 0 < s.low_water < s.trigger:
+        raise FieldError(
+            f"{key}.low_water",
+            f"{s.low_water}: batched clearing needs 0 < low_water < trigger ({s.trigger})",
+        )
+    if s.keep < 1:
+        raise FieldError(f"{key}.keep", 'strategy = "batched" keeps at least 1 tool use')
 
 
 def check_strings(profile: Profile) -> None:

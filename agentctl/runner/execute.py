@@ -107,8 +107,12 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
         return
     from agentctl.emulator.server import running
 
-    placeholder = plan.profile.context_editing.placeholder
-    with running(script=plan.script, result_placeholder=placeholder) as emulator:
+    editing = plan.profile.context_editing
+    with running(
+        script=plan.script,
+        result_placeholder=editing.placeholder,
+        trigger_basis=editing.trigger_basis,
+    ) as emulator:
         yield AnthropicClient(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )

@@ -34,8 +34,13 @@ def seen_request(session: Session, turn: TurnRecord) -> tuple[dict[str, Any], li
     """The request after edits at `turn`, under the recorded settings, and the applied edits."""
     settings = ReplaySettings.from_profile(session_profile(session))
     request = replay_request(turn, settings)
-    edits = (settings.context_management or {}).get("edits") or []
-    outcome = apply_context_edits(request, edits, result_placeholder=settings.placeholder)
+    edits = (request.get("context_management") or {}).get("edits") or []
+    outcome = apply_context_edits(
+        request,
+        edits,
+        result_placeholder=settings.placeholder,
+        trigger_basis=settings.trigger_basis,
+    )
     return outcome.request, outcome.applied_edits
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.cache import CacheUsage, PromptCache
-from agentctl.context.engine import apply_context_edits, validate_edits
+from agentctl.context.engine import EditOutcome, apply_context_edits, validate_edits
 from agentctl.context.prices import Pricing
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.errors import ConfigError
@@ -142,21 +142,6 @@ def _unedited_estimate(turn: TurnRecord, settings: ReplaySettings) -> int:
     return estimate_request_tokens(replay_request(turn, settings))
 
 
-def scaled_edits(
-    context_management: Mapping[str, Any] | None, factor: float
-) -> list[dict[str, Any]]:
-    """The edits with token thresholds in estimator units (divided by the factor)."""
-    edits: list[dict[str, Any]] = []
-    for edit in (context_management or {}).get("edits") or []:
-        scaled = dict(edit)
-        for key in ("trigger", "clear_at_least"):
-            value = scaled.get(key)
-            if isinstance(value, Mapping) and value.get("type") == "input_tokens":
-                scaled[key] = {**value, "value": round(int(value["value"]) / factor)}
-        edits.append(scaled)
-    return edits
-
-
 def simulate(
     session: Session,
     settings: ReplaySettings,
@@ -172,7 +157,7 @@ def simulate(
     """
     clock = _Clock()
     cache = PromptCache(clock=clock)
-    edits = scaled_edits(settings.context_management, factor)
+    settings = settings.scaled(factor)
     turns: list[SimTurn] = []
     pricing = prices.pricing(session.model)
     for turn in session.turns:
@@ -182,10 +167,22 @@ def simulate(
         request = replay_request(turn, settings)
         if not turns:
             _check(request, session)
-        outcome = apply_context_edits(request, edits, result_placeholder=settings.placeholder)
+        outcome = edit_request(request, settings)
         figures = cache.account(outcome.request, session.model)
         turns.append(_sim_turn(pricing, turn, outcome.applied_edits, figures, factor))
     return Simulation(label, tuple(turns))
+
+
+def edit_request(request: Mapping[str, Any], settings: ReplaySettings) -> EditOutcome:
+    """What the server does to one replayed request: its own edits, under the settings'
+    server model (`trigger_basis`) and placeholder."""
+    edits = (request.get("context_management") or {}).get("edits") or []
+    return apply_context_edits(
+        request,
+        edits,
+        result_placeholder=settings.placeholder,
+        trigger_basis=settings.trigger_basis,
+    )
 
 
 class _Clock:

@@ -70,6 +70,8 @@ def settings_json(ce: ContextEditing) -> dict[str, Any]:
     data: dict[str, Any] = {"clear_tool_uses": tu.enabled}
     if tu.enabled:
         data.update(trigger=tu.trigger, keep=tu.keep, clear_at_least=tu.clear_at_least)
+    if tu.enabled and tu.strategy == "batched":
+        data["low_water"] = tu.low_water
     if th.enabled:
         data["thinking_keep"] = th.keep
     return data
@@ -152,12 +154,15 @@ def _grid_point(recorded: ContextEditing, point: dict[str, GridValue | None]) ->
     if point["trigger"] == OFF:
         tu = dataclasses.replace(tu, enabled=False)
     else:
+        trigger = _or(point["trigger"], tu.trigger)
         tu = dataclasses.replace(
             tu,
             enabled=True,
-            trigger=_or(point["trigger"], tu.trigger),
+            trigger=trigger,
             keep=_or(point["keep"], tu.keep),
             clear_at_least=_or(point["clear_at_least"], tu.clear_at_least),
+            # batched: the low-water mark keeps its ratio to the trigger (high-water mark)
+            low_water=round(tu.low_water * trigger / tu.trigger) if tu.low_water else 0,
         )
     think = point["thinking_keep"]
     if think is not None:  # turns clear_thinking on (the replay refuses it without thinking)

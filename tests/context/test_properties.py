@@ -94,6 +94,21 @@ def test_edits_shrink_report_exactly_and_never_mutate(
     ]
 
 
+@settings(max_examples=150, deadline=None)
+@given(rounds(), edit_lists())
+def test_the_edited_model_never_clears_more_than_the_unedited_one(
+    request: dict[str, Any], edits: list[dict[str, Any]]
+) -> None:
+    """Each edited-model batch passed the trigger on a prompt no larger than the last one,
+    so the unedited model fires too, and clears everything but `keep`."""
+    unedited = apply_context_edits(request, edits, trigger_basis="unedited")
+    edited = apply_context_edits(request, edits, trigger_basis="edited")
+    assert edited.input_tokens >= unedited.input_tokens
+    cleared = sum(e["cleared_input_tokens"] for e in edited.applied_edits)
+    assert edited.original_input_tokens - edited.input_tokens == cleared
+    assert edited.input_tokens == estimate_request_tokens(edited.request)
+
+
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(rounds(), edit_lists(), st.floats(0, 400)), min_size=1, max_size=4))
 @pytest.mark.slow

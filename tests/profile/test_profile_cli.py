@@ -117,8 +117,9 @@ def test_show_plain_text_when_piped(in_tmp: Path) -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0] == f'source = "{CONFIGS / "balanced.toml"}"'
-    assert "context_editing.tool_uses.trigger = 60000" in lines
-    assert 'context_editing.tool_uses.exclude_tools = ["memory"]' in lines
+    assert "context_editing.tool_uses.trigger = 22000" in lines
+    assert 'context_editing.tool_uses.strategy = "batched"' in lines
+    assert "context_editing.tool_uses.exclude_tools = []" in lines
     assert f'memory.root = "{in_tmp / "memory"}"' in lines
     assert lines[-1] == 'betas = ["context-management-2025-06-27"]'
     assert lines[-2].startswith(

@@ -30,14 +30,16 @@ def test_config_loads_without_warnings(name: str) -> None:
 
 
 def test_balanced_sends_the_documented_edit() -> None:
-    assert build_context_management(load("balanced").context_editing) == {
+    """Batched: the profile's edit until the first clearing (docs/context.md)."""
+    editing = load("balanced").context_editing
+    assert (editing.tool_uses.strategy, editing.tool_uses.low_water) == ("batched", 8000)
+    assert build_context_management(editing) == {
         "edits": [
             {
                 "type": "clear_tool_uses_20250919",
-                "trigger": {"type": "input_tokens", "value": 60000},
+                "trigger": {"type": "input_tokens", "value": 22000},
                 "keep": {"type": "tool_uses", "value": 4},
-                "clear_at_least": {"type": "input_tokens", "value": 10000},
-                "exclude_tools": ["memory"],
+                "clear_at_least": {"type": "input_tokens", "value": 8000},
             }
         ]
     }

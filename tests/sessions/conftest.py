@@ -1,10 +1,12 @@
 """Transcripts from real offline runs, made once per test session and copied into each test's home.
 
-`research`: the shipped research example under configs/balanced.toml (23 turns, clears on
-turns 14-21). `thinking`: a scripted run with extended thinking, clear_thinking and a low
-clear_tool_uses trigger, so both edits apply. `resumed`: the same script without thinking or
-clearing, stopped by max_turns after 4 turns and continued with `run --resume` (a new
-emulator, so a cold cache).
+`research`: the shipped research example under balanced.toml's settings as they were before
+batched clearing (server strategy, trigger 60k, keep 4, memory excluded: 23 turns, clears on
+turns 14-21, one more result each turn). `batched`: the same example under
+configs/balanced.toml as shipped (batched clearing). `thinking`: a scripted run with extended
+thinking, clear_thinking and a low clear_tool_uses trigger, so both edits apply. `resumed`:
+the same script without thinking or clearing, stopped by max_turns after 4 turns and
+continued with `run --resume` (a new emulator, so a cold cache).
 """
 
 from __future__ import annotations
@@ -22,6 +24,23 @@ from agentctl.sessions.catalog import Session, load_session
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PROFILE = REPO / "configs" / "balanced.toml"
+
+SERVER_PROFILE = """\
+model = "claude-sonnet-5"
+max_tokens = 8192
+max_turns = 50
+[context_editing.tool_uses]
+strategy = "server"
+trigger = 60_000
+keep = 4
+clear_at_least = 10_000
+exclude_tools = ["memory"]
+[cache]
+ttl = "5m"
+[tools]
+memory = true
+workspace = true
+"""
 
 THINKING_PROFILE = """\
 model = "claude-sonnet-5"
@@ -95,10 +114,14 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     shutil.copytree(
         REPO / "examples" / "research", base / "research", ignore=shutil.ignore_patterns("memory")
     )
+    (base / "server.toml").write_text(SERVER_PROFILE)
+    shutil.copytree(base / "research", base / "batched")
     saved = os.getcwd()
     try:
         os.chdir(base / "research")  # memory and workspace resolve from the task folder
-        research = _run(base / "home-research", base / "research" / "task.md", DEFAULT_PROFILE)
+        research = _run(base / "home-research", base / "research" / "task.md", base / "server.toml")
+        os.chdir(base / "batched")
+        batched = _run(base / "home-batched", base / "batched" / "task.md", DEFAULT_PROFILE)
     finally:
         os.chdir(saved)
     profile = base / "thinking.toml"
@@ -108,7 +131,7 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     plain = base / "plain.toml"
     plain.write_text(PLAIN_PROFILE)
     resumed = _resumed(base / "home-resumed", task, plain)
-    return {"research": research, "thinking": thinking, "resumed": resumed}
+    return {"research": research, "batched": batched, "thinking": thinking, "resumed": resumed}
 
 
 def install(home: Path, transcript: Path) -> str:
@@ -123,6 +146,12 @@ def install(home: Path, transcript: Path) -> str:
 def research(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
     install(_isolated_env, transcripts["research"])
     yield load_session(transcripts["research"].stem)
+
+
+@pytest.fixture
+def batched(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
+    install(_isolated_env, transcripts["batched"])
+    yield load_session(transcripts["batched"].stem)
 
 
 @pytest.fixture

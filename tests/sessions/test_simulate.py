@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
+from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER, TRIGGER_BASES, TriggerBasis
 from agentctl.context.tokens import estimate_block_tokens, estimate_request_tokens
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditing, Profile
 from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.replay import ReplaySettings, replay_request
-from agentctl.sessions.simulate import calibrate, recorded_run, scaled_edits, simulate
+from agentctl.sessions.simulate import calibrate, recorded_run, simulate
 from agentctl.sessions.transcript import read_transcript
 
 
@@ -27,7 +27,9 @@ def _with_editing(profile: Profile, **tool_uses: Any) -> Profile:
     return dataclasses.replace(profile, context_editing=ContextEditing(tu, ClearThinking()))
 
 
-@pytest.mark.parametrize(("name", "edit_turns"), [("research", 3), ("thinking", 3), ("resumed", 0)])
+@pytest.mark.parametrize(
+    ("name", "edit_turns"), [("research", 3), ("batched", 3), ("thinking", 3), ("resumed", 0)]
+)
 def test_own_settings_reproduce_every_recorded_turn_exactly(
     name: str, edit_turns: int, request: pytest.FixtureRequest
 ) -> None:
@@ -42,6 +44,25 @@ def test_own_settings_reproduce_every_recorded_turn_exactly(
     edited = sum(1 for t in rec.turns if t.applied_edits)
     assert edited >= edit_turns if edit_turns else edited == 0
     assert sim.cost_usd == rec.cost_usd
+
+
+@pytest.mark.parametrize("basis", TRIGGER_BASES)
+def test_batched_settings_replay_as_batches(research: Session, basis: TriggerBasis) -> None:
+    """The server-strategy run replayed under batched clearing: few moves, and between them
+    every turn reads the whole earlier prompt from the cache."""
+    tu = ClearToolUses(strategy="batched", trigger=30_000, low_water=15_000, keep=4)
+    profile = session_profile(research)
+    editing = ContextEditing(tu, ClearThinking(), trigger_basis=basis)
+    sim = simulate(research, ReplaySettings(editing, {"type": "ephemeral", "ttl": "5m"}), profile)
+    counts = [sum(int(e["cleared_tool_uses"]) for e in t.applied_edits) for t in sim.turns]
+    moves = [i for i in range(1, len(counts)) if counts[i] != counts[i - 1]]
+    assert 2 <= len(moves) < sum(c > 0 for c in counts) and counts == sorted(counts)
+    for i in range(1, len(sim.turns)):
+        if i not in moves:
+            assert (
+                sim.turns[i].usage.cache_read_input_tokens == sim.turns[i - 1].usage.prompt_tokens
+            )
+    assert sim.cost_usd is not None and sim.cost_usd < recorded_run(research, profile).cost_usd
 
 
 def test_a_resumed_offline_run_restarts_with_a_cold_cache(resumed: Session) -> None:
@@ -207,18 +228,15 @@ def test_calibration_recovers_a_tokenizer_that_counts_more(
 
 
 def test_thresholds_enter_the_engine_in_estimator_units() -> None:
-    cm = {"edits": [{"type": "clear_tool_uses_20250919",
-                     "trigger": {"type": "input_tokens", "value": 50_000},
-                     "keep": {"type": "tool_uses", "value": 3},
-                     "clear_at_least": {"type": "input_tokens", "value": 10_000}}]}  # fmt: skip
-    (edit,) = scaled_edits(cm, 1.25)
-    assert edit["trigger"]["value"] == 40_000
-    assert edit["clear_at_least"]["value"] == 8_000
-    assert edit["keep"] == {"type": "tool_uses", "value": 3}
-    (tool_trigger,) = scaled_edits(
-        {"edits": [{"type": "x", "trigger": {"type": "tool_uses", "value": 5}}]}, 2.0
+    tu = ClearToolUses(trigger=50_000, keep=3, clear_at_least=10_000, low_water=20_000)
+    settings = ReplaySettings(ContextEditing(dataclasses.replace(tu, strategy="batched")), None)
+    scaled = settings.scaled(1.25).editing.tool_uses
+    assert (scaled.trigger, scaled.clear_at_least, scaled.low_water) == (40_000, 8_000, 16_000)
+    assert scaled.keep == 3
+    by_uses = ReplaySettings(
+        ContextEditing(ClearToolUses(trigger_kind="tool_uses", trigger=5)), None
     )
-    assert tool_trigger["trigger"]["value"] == 5
+    assert by_uses.scaled(2.0).editing.tool_uses.trigger == 5
 
 
 @settings(

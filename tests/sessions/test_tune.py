@@ -69,6 +69,18 @@ def test_candidates_start_with_the_recorded_settings_and_no_clearing() -> None:
     ]
 
 
+def test_tune_sweeps_batched_settings_with_the_low_water_mark_in_proportion(
+    batched: Session,
+) -> None:
+    """Recorded: trigger 60k (the task's front matter), low_water 8k (balanced.toml)."""
+    result = tuning(batched, "trigger=15000,45000;keep=4")
+    labels = [settings_label(c.editing) for c in result.ranked]
+    assert "trigger=15000 keep=4 clear_at_least=10000 low_water=2000" in labels
+    assert "trigger=45000 keep=4 clear_at_least=10000 low_water=6000" in labels
+    assert all(c.editing.tool_uses.strategy == "batched" for c in result.ranked)
+    assert result.winner.cost <= result.recorded.cost
+
+
 def test_tune_never_picks_settings_dearer_than_the_recorded_ones(research: Session) -> None:
     result = tuning(research, "trigger=20000,40000;keep=1,4;clear_at_least=0,10000")
     assert len(result.ranked) == 10  # 8 grid points + recorded + no clearing

@@ -1,0 +1,85 @@
+"""Tool uses paired with their results, and what clearing one pair would change and free."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentctl.context.tokens import estimate_block_tokens
+
+# What a cleared tool_use.input becomes: unknown (API-NOTES E.5); ours: an empty object, still
+# valid JSON for the tool's `input` field.
+DEFAULT_CLEARED_INPUT_PLACEHOLDER: dict[str, Any] = {}
+
+TOOL_USE_TYPES = ("tool_use", "server_tool_use", "mcp_tool_use")
+
+
+@dataclass
+class Pair:
+    """A tool use and, when present, the block that answers it (same id)."""
+
+    use: dict[str, Any]
+    result: dict[str, Any] | None = None
+    ready_at: int = 0  # index of the message holding the result (of the use while unanswered)
+
+
+def tool_pairs(messages: list[dict[str, Any]]) -> list[Pair]:
+    """Tool uses in chronological order, each with its result (next user message for client
+    tools, the same assistant message for server tools)."""
+    pairs: dict[str, Pair] = {}
+    order: list[Pair] = []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            kind = str(block.get("type"))
+            if kind in TOOL_USE_TYPES and message.get("role") == "assistant":
+                pair = Pair(block, ready_at=index)
+                pairs[str(block.get("id"))] = pair
+                order.append(pair)
+            elif (
+                kind == "tool_result" or kind.endswith("_tool_result")
+            ) and "tool_use_id" in block:
+                found = pairs.get(str(block["tool_use_id"]))
+                if found is not None and found.result is None:
+                    found.result, found.ready_at = block, index
+    return order
+
+
+def candidates(pairs: list[Pair], edit: Mapping[str, Any]) -> list[Pair]:
+    """The pairs a clear_tool_uses edit may clear: all but those of `exclude_tools`."""
+    excluded = set(edit.get("exclude_tools") or ())
+    return [p for p in pairs if str(p.use.get("name", "")) not in excluded]
+
+
+def _clears_input(edit: Mapping[str, Any], name: str) -> bool:
+    flag = edit.get("clear_tool_inputs")
+    if isinstance(flag, list | tuple):
+        return name in flag
+    return bool(flag)
+
+
+Change = tuple[dict[str, Any], str, Any, int]  # (block, key, new value, tokens freed)
+
+
+def pair_changes(pair: Pair, edit: Mapping[str, Any], placeholder: str) -> list[Change]:
+    """What clearing this pair would change; a part is left alone unless it shrinks (ours:
+    a result already shorter than the placeholder, or already cleared, stays as it is)."""
+    wanted: list[tuple[dict[str, Any], str, Any]] = []
+    if pair.result is not None:  # tool_use_id and is_error stay (ours)
+        wanted.append((pair.result, "content", placeholder))
+    if _clears_input(edit, str(pair.use.get("name", ""))):
+        wanted.append((pair.use, "input", dict(DEFAULT_CLEARED_INPUT_PLACEHOLDER)))
+    changes: list[Change] = []
+    for block, key, value in wanted:
+        freed = estimate_block_tokens(block) - estimate_block_tokens({**block, key: value})
+        if freed > 0:
+            changes.append((block, key, value, freed))
+    return changes
+
+
+def freed_tokens(pair: Pair, edit: Mapping[str, Any], placeholder: str) -> int:
+    """Tokens clearing this pair would free (0 when it would change nothing)."""
+    return sum(change[3] for change in pair_changes(pair, edit, placeholder))
