@@ -1,0 +1,74 @@
+"""A real MCP server (the `mcp` SDK's MCPServer) over stdio, for the MCP tests.
+
+Writes its pid to $MCP_PID_FILE when set; `FAIL_AT_START=1` makes it exit before serving.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import threading
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ImageContent, TextContent
+
+server = MCPServer("fixture", log_level="CRITICAL")
+# A 1x1 PNG: 70 bytes.
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwAD"
+    "hgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return f"{a} + {b} = {a + b}"
+
+
+@server.tool()
+def picture() -> list[TextContent | ImageContent]:
+    """A caption and a tiny PNG."""
+    return [
+        TextContent(type="text", text="a pixel"),
+        ImageContent(type="image", data=PIXEL, mime_type="image/png"),
+    ]
+
+
+@server.tool()
+def fail() -> str:
+    """Always fails."""
+    raise ToolError("the fixture failed on purpose")
+
+
+@server.tool()
+def die() -> str:
+    """Write to stderr, then exit at once (a server crash mid-run)."""
+    print("fixture: fatal: out of cheese", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool()
+def hang(gate: str) -> str:
+    """Signal `gate` exists (creates the file), then never answer."""
+    open(gate, "w").close()
+    threading.Event().wait()
+    return "never"
+
+
+def main() -> None:
+    if os.environ.get("FAIL_AT_START"):
+        print("fixture: cannot open the database", file=sys.stderr, flush=True)
+        sys.exit(1)
+    pid_file = os.environ.get("MCP_PID_FILE")
+    if pid_file:
+        with open(pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    server.run("stdio")
+
+
+if __name__ == "__main__":
+    assert base64.b64decode(PIXEL)
+    main()
