@@ -29,6 +29,12 @@ def add(a: int, b: int) -> str:
 
 
 @server.tool()
+def echo(text: str) -> str:
+    """Return `text` as it is."""
+    return text
+
+
+@server.tool()
 def picture() -> list[TextContent | ImageContent]:
     """A caption and a tiny PNG."""
     return [
