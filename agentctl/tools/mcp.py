@@ -77,7 +77,7 @@ class McpTool:
 
     def _failure(self, err: Exception) -> str:
         tail = self._connection.stderr_tail()
-        line = f"Error: MCP server {self._connection.name!r} failed: {err or type(err).__name__}"
+        line = f"Error: MCP server {self._connection.name!r} failed: {reason_of(err)}"
         return f"{line}\nserver stderr (last lines):\n{tail}" if tail else line
 
 
@@ -158,10 +158,17 @@ def start_server(
         raise ConfigError(start_failure(connection, err)) from None
 
 
+def reason_of(err: BaseException) -> str:
+    """Why, in words: the first error inside a task group's, an OSError's strerror."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+    return reason or type(err).__name__
+
+
 def start_failure(connection: ServerConnection, err: Exception) -> str:
     """One line: which server, the command, why; the last stderr line when there is one."""
-    reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-    reason = reason or type(err).__name__
+    reason = reason_of(err)
     program = connection.server.command[0]
     tail = connection.stderr_tail(lines=1)
     said = f" (stderr: {tail})" if tail else ""

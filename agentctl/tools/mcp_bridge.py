@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
+import logging
 import os
 import tempfile
 import threading
@@ -23,10 +25,18 @@ class CallTimeout(Exception):
     """A request to a server did not finish within its timeout."""
 
 
+@functools.cache
+def quiet_sdk_logs() -> None:
+    """The SDK logs a server's bad output with tracebacks; the core never prints, so those
+    records reach only handlers an application configured (not logging's last resort)."""
+    logging.getLogger("mcp").addHandler(logging.NullHandler())
+
+
 class LoopThread:
     """An asyncio event loop running in one daemon thread; `run` waits for a coroutine."""
 
     def __init__(self) -> None:
+        quiet_sdk_logs()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="agentctl-mcp", daemon=True
