@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -258,3 +259,32 @@ def test_a_run_without_servers_never_imports_mcp(tmp_path: Path) -> None:
     env = {**os.environ, "AGENTCTL_PROFILE": ""}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert "MCP=\n" in out.stdout, out.stderr
+
+
+@pytest.mark.slow
+def test_the_example_runs_offline_as_documented(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example = tmp_path / "mcp"
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "mcp", example)
+    # `python` in the example's command: the interpreter agentctl runs in.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    monkeypatch.setenv("PATH", path)
+    profile = str(example / "agentctl.toml")
+    result = invoke("run", str(example / "task.md"), "--offline", "--profile", profile, "-q")
+    assert result.exit_code == 0, result.output
+    assert [(r["name"], r["is_error"], r["content"]) for r in tool_results(records())] == [
+        ("mcp__units__convert", False, "26.2 mi = 42.1648 km"),
+        ("mcp__units__convert", False, "150 lb = 68.0389 kg"),
+        (
+            "mcp__units__convert",
+            True,
+            "Error executing tool convert: cannot convert mass to length",
+        ),
+        ("mcp__units__define", False, GLOSSARY_MILE),
+    ]
+    listed = invoke("mcp", "list", "--profile", profile)
+    assert listed.stdout == "units  ok, 2 tool(s)\n  mcp__units__convert\n  mcp__units__define\n"
+
+
+GLOSSARY_MILE = "A unit of length equal to 1,609.344 metres (the international mile)."
