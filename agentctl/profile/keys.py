@@ -124,7 +124,9 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "mcp.servers.NAME.url": KeyDoc("Streamable HTTP server URL (not supported yet: refused)."),
     "mcp.servers.NAME.allow": KeyDoc("Offer only these tools of the server (empty: all)."),
     "mcp.servers.NAME.deny": KeyDoc("Never offer these tools of the server."),
-    "mcp.servers.NAME.timeout_s": KeyDoc("Longest wait in seconds for one tool call (and start)."),
+    "mcp.servers.NAME.timeout_s": KeyDoc(
+        "Longest wait in seconds for one tool call (for the start: at least 30)."
+    ),
 }
 
 # The placeholder for the key of a `dict` table in dotted keys (`prices.MODEL.input`).

@@ -67,7 +67,8 @@ class McpTool:
         try:
             result = self._connection.call(self._tool.name, tool_input)
         except CallTimeout as err:
-            raise ToolError(f"Error: MCP server {self._connection.name!r}: {err}") from None
+            where = f"MCP server {self._connection.name!r}, tool {self._tool.name!r}"
+            raise ToolError(f"Error: {where}: {err}") from None
         except Exception as err:  # the server died or broke the protocol
             raise ToolError(self._failure(err)) from None
         text = result_text(result)

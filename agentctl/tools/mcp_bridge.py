@@ -19,6 +19,8 @@ T = TypeVar("T")
 # process group and waits 2 s more).
 STOP_TIMEOUT_S = 10.0
 STDERR_TAIL_BYTES = 2_000
+# A server may take longer to start (an interpreter, a package download) than to answer.
+MIN_START_TIMEOUT_S = 30.0
 
 
 class CallTimeout(Exception):
@@ -89,13 +91,12 @@ class ServerConnection:
     def start(self) -> list[Any]:
         """Start the server, initialize, list its tools (the SDK's `Tool` objects)."""
         self._done = self._loop.submit(self._serve())
-        return wait(self._ready, self.server.timeout_s)
+        return wait(self._ready, max(self.server.timeout_s, MIN_START_TIMEOUT_S))
 
     def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
         """The SDK's CallToolResult; CallTimeout, or the SDK's error when the server is gone."""
-        timeout = self.server.timeout_s
-        coro = self._session.call_tool(tool, dict(arguments), read_timeout_seconds=timeout)
-        return self._loop.run(coro, timeout + 1.0)
+        coro = self._session.call_tool(tool, dict(arguments))
+        return self._loop.run(coro, self.server.timeout_s)
 
     def stop(self) -> None:
         """Ask the serving task to close the session; the SDK then stops the process group."""

@@ -288,3 +288,30 @@ def test_the_example_runs_offline_as_documented(
 
 
 GLOSSARY_MILE = "A unit of length equal to 1,609.344 metres (the international mile)."
+
+
+@pytest.mark.slow
+def test_a_call_past_timeout_s_is_an_error_result_and_the_server_goes_on(tmp_path: Path) -> None:
+    profile = write_profile(tmp_path, "timeout_s = 0.5\n")
+    gate = str(tmp_path / "gate")
+    task = write_task(
+        tmp_path, [("mcp__fx__hang", {"gate": gate})], [("mcp__fx__add", {"a": 1, "b": 2})]
+    )
+    result = invoke("run", str(task), "--offline", "--profile", str(profile), "-q")
+    assert result.exit_code == 0, result.output
+    hung, added = tool_results(records())
+    assert hung["is_error"] and "'fx'" in hung["content"] and "0.5" in hung["content"]
+    assert (added["is_error"], added["content"]) == (False, "1 + 2 = 3")
+
+
+@pytest.mark.slow
+def test_resume_starts_the_servers_again(tmp_path: Path) -> None:
+    profile = write_profile(tmp_path)
+    turns = [[("mcp__fx__add", {"a": i, "b": 1})] for i in range(3)]
+    task = write_task(tmp_path, *turns)
+    first = invoke("run", str(task), "--offline", "--profile", str(profile), "--max-turns", "1")
+    assert first.exit_code == 3, first.output
+    resumed = invoke("run", "--resume", "last", "--offline", "-q", "--max-turns", "10")
+    assert resumed.exit_code == 0, resumed.output
+    contents = [r["content"] for r in tool_results(records())]
+    assert contents == ["0 + 1 = 1", "1 + 1 = 2", "2 + 1 = 3"]
