@@ -35,6 +35,12 @@ def echo(text: str) -> str:
 
 
 @server.tool()
+def getenv(name: str) -> str:
+    """The value of an environment variable of the server ("<unset>" when it has none)."""
+    return os.environ.get(name, "<unset>")
+
+
+@server.tool()
 def picture() -> list[TextContent | ImageContent]:
     """A caption and a tiny PNG."""
     return [

@@ -22,6 +22,7 @@ from agentctl.home import sessions_dir
 from agentctl.sessions.transcript import read_records
 
 SERVER = Path(__file__).with_name("mcp_server.py")
+KEY = "ANTHROPIC_API_KEY"
 
 
 @pytest.fixture(autouse=True)
@@ -78,12 +79,16 @@ def tool_results(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_a_scripted_run_calls_the_servers_tools(tmp_path: Path) -> None:
-    profile = write_profile(tmp_path, 'deny = ["hang"]\n', tools="max_result_chars = 40\n")
+def test_a_scripted_run_calls_the_servers_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-never-passed-on")
+    server = 'deny = ["hang"]\nenv = { GREETING = "hi" }\n'
+    profile = write_profile(tmp_path, server, tools="max_result_chars = 40\n")
     calls = [("mcp__fx__add", {"a": 2, "b": 3}), ("mcp__fx__picture", {})]
-    task = write_task(
-        tmp_path, calls, [("mcp__fx__fail", {}), ("mcp__fx__echo", {"text": "x" * 50})]
-    )
+    more = [("mcp__fx__fail", {}), ("mcp__fx__echo", {"text": "x" * 50})]
+    env = [("mcp__fx__getenv", {"name": "GREETING"}), ("mcp__fx__getenv", {"name": KEY})]
+    task = write_task(tmp_path, calls, more, env)
     result = invoke("run", str(task), "--offline", "--profile", str(profile), "--json")
     assert result.exit_code == 0, result.output
     results = tool_results(records())
@@ -92,8 +97,10 @@ def test_a_scripted_run_calls_the_servers_tools(tmp_path: Path) -> None:
         "a pixel\n[image image/png, 70 bytes]",
         "Error executing tool fail: the fixture failed on purpose",
         "x" * 40 + "\n[truncated: result cut at 40 of 50 characters]",
+        "hi",
+        "<unset>",  # the server's environment: the SDK's safe default plus `env`
     ]
-    assert [r["is_error"] for r in results] == [False, False, True, False]
+    assert [r["is_error"] for r in results] == [False, False, True, False, False, False]
     turns = [e for e in map(json.loads, result.stdout.splitlines()) if e["event"] == "turn"]
     assert [c["name"] for c in turns[0]["tool_calls"]] == ["mcp__fx__add", "mcp__fx__picture"]
     assert [c["is_error"] for c in turns[1]["tool_calls"]] == [True, False]
@@ -236,7 +243,7 @@ def test_mcp_list_shows_status_and_tools(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout == (
         "fx  ok, 2 tool(s)\n  mcp__fx__add\n  mcp__fx__fail\n"
-        "  not offered (allow/deny): echo, picture, die, hang\n"
+        "  not offered (allow/deny): echo, getenv, picture, die, hang\n"
     )
     broken = write_profile(tmp_path, 'env = { FAIL_AT_START = "1" }\n')
     result = invoke("mcp", "list", "--profile", str(broken), "--json")
