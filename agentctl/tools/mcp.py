@@ -17,7 +17,7 @@ from agentctl.profile.settings import McpServer
 from agentctl.tools.registry import Tool
 
 if TYPE_CHECKING:
-    from agentctl.tools.mcp_bridge import ServerConnection
+    from agentctl.tools.mcp_bridge import LoopThread, ServerConnection
 
 PREFIX = "mcp__"
 # The Messages API's rule for tool names.
@@ -146,7 +146,7 @@ def mcp_tools(servers: Mapping[str, McpServer]) -> Iterator[list[Tool]]:
 
 
 def start_server(
-    name: str, settings: McpServer, loop: Any, started: list[ServerConnection]
+    name: str, settings: McpServer, loop: LoopThread, started: list[ServerConnection]
 ) -> tuple[ServerConnection, list[Any]]:
     """Start one server (appended to `started` first, so it is stopped even if this fails)."""
     from agentctl.tools.mcp_bridge import ServerConnection

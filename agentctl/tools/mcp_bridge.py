@@ -103,7 +103,8 @@ class ServerConnection:
         if self._stop is not None:
             self._loop.call_soon(self._stop.set)
         if self._done is not None:
-            self._done.cancel() if not self._ready.done() else None
+            if not self._ready.done():  # still starting (a start timeout or Ctrl-C)
+                self._done.cancel()
             concurrent.futures.wait([self._done], STOP_TIMEOUT_S)
         self._stderr.close()
 
