@@ -115,13 +115,14 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "mcp": KeyDoc("MCP servers whose tools the model is offered as mcp__NAME__TOOL."),
     "mcp.servers": KeyDoc("One [mcp.servers.NAME] table per server (NAME: letters, digits, _ -)."),
     "mcp.servers.NAME.command": KeyDoc(
-        'Program and arguments of a stdio server (required), e.g. ["python", "server.py"].'
+        'Program and arguments of a stdio server, e.g. ["python", "server.py"].'
     ),
     "mcp.servers.NAME.env": KeyDoc("Environment variables added for the server process."),
     "mcp.servers.NAME.cwd": KeyDoc(
         "Working directory of the server (relative: to this file; default: its folder)."
     ),
-    "mcp.servers.NAME.url": KeyDoc("Streamable HTTP server URL (not supported yet: refused)."),
+    "mcp.servers.NAME.url": KeyDoc("URL of a streamable HTTP server (instead of command)."),
+    "mcp.servers.NAME.headers": KeyDoc("HTTP headers sent to a url server, e.g. Authorization."),
     "mcp.servers.NAME.allow": KeyDoc("Offer only these tools of the server (empty: all)."),
     "mcp.servers.NAME.deny": KeyDoc("Never offer these tools of the server."),
     "mcp.servers.NAME.timeout_s": KeyDoc(

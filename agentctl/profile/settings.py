@@ -83,14 +83,15 @@ class ApiSettings:
 
 @dataclass(frozen=True)
 class McpServer:
-    """One `[mcp.servers.NAME]`: a stdio server (`command`), its tool filter and call timeout."""
+    """One `[mcp.servers.NAME]`: a stdio server (`command`) or a streamable HTTP one (`url`),
+    its tool filter and call timeout."""
 
     command: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
     # Relative: to the profile's folder, which is also the default.
     cwd: Path = Path(".")
-    # Streamable HTTP: refused by validation until it is supported.
     url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     timeout_s: float = 60.0

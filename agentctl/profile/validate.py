@@ -129,7 +129,7 @@ def check_strings(profile: Profile) -> None:
 
 
 def check_mcp_servers(profile: Profile) -> None:
-    """Each server has a usable name, a command (HTTP is not supported yet) and a timeout."""
+    """Each server has a usable name, a command or an http(s) URL, and a timeout."""
     for name, server in profile.mcp.servers.items():
         key = join_key("mcp.servers", name)
         problem = mcp_server_problem(name, server)
@@ -141,9 +141,13 @@ def mcp_server_problem(name: str, server: McpServer) -> tuple[str, str] | None:
     """(key, what is wrong) for one server, or None."""
     if not MCP_NAME.fullmatch(name):
         return "command", f"server name {name!r} must be letters, digits, _ or - (max 40)"
-    if server.url:
-        return "url", "streamable HTTP servers are not supported yet (use command = [...])"
-    if not server.command or not server.command[0].strip():
+    if server.url and server.command:
+        return "url", "give either command (a stdio server) or url (an HTTP server), not both"
+    if server.url and not server.url.startswith(("http://", "https://")):
+        return "url", f"{server.url!r} is not an http:// or https:// URL"
+    if server.headers and not server.url:
+        return "headers", "only a url server takes HTTP headers"
+    if not server.url and (not server.command or not server.command[0].strip()):
         return "command", 'missing: the program to start, e.g. command = ["python", "server.py"]'
     if server.timeout_s <= 0:
         return "timeout_s", f"must be a number > 0, got {server.timeout_s}"

@@ -170,10 +170,12 @@ def reason_of(err: BaseException) -> str:
 def start_failure(connection: ServerConnection, err: Exception) -> str:
     """One line: which server, the command, why; the last stderr line when there is one."""
     reason = reason_of(err)
-    program = connection.server.command[0]
+    server = connection.server
+    if server.url:
+        return f"mcp.servers.{connection.name}: cannot connect to {server.url}: {reason}"
     tail = connection.stderr_tail(lines=1)
     said = f" (stderr: {tail})" if tail else ""
-    return f"mcp.servers.{connection.name}: cannot start {program!r}: {reason}{said}"
+    return f"mcp.servers.{connection.name}: cannot start {server.command[0]!r}: {reason}{said}"
 
 
 def stop_all(connections: list[ServerConnection]) -> None:

@@ -1,15 +1,17 @@
-"""The async `mcp` SDK driven from sync code: one loop thread, one task per stdio server."""
+"""The async `mcp` SDK driven from sync code: one loop thread, one task per server (stdio or
+streamable HTTP)."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import logging
 import os
 import tempfile
 import threading
-from collections.abc import Coroutine, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any, TypeVar
 
 from agentctl.profile.settings import McpServer
@@ -124,7 +126,26 @@ class ServerConnection:
             raise
 
     async def _run_session(self) -> None:
-        from mcp import ClientSession, StdioServerParameters, stdio_client
+        from mcp import ClientSession
+
+        async with (
+            self._transport() as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = await list_all_tools(session)
+            self._session, self._stop = session, asyncio.Event()
+            self._ready.set_result(tools)
+            await self._stop.wait()
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        """The read and write streams: a process started here, or an HTTP session."""
+        if self.server.url:
+            async with http_transport(self.server) as streams:
+                yield streams
+            return
+        from mcp import StdioServerParameters, stdio_client
 
         server = self.server
         params = StdioServerParameters(
@@ -133,15 +154,21 @@ class ServerConnection:
             env=dict(server.env) or None,
             cwd=server.cwd,
         )
-        async with (
-            stdio_client(params, errlog=self._stderr) as (read, write),  # type: ignore[arg-type]
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            tools = await list_all_tools(session)
-            self._session, self._stop = session, asyncio.Event()
-            self._ready.set_result(tools)
-            await self._stop.wait()
+        async with stdio_client(params, errlog=self._stderr) as streams:  # type: ignore[arg-type]
+            yield streams
+
+
+@contextlib.asynccontextmanager
+async def http_transport(server: McpServer) -> AsyncIterator[tuple[Any, Any]]:
+    """A streamable HTTP session with the server's headers (the SDK's default timeouts)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers=dict(server.headers) or None) as http,
+        streamable_http_client(server.url, http_client=http) as streams,
+    ):
+        yield streams
 
 
 async def list_all_tools(session: Any) -> list[Any]:

@@ -1,4 +1,5 @@
-"""A real MCP server (the `mcp` SDK's MCPServer) over stdio, for the MCP tests.
+"""A real MCP server (the `mcp` SDK's MCPServer) over stdio, for the MCP tests; with
+`--http PORT`, over streamable HTTP on 127.0.0.1:PORT/mcp instead.
 
 Writes its pid to $MCP_PID_FILE when set; `FAIL_AT_START=1` makes it exit before serving.
 """
@@ -10,7 +11,7 @@ import os
 import sys
 import threading
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent
 
@@ -38,6 +39,13 @@ def echo(text: str) -> str:
 def getenv(name: str) -> str:
     """The value of an environment variable of the server ("<unset>" when it has none)."""
     return os.environ.get(name, "<unset>")
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of an HTTP header of this call's request (HTTP transport only)."""
+    request = ctx.request_context.request
+    return str(request.headers.get(name, "<none>")) if request is not None else "<no request>"
 
 
 @server.tool()
@@ -78,7 +86,10 @@ def main() -> None:
     if pid_file:
         with open(pid_file, "w") as f:
             f.write(str(os.getpid()))
-    server.run("stdio")
+    if sys.argv[1:2] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
 
 
 if __name__ == "__main__":

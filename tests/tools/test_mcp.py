@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -228,12 +229,24 @@ def test_task_front_matter_may_not_add_a_server(tmp_path: Path) -> None:
     assert "--trust-task" in result.stderr
 
 
-def test_a_url_server_is_refused_until_supported(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('url = "ftp://x"', "mcp.servers.web.url: 'ftp://x' is not an http:// or https:// URL"),
+        ('url = "http://x"\ncommand = ["x"]', "give either command (a stdio server) or url"),
+        ('command = ["x"]\nheaders = { A = "b" }', "headers: only a url server takes HTTP"),
+        ("timeout_s = 1", "mcp.servers.web.command: missing: the program to start"),
+        ('command = ["x"]\ntimeout_s = 0', "mcp.servers.web.timeout_s: must be a number > 0"),
+    ],
+)
+def test_a_server_table_that_cannot_work_is_a_config_error(
+    tmp_path: Path, table: str, said: str
+) -> None:
     path = tmp_path / "agentctl.toml"
-    path.write_text('[mcp.servers.web]\nurl = "https://mcp.example.com/mcp"\n')
+    path.write_text(f"[mcp.servers.web]\n{table}\n")
     result = invoke("profile", "check", str(path))
     assert result.exit_code == 2, result.output
-    assert "mcp.servers.web.url: streamable HTTP servers are not supported yet" in result.stderr
+    assert said in result.stderr
 
 
 @pytest.mark.slow
@@ -322,3 +335,56 @@ def test_resume_starts_the_servers_again(tmp_path: Path) -> None:
     assert resumed.exit_code == 0, resumed.output
     contents = [r["content"] for r in tool_results(records())]
     assert contents == ["0 + 1 = 1", "1 + 1 = 2", "2 + 1 = 3"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_a_streamable_http_server_gets_the_calls_and_the_headers(tmp_path: Path) -> None:
+    port = free_port()
+    http = subprocess.Popen(
+        [sys.executable, str(SERVER), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: accepts(port))
+        url = f"http://127.0.0.1:{port}/mcp"
+        profile = tmp_path / "agentctl.toml"
+        profile.write_text(
+            f'[mcp.servers.web]\nurl = "{url}"\nheaders = {{ X-Team = "blue" }}\n'
+            'allow = ["add", "header"]\n'
+        )
+        calls = [("mcp__web__add", {"a": 4, "b": 5}), ("mcp__web__header", {"name": "x-team"})]
+        task = write_task(tmp_path, calls)
+        result = invoke("run", str(task), "--offline", "--profile", str(profile), "-q")
+        assert result.exit_code == 0, result.output
+    finally:
+        http.terminate()
+        http.wait(timeout=30)
+    assert [r["content"] for r in tool_results(records())] == ["4 + 5 = 9", "blue"]
+
+
+@pytest.mark.slow
+def test_a_url_nobody_answers_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    profile = tmp_path / "agentctl.toml"
+    profile.write_text(f'[mcp.servers.web]\nurl = "{url}"\n')
+    task = write_task(tmp_path, [("mcp__web__add", {"a": 1, "b": 1})])
+    result = invoke("run", str(task), "--offline", "--profile", str(profile))
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"agentctl: mcp.servers.web: cannot connect to {url}: ")
