@@ -215,3 +215,48 @@ def probe_one(name: str, settings: McpServer) -> ServerStatus:
     shown = offered(names, name, settings)
     hidden = tuple(n for n in names if n not in shown)
     return ServerStatus(name, True, tuple(tool_name(name, n) for n in shown), hidden)
+
+
+# Tables of a server whose values may be credentials: never written to a transcript.
+SECRET_TABLES = ("env", "headers")
+MASK = "[NOT RECORDED]"
+
+
+def masked(profile: dict[str, Any]) -> dict[str, Any]:
+    """A profile dict (as recorded) with every value of the servers' env/headers masked."""
+    servers = {
+        name: {k: mask_table(v) if k in SECRET_TABLES else v for k, v in table.items()}
+        for name, table in profile.get("mcp", {}).get("servers", {}).items()
+    }
+    return (
+        {**profile, "mcp": {**profile.get("mcp", {}), "servers": servers}} if servers else profile
+    )
+
+
+def mask_table(values: Mapping[str, str]) -> dict[str, str]:
+    return dict.fromkeys(values, MASK)
+
+
+def unmask(recorded: dict[str, Any], current: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """`recorded` with its masked values taken from `current` (the profile file as it is now);
+    ConfigError naming the key when `current` no longer has one."""
+    result: dict[str, Any] = json.loads(json.dumps(recorded))
+    for name, table in result.get("mcp", {}).get("servers", {}).items():
+        for kind in SECRET_TABLES:
+            for key, value in table.get(kind, {}).items():
+                if value == MASK:
+                    table[kind][key] = current_value(current, (name, kind, key), where)
+    return result
+
+
+def current_value(current: Mapping[str, Any], path: tuple[str, str, str], where: str) -> str:
+    node: Any = current.get("mcp", {}).get("servers", {})
+    for part in path:
+        node = node.get(part) if isinstance(node, Mapping) else None
+    if not isinstance(node, str):
+        key = "mcp.servers." + ".".join(path)
+        raise ConfigError(
+            f"{key}: its value is not kept in the transcript and {where} no longer sets it"
+            " (declare the server there again to resume)"
+        )
+    return node

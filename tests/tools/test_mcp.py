@@ -388,3 +388,27 @@ def test_a_url_nobody_answers_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(f"agentctl: mcp.servers.web: cannot connect to {url}: ")
+
+
+@pytest.mark.slow
+def test_env_values_stay_out_of_the_transcript_and_resume_reads_them_again(
+    tmp_path: Path,
+) -> None:
+    secret = "tok-8c1e5b7a9d"
+    profile = write_profile(tmp_path, f'env = {{ TOKEN = "{secret}" }}\n')
+    ask = [("mcp__fx__getenv", {"name": "TOKEN"})]
+    task = write_task(tmp_path, ask, ask)
+    first = invoke("run", str(task), "--offline", "--profile", str(profile), "--max-turns", "1")
+    assert first.exit_code == 3, first.output
+    header = next(r for r in records() if r["type"] == "session")
+    assert secret not in json.dumps(header)
+    assert header["profile"]["mcp"]["servers"]["fx"]["env"] == {"TOKEN": "[NOT RECORDED]"}
+    text = profile.read_text()
+    profile.write_text(text.replace("TOKEN", "OTHER"))
+    refused = invoke("run", "--resume", "last", "--offline", "-q")
+    assert refused.exit_code == 2
+    assert "mcp.servers.fx.env.TOKEN: its value is not kept in the transcript" in refused.stderr
+    profile.write_text(text)
+    resumed = invoke("run", "--resume", "last", "--offline", "-q", "--max-turns", "10")
+    assert resumed.exit_code == 0, resumed.output
+    assert [r["content"] for r in tool_results(records())] == [secret, secret]
