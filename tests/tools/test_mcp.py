@@ -256,7 +256,7 @@ def test_mcp_list_shows_status_and_tools(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout == (
         "fx  ok, 2 tool(s)\n  mcp__fx__add\n  mcp__fx__fail\n"
-        "  not offered (allow/deny): echo, getenv, picture, die, hang\n"
+        "  not offered (allow/deny): echo, getenv, header, picture, die, hang\n"
     )
     broken = write_profile(tmp_path, 'env = { FAIL_AT_START = "1" }\n')
     result = invoke("mcp", "list", "--profile", str(broken), "--json")
