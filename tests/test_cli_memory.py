@@ -309,7 +309,7 @@ def test_subprocess_view_pipes_raw_text_and_stays_light(root: Path) -> None:
         f"sys.argv = ['agentctl', 'memory', 'view', '--root', {str(root)!r}]\n"
         "from agentctl.cli.main import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in ('anthropic', 'httpx') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('anthropic', 'httpx', 'mcp') if m in sys.modules)\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
     env = {**os.environ, "COLUMNS": "80"}

@@ -38,7 +38,7 @@ def test_help_does_not_import_the_sdk() -> None:
         "    app(['--help'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = sorted(m for m in ('anthropic', 'httpx', 'pydantic') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('anthropic', 'httpx', 'pydantic', 'mcp') if m in sys.modules)\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -76,7 +76,7 @@ def test_memory_view_imports_only_the_memory_command(tmp_path: Path) -> None:
         "except SystemExit:\n"
         "    pass\n"
         "mods = ('anthropic', 'httpx', 'pydantic', 'agentctl.cli.run', 'agentctl.emulator',\n"
-        "        'agentctl.cli.sessions', 'agentctl.agent.loop')\n"
+        "        'agentctl.cli.sessions', 'agentctl.agent.loop', 'mcp', 'agentctl.tools.mcp')\n"
         "print('LOADED=' + ','.join(m for m in mods if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -21,9 +21,10 @@ CONNECT_TIMEOUT_S = 3.0  # a reachable API answers a TCP connect in well under a
 
 HELP = """\
 Print where everything is and what a run would use: the profile and why it was chosen, the
-memory root, the sessions folder, the SDK version, whether an API key is set (never the key
-itself), and whether the API answers a connection (with --offline: whether the emulator
-starts). Exit 0 when every check passes, 1 when one fails.
+memory root, whether each MCP server starts (and its tools), the sessions folder, the SDK
+version, whether an API key is set (never the key itself), and whether the API answers a
+connection (with --offline: whether the emulator starts). Exit 0 when every check passes,
+1 when one fails.
 
 \b
 Examples:
@@ -56,7 +57,8 @@ def doctor(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
-    checks = [*profile_checks(profile), *place_checks(), sdk_check(), key_check(offline)]
+    checks = [*profile_checks(profile), *mcp_checks(profile), *place_checks()]
+    checks += [sdk_check(), key_check(offline)]
     checks.append(emulator_check() if offline else api_check(checks))
     if as_json:
         data = [{"check": c.name, "value": c.value, "ok": c.ok} for c in checks]
@@ -93,6 +95,22 @@ def profile_checks(explicit: str | None) -> list[Check]:
     checks.append(Check("memory root", f"{root} ({state})", folder_ok(root)))
     checks.append(Check("api url", resolved.api.base_url or api_url_default()))
     return checks
+
+
+def mcp_checks(explicit: str | None) -> list[Check]:
+    """Each MCP server of the profile: whether it starts, and the tools it offers."""
+    from agentctl.profile.loader import resolve_profile
+
+    try:
+        resolved, _ = resolve_profile(explicit)
+    except AgentctlError:
+        return []  # profile_checks reports it
+    if not resolved.mcp.servers:
+        return []
+    from agentctl.cli.mcp import summary
+    from agentctl.tools.mcp import probe
+
+    return [Check(f"mcp {s.name}", summary(s), s.ok) for s in probe(resolved.mcp.servers)]
 
 
 def profile_reason(explicit: str | None, path: Path | None) -> str:

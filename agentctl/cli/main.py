@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("agentctl.cli.sessions", "Replay a recorded run under another profile."),
     "tune": ("agentctl.cli.sessions", "Sweep context-editing settings over a recorded run."),
     "emulator": ("agentctl.cli.emulator", "The offline Messages API emulator (no network)."),
+    "mcp": ("agentctl.cli.mcp", "MCP servers of the profile: whether they start, their tools."),
     "doctor": ("agentctl.cli.doctor", "Where everything is, what a run would use and reach."),
 }
 

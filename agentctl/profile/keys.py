@@ -123,7 +123,31 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "prices.MODEL.cache_write_5m": KeyDoc("Cache writes with the 5-minute TTL."),
     "prices.MODEL.cache_write_1h": KeyDoc("Cache writes with the 1-hour TTL."),
     "prices.MODEL.cache_read": KeyDoc("Cache reads."),
+    "mcp": KeyDoc("MCP servers whose tools the model is offered as mcp__NAME__TOOL."),
+    "mcp.servers": KeyDoc("One [mcp.servers.NAME] table per server (NAME: letters, digits, _ -)."),
+    "mcp.servers.NAME.command": KeyDoc(
+        'Program and arguments of a stdio server, e.g. ["python", "server.py"].'
+    ),
+    "mcp.servers.NAME.env": KeyDoc("Environment variables added for the server process."),
+    "mcp.servers.NAME.cwd": KeyDoc(
+        "Working directory of the server (relative: to this file; default: its folder)."
+    ),
+    "mcp.servers.NAME.url": KeyDoc("URL of a streamable HTTP server (instead of command)."),
+    "mcp.servers.NAME.headers": KeyDoc("HTTP headers sent to a url server, e.g. Authorization."),
+    "mcp.servers.NAME.allow": KeyDoc("Offer only these tools of the server (empty: all)."),
+    "mcp.servers.NAME.deny": KeyDoc("Never offer these tools of the server."),
+    "mcp.servers.NAME.timeout_s": KeyDoc(
+        "Longest wait in seconds for one tool call (for the start: at least 30)."
+    ),
 }
+
+# The placeholder for the key of a `dict` table in dotted keys (`prices.MODEL.input`).
+DICT_KEY_NAMES = {"prices": "MODEL"}
+
+
+def dict_key(key: str) -> str:
+    """`key` followed by the placeholder of its dict table's keys."""
+    return f"{key}.{DICT_KEY_NAMES.get(key, 'NAME')}."
 
 
 def all_keys(cls: type[Any], prefix: str = "") -> list[str]:
@@ -138,9 +162,14 @@ def all_keys(cls: type[Any], prefix: str = "") -> list[str]:
         tp = hints[f.name]
         if dataclasses.is_dataclass(tp) and isinstance(tp, type):
             keys.extend(all_keys(tp, key + "."))
-        elif getattr(tp, "__origin__", None) is dict:
-            keys.extend(all_keys(tp.__args__[1], key + ".MODEL."))
+        elif _dict_of_tables(tp):
+            keys.extend(all_keys(tp.__args__[1], dict_key(key)))
     return keys
+
+
+def _dict_of_tables(tp: Any) -> bool:
+    """`dict[str, SomeTable]` (its keys are user names), not `dict[str, str]` (a leaf)."""
+    return getattr(tp, "__origin__", None) is dict and dataclasses.is_dataclass(tp.__args__[1])
 
 
 def path_keys(cls: type[Any], prefix: str = "") -> list[str]:
@@ -164,10 +193,11 @@ def markdown_key_table() -> str:
     import json
 
     from agentctl.profile.schema import describe_type
-    from agentctl.profile.settings import Profile
+    from agentctl.profile.settings import McpServer, McpSettings, Profile
     from agentctl.profile.writer import profile_to_dict
 
-    defaults = profile_to_dict(Profile())
+    # One server named NAME so that its keys show their defaults.
+    defaults = profile_to_dict(Profile(mcp=McpSettings(servers={"NAME": McpServer()})))
     rows = ["| key | type | default | meaning | API field |", "|---|---|---|---|---|"]
     for key, tp in leaf_types(Profile).items():
         value: Any = defaults
@@ -189,8 +219,8 @@ def leaf_types(cls: type[Any], prefix: str = "") -> dict[str, Any]:
             continue
         if dataclasses.is_dataclass(tp) and isinstance(tp, type):
             result.update(leaf_types(tp, f"{prefix}{name}."))
-        elif getattr(tp, "__origin__", None) is dict:
-            result.update(leaf_types(tp.__args__[1], f"{prefix}{name}.MODEL."))
+        elif _dict_of_tables(tp):
+            result.update(leaf_types(tp.__args__[1], dict_key(prefix + name)))
         else:
             result[prefix + name] = tp
     return result

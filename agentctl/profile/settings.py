@@ -81,6 +81,29 @@ class ApiSettings:
     max_retries: int = 4
 
 
+@dataclass(frozen=True)
+class McpServer:
+    """One `[mcp.servers.NAME]`: a stdio server (`command`) or a streamable HTTP one (`url`),
+    its tool filter and call timeout."""
+
+    command: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    # Relative: to the profile's folder, which is also the default.
+    cwd: Path = Path(".")
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class McpSettings:
+    """MCP servers whose tools are offered as `mcp__NAME__TOOL`."""
+
+    servers: dict[str, McpServer] = field(default_factory=dict)
+
+
 # A `[prices."MODEL"]` table: the same five USD-per-million figures as the built-in table.
 PriceOverride = Price
 
@@ -100,6 +123,7 @@ class Profile:
     tools: ToolSettings = field(default_factory=ToolSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
     api: ApiSettings = field(default_factory=ApiSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
     # model name -> price override (table [prices."claude-sonnet-5"])
     prices: dict[str, PriceOverride] = field(default_factory=dict)
     # Where the profile came from ("<built-in>" for the defaults); used in messages.

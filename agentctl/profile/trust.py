@@ -4,6 +4,7 @@ A task file is data from someone else. Its front matter may tune the run (model,
 editing, cache, system prompt, ...) and tighten limits, but not, without --trust-task:
 - set anything under `[api]` (where requests and the API key go, and how long they may run);
 - set `[prices]` (the cost estimate that `limits.max_usd` relies on);
+- add or change an MCP server under `[mcp]` (each starts a program);
 - loosen a limit of the profile (`max_turns`, `limits.*`, the memory store's size limits),
   or pick a model with no known price while the profile has a `limits.max_usd`;
 - turn on a tool that reaches the web (`tools.web_search`, `tools.web_fetch`);
@@ -26,6 +27,7 @@ TRUST_FLAG = "--trust-task"
 REFUSED_TABLES = {
     "api": "a task file may not change where requests and the API key go, or how long they run",
     "prices": "a task file may not change the prices that limits.max_usd relies on",
+    "mcp": "a task file may not add or change MCP servers (they start programs)",
 }
 WEB_TOOLS = ("tools.web_search", "tools.web_fetch")
 # Limits a task may lower but not raise; 0 means "no limit" for all but max_turns.

@@ -9,13 +9,14 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from agentctl import clock
 from agentctl.profile.models import model_warning, price_warning, thinking_enabled_deprecated
 from agentctl.profile.schema import FieldError, join_key
-from agentctl.profile.settings import ClearToolUses, Profile
+from agentctl.profile.settings import ClearToolUses, McpServer, Profile
 
 # The API's rules for extended thinking (budget_tokens >= 1024 and < max_tokens).
 MIN_THINKING_BUDGET = 1024
@@ -36,6 +37,8 @@ ZERO_ALLOWED = frozenset(
         "memory.max_files",
     }
 )
+# An MCP server's name, as it appears in `mcp__NAME__TOOL` (the API allows [a-zA-Z0-9_-]).
+MCP_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # Float keys that must be strictly positive (the others, prices and budgets, must be >= 0).
 POSITIVE_FLOATS = frozenset({"api.timeout_s", "api.deadline_s"})
 
@@ -49,6 +52,7 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_thinking(profile)
     check_strings(profile)
     check_batched(profile.context_editing.tool_uses)
+    check_mcp_servers(profile)
     return list(collect_warnings(profile, today or clock.today()))
 
 
@@ -56,7 +60,8 @@ def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float]
     """(dotted key, value) of every int / float setting, prices included."""
     if isinstance(obj, dict):
         for name, value in obj.items():
-            yield from walk_numbers(value, join_key(prefix, name))
+            if dataclasses.is_dataclass(value):  # not the strings of an `env` table
+                yield from walk_numbers(value, join_key(prefix, name))
         return
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
@@ -142,6 +147,32 @@ def check_strings(profile: Profile) -> None:
             if not tool.strip():
                 key = f"context_editing.tool_uses.{name}[{i}]"
                 raise FieldError(key, "tool names must not be empty")
+
+
+def check_mcp_servers(profile: Profile) -> None:
+    """Each server has a usable name, a command or an http(s) URL, and a timeout."""
+    for name, server in profile.mcp.servers.items():
+        key = join_key("mcp.servers", name)
+        problem = mcp_server_problem(name, server)
+        if problem:
+            raise FieldError(f"{key}.{problem[0]}", problem[1])
+
+
+def mcp_server_problem(name: str, server: McpServer) -> tuple[str, str] | None:
+    """(key, what is wrong) for one server, or None."""
+    if not MCP_NAME.fullmatch(name):
+        return "command", f"server name {name!r} must be letters, digits, _ or - (max 40)"
+    if server.url and server.command:
+        return "url", "give either command (a stdio server) or url (an HTTP server), not both"
+    if server.url and not server.url.startswith(("http://", "https://")):
+        return "url", f"{server.url!r} is not an http:// or https:// URL"
+    if server.headers and not server.url:
+        return "headers", "only a url server takes HTTP headers"
+    if not server.url and (not server.command or not server.command[0].strip()):
+        return "command", 'missing: the program to start, e.g. command = ["python", "server.py"]'
+    if server.timeout_s <= 0:
+        return "timeout_s", f"must be a number > 0, got {server.timeout_s}"
+    return None
 
 
 def collect_warnings(profile: Profile, today: datetime.date) -> Iterator[str]:

@@ -61,6 +61,15 @@ PRICES_EXAMPLE = """\
 # cache_read = 0.2
 """
 
+MCP_EXAMPLE = """\
+# [mcp.servers.files]  # an MCP server; its tools are offered as mcp__files__TOOL
+# command = ["python", "files_server.py"]
+# env = { LOG_LEVEL = "warning" }
+# allow = []          # only these tools (empty: all)
+# deny = []           # never these tools
+# timeout_s = 60.0    # longest wait for one call
+"""
+
 
 def commented_template(profile: Profile | None = None) -> str:
     """A complete profile as TOML text, each key preceded by a comment saying what it does."""
@@ -70,6 +79,7 @@ def commented_template(profile: Profile | None = None) -> str:
 
     data = profile_to_dict(profile or Profile())
     prices = data.pop("prices")
+    servers = data.pop("mcp")
     parts = [TEMPLATE_HEADER]
     for table, values in _tables("", data):
         if table:
@@ -80,6 +90,7 @@ def commented_template(profile: Profile | None = None) -> str:
             api = "" if doc.api == "client" else f" (API: {doc.api})"
             parts.append(f"# {doc.meaning}{api}\n{tomli_w.dumps({name: value})}")
     parts.append("\n" + (tomli_w.dumps({"prices": prices}) if prices else PRICES_EXAMPLE))
+    parts.append("\n" + (tomli_w.dumps({"mcp": servers}) if servers["servers"] else MCP_EXAMPLE))
     return "".join(parts)
 
 

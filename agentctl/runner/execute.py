@@ -4,7 +4,7 @@ the `RunResult`. `run` plans and executes in one call for Python users."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +18,7 @@ from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
+from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox
 from agentctl.tools.workspace import WorkspaceTools
@@ -57,8 +58,9 @@ class RunResult:
         return self.first_turn > 0
 
 
-def build_toolbox(plan: Plan) -> ToolBox:
-    """Memory (journaling under the session id), workspace tools, server tools: per profile."""
+def build_toolbox(plan: Plan, mcp: Sequence[Tool] = ()) -> ToolBox:
+    """Memory (journaling under the session id), workspace tools, the running MCP servers'
+    tools (`mcp`), server tools: per profile."""
     from agentctl.agent.request import server_tools
 
     settings = plan.profile.tools
@@ -67,6 +69,7 @@ def build_toolbox(plan: Plan) -> ToolBox:
         tools.append(open_memory_tool(plan.profile.memory, plan.session))
     if plan.workspace is not None:
         tools.extend(WorkspaceTools(plan.workspace, settings.max_result_chars).tools())
+    tools.extend(mcp)
     return ToolBox(
         tools, max_result_chars=settings.max_result_chars, server_tools=server_tools(plan.profile)
     )
@@ -150,18 +153,23 @@ def execute(
     connection: AbstractContextManager[ModelClient] = (
         nullcontext(client) if client is not None else open_client(plan)
     )
-    with recorder, connection as model:
-        result = _drive(plan, model, recorder, emit)
+    servers = mcp_tools(plan.profile.mcp.servers)  # started once per run, stopped on every exit
+    with recorder, connection as model, servers as mcp:
+        result = _drive(plan, model, recorder, emit, mcp)
     return _result(plan, result, tuple(turns), recorder.opened)
 
 
 def _drive(
-    plan: Plan, client: ModelClient, recorder: SessionRecorder, emit: Callable[[Event], None]
+    plan: Plan,
+    client: ModelClient,
+    recorder: SessionRecorder,
+    emit: Callable[[Event], None],
+    mcp: Sequence[Tool],
 ) -> ResultEvent:
     setup = LoopSetup(
         profile=plan.profile,
         client=client,
-        tools=build_toolbox(plan),
+        tools=build_toolbox(plan, mcp),
         session=plan.session,
         recorder=recorder,
         cost=plan.profile.pricing().cost,

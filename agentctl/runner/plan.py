@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -120,7 +121,7 @@ def plan_resume(
     saved = load_run(ref)
     head = saved.header
     profile, warnings = build_overridden(
-        dict(head.profile),
+        recorded_profile(head.profile, head.profile_source, Path(head.cwd)),
         overrides or Overrides(),
         source=head.profile_source or "<session>",
         base_dir=Path(head.cwd),
@@ -143,6 +144,18 @@ def plan_resume(
         transcript=saved.path,
         transcript_size=saved.size,
     )
+
+
+def recorded_profile(data: Mapping[str, Any], source: str | None, cwd: Path) -> dict[str, Any]:
+    """A session's recorded profile, with the MCP env/headers values that transcripts do not
+    keep read again from its profile file."""
+    from agentctl.tools.mcp import MASK, unmask
+
+    if MASK not in json.dumps(data):
+        return dict(data)
+    path = cwd / (source or "")
+    current = read_profile_file(path) if source and path.is_file() else {}
+    return unmask(dict(data), current, source or "the session's profile")
 
 
 def _workspace(profile: Profile, chosen: Path | None) -> Path | None:

@@ -20,6 +20,7 @@ from agentctl.profile.writer import profile_to_dict
 from agentctl.sessions.breakeven import EditBalance, balances_for_run, edit_balances
 from agentctl.sessions.record import Record, ResumeRecord, SessionHeader
 from agentctl.sessions.transcript import TranscriptWriter, WriteFn, prepare_folder
+from agentctl.tools.mcp import masked
 from agentctl.types import TurnEvent
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def _session_header(plan: Plan) -> SessionHeader:
         session=plan.session,
         task=plan.prompt,
         task_source=plan.task_source,
-        profile=profile_to_dict(plan.profile),
+        profile=masked(profile_to_dict(plan.profile)),  # no MCP env/headers values
         profile_source=plan.profile.source,
         model=plan.profile.model,
         cwd=str(Path.cwd()),

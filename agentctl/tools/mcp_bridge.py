@@ -1,0 +1,186 @@
+"""The async `mcp` SDK driven from sync code: one loop thread, one task per server (stdio or
+streamable HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import functools
+import logging
+import os
+import tempfile
+import threading
+from collections.abc import AsyncIterator, Coroutine, Mapping
+from typing import Any, TypeVar
+
+from agentctl.profile.settings import McpServer
+
+T = TypeVar("T")
+# How long a server may take to wind down (the SDK closes stdin, waits 2 s, then kills its
+# process group and waits 2 s more).
+STOP_TIMEOUT_S = 10.0
+STDERR_TAIL_BYTES = 2_000
+# A server may take longer to start (an interpreter, a package download) than to answer.
+MIN_START_TIMEOUT_S = 30.0
+
+
+class CallTimeout(Exception):
+    """A request to a server did not finish within its timeout."""
+
+
+@functools.cache
+def quiet_sdk_logs() -> None:
+    """The SDK logs a server's bad output with tracebacks; the core never prints, so those
+    records reach only handlers an application configured (not logging's last resort)."""
+    logging.getLogger("mcp").addHandler(logging.NullHandler())
+
+
+class LoopThread:
+    """An asyncio event loop running in one daemon thread; `run` waits for a coroutine."""
+
+    def __init__(self) -> None:
+        quiet_sdk_logs()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="agentctl-mcp", daemon=True
+        )
+        self._thread.start()
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop)
+
+    def call_soon(self, callback: Any) -> None:
+        self._loop.call_soon_threadsafe(callback)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float) -> T:
+        """The coroutine's result; CallTimeout after `timeout` s (the coroutine is cancelled)."""
+        return wait(self.submit(coro), timeout)
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(STOP_TIMEOUT_S)
+        if not self._thread.is_alive():
+            self._loop.close()
+
+
+def wait(future: concurrent.futures.Future[T], timeout: float) -> T:
+    """`future.result(timeout)`, cancelling the work on a timeout or Ctrl-C."""
+    try:
+        return future.result(timeout)
+    except concurrent.futures.TimeoutError:
+        future.cancel()
+        raise CallTimeout(f"no answer within {timeout:g} s") from None
+    except BaseException:
+        future.cancel()
+        raise
+
+
+class ServerConnection:
+    """One stdio MCP server: started by `start`, held open by a task until `stop`."""
+
+    def __init__(self, name: str, server: McpServer, loop: LoopThread) -> None:
+        self.name = name
+        self.server = server
+        self._loop = loop
+        # The server's stderr, for its tail; closed by stop().
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        self._ready: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
+        self._done: concurrent.futures.Future[None] | None = None
+        self._session: Any = None
+        self._stop: asyncio.Event | None = None
+
+    def start(self) -> list[Any]:
+        """Start the server, initialize, list its tools (the SDK's `Tool` objects)."""
+        self._done = self._loop.submit(self._serve())
+        return wait(self._ready, max(self.server.timeout_s, MIN_START_TIMEOUT_S))
+
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
+        """The SDK's CallToolResult; CallTimeout, or the SDK's error when the server is gone."""
+        coro = self._session.call_tool(tool, dict(arguments))
+        return self._loop.run(coro, self.server.timeout_s)
+
+    def stop(self) -> None:
+        """Ask the serving task to close the session; the SDK then stops the process group."""
+        if self._stop is not None:
+            self._loop.call_soon(self._stop.set)
+        if self._done is not None:
+            if not self._ready.done():  # still starting (a start timeout or Ctrl-C)
+                self._done.cancel()
+            concurrent.futures.wait([self._done], STOP_TIMEOUT_S)
+        self._stderr.close()
+
+    def stderr_tail(self, lines: int = 10) -> str:
+        """The last lines the server wrote to stderr ("" when none)."""
+        size = os.fstat(self._stderr.fileno()).st_size
+        start = max(0, size - STDERR_TAIL_BYTES)
+        data = os.pread(self._stderr.fileno(), size - start, start)
+        return "\n".join(data.decode("utf-8", "replace").strip().splitlines()[-lines:])
+
+    async def _serve(self) -> None:
+        try:
+            await self._run_session()
+        except BaseException as err:
+            if not self._ready.done():
+                self._ready.set_exception(err)
+            raise
+
+    async def _run_session(self) -> None:
+        from mcp import ClientSession
+
+        async with (
+            self._transport() as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = await list_all_tools(session)
+            self._session, self._stop = session, asyncio.Event()
+            self._ready.set_result(tools)
+            await self._stop.wait()
+
+    @contextlib.asynccontextmanager
+    async def _transport(self) -> AsyncIterator[tuple[Any, Any]]:
+        """The read and write streams: a process started here, or an HTTP session."""
+        if self.server.url:
+            async with http_transport(self.server) as streams:
+                yield streams
+            return
+        from mcp import StdioServerParameters, stdio_client
+
+        server = self.server
+        params = StdioServerParameters(
+            command=server.command[0],
+            args=list(server.command[1:]),
+            env=dict(server.env) or None,
+            cwd=server.cwd,
+        )
+        async with stdio_client(params, errlog=self._stderr) as streams:  # type: ignore[arg-type]
+            yield streams
+
+
+@contextlib.asynccontextmanager
+async def http_transport(server: McpServer) -> AsyncIterator[tuple[Any, Any]]:
+    """A streamable HTTP session with the server's headers (the SDK's default timeouts)."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    async with (
+        create_mcp_http_client(headers=dict(server.headers) or None) as http,
+        streamable_http_client(server.url, http_client=http) as streams,
+    ):
+        yield streams
+
+
+async def list_all_tools(session: Any) -> list[Any]:
+    """Every tool of the server, following `next_cursor` pages."""
+    from mcp.types import PaginatedRequestParams
+
+    tools: list[Any] = []
+    cursor: str | None = None
+    while True:
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await session.list_tools(params=params)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools

@@ -1,0 +1,97 @@
+"""A real MCP server (the `mcp` SDK's MCPServer) over stdio, for the MCP tests; with
+`--http PORT`, over streamable HTTP on 127.0.0.1:PORT/mcp instead.
+
+Writes its pid to $MCP_PID_FILE when set; `FAIL_AT_START=1` makes it exit before serving.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import threading
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ImageContent, TextContent
+
+server = MCPServer("fixture", log_level="CRITICAL")
+# A 1x1 PNG: 70 bytes.
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwAD"
+    "hgGAWjR9awAAAABJRU5ErkJggg=="
+)
+
+
+@server.tool()
+def add(a: int, b: int) -> str:
+    """Add two integers."""
+    return f"{a} + {b} = {a + b}"
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return `text` as it is."""
+    return text
+
+
+@server.tool()
+def getenv(name: str) -> str:
+    """The value of an environment variable of the server ("<unset>" when it has none)."""
+    return os.environ.get(name, "<unset>")
+
+
+@server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of an HTTP header of this call's request (HTTP transport only)."""
+    request = ctx.request_context.request
+    return str(request.headers.get(name, "<none>")) if request is not None else "<no request>"
+
+
+@server.tool()
+def picture() -> list[TextContent | ImageContent]:
+    """A caption and a tiny PNG."""
+    return [
+        TextContent(type="text", text="a pixel"),
+        ImageContent(type="image", data=PIXEL, mime_type="image/png"),
+    ]
+
+
+@server.tool()
+def fail() -> str:
+    """Always fails."""
+    raise ToolError("the fixture failed on purpose")
+
+
+@server.tool()
+def die() -> str:
+    """Write to stderr, then exit at once (a server crash mid-run)."""
+    print("fixture: fatal: out of cheese", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+@server.tool()
+def hang(gate: str) -> str:
+    """Signal `gate` exists (creates the file), then never answer."""
+    open(gate, "w").close()
+    threading.Event().wait()
+    return "never"
+
+
+def main() -> None:
+    if os.environ.get("FAIL_AT_START"):
+        print("fixture: cannot open the database", file=sys.stderr, flush=True)
+        sys.exit(1)
+    pid_file = os.environ.get("MCP_PID_FILE")
+    if pid_file:
+        with open(pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    if sys.argv[1:2] == ["--http"]:
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    assert base64.b64decode(PIXEL)
+    main()
