@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -64,16 +66,25 @@ def doctor(
         data = [{"check": c.name, "value": c.value, "ok": c.ok} for c in checks]
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        sys.stdout.write(format_checks(checks))
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        sys.stdout.write(format_checks(checks, width))
     if any(check.ok is False for check in checks):
         raise typer.Exit(EXIT_RUNTIME)
 
 
-def format_checks(checks: list[Check]) -> str:
-    """`name   value` lines, a problem marked `!` and an ok check `✓`, then a verdict."""
+def format_checks(checks: list[Check], columns: int | None = None) -> str:
+    """`name   value` lines, a problem marked `!` and an ok check `✓`, then a verdict.
+
+    With `columns` (a terminal's width) a long value wraps under itself, not under the names."""
     width = max(len(check.name) for check in checks)
     marks = {None: " ", True: "✓", False: "!"}
-    lines = [f"{marks[c.ok]} {c.name.ljust(width)}  {c.value}" for c in checks]
+    indent = " " * (width + 4)
+    lines = []
+    for c in checks:
+        line = f"{marks[c.ok]} {c.name.ljust(width)}  {c.value}"
+        if columns and len(line) > columns > len(indent) + 20:
+            line = textwrap.fill(line, columns, subsequent_indent=indent, break_on_hyphens=False)
+        lines.append(line)
     problems = sum(1 for check in checks if check.ok is False)
     lines.append(f"{problems} problem(s): see the lines marked !" if problems else "all good")
     return "\n".join(lines) + "\n"

@@ -94,3 +94,16 @@ def test_offline_starts_the_emulator_without_importing_the_sdk() -> None:
     assert "emulator       starts and answers on 127.0.0.1" in out.stdout
     assert "EXIT=None" in out.stdout or "EXIT=0" in out.stdout
     assert "SDK=False" in out.stdout
+
+
+def test_long_values_wrap_under_themselves_on_a_terminal() -> None:
+    from agentctl.cli.doctor import Check, format_checks
+
+    long = "<built-in> (built-in defaults: no --profile, no $AGENTCTL_PROFILE, no ./agentctl.toml)"
+    checks = [Check("profile", long, None), Check("anthropic SDK", "2.14.0", True)]
+    wrapped = format_checks(checks, 60).splitlines()
+    assert all(len(line) <= 60 for line in wrapped)
+    assert wrapped[1].startswith(" " * 17) and wrapped[-2] == "✓ anthropic SDK  2.14.0"
+    assert " ".join(part.strip() for part in wrapped[:-2]).endswith(long)
+    piped = format_checks(checks).splitlines()  # not a terminal: one line per check
+    assert piped[0] == f"  profile        {long}" and len(piped) == 3
