@@ -52,7 +52,10 @@ def test_root_help_lists_the_completion_options() -> None:
     assert "--install-completion" in text and "--show-completion" in text and "-h, --help" in text
 
 
-def test_completion_script_names_the_program() -> None:
+def test_completion_script_names_the_program(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Typer otherwise detects the shell from the process tree (`make` runs recipes under sh,
+    # which it does not support) and takes no shell argument: name the shell instead.
+    monkeypatch.setenv("_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION", "1")
     result = CliRunner().invoke(app, ["--show-completion", "bash"], prog_name="agentctl")
     assert result.exit_code == 0, (result.stderr, result.exception)
     assert "_AGENTCTL_COMPLETE=complete_bash" in result.stdout
