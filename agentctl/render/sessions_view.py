@@ -26,6 +26,7 @@ from agentctl.sessions.report import (
     WhatIf,
     recorded_cost,
     recorded_trigger,
+    replay_matches,
     result_of,
     summary_cost,
 )
@@ -194,17 +195,11 @@ def totals_table(
     )
     for label, get in rows:
         table.add_row(label, get(recorded), get(simulated))
-    exact = _same(recorded, replayed)
+    exact = replay_matches(recorded, replayed)
     fidelity = "exact" if exact else f"{_deviation(recorded, replayed):.1%} off (prompt tokens)"
     table.add_row("replay of recorded settings", fidelity, "")
     table.add_row("calibration factor", f"{cal.factor:.4f}", f"max error {cal.max_error:.1%}")
     return table
-
-
-def _same(a: Simulation, b: Simulation) -> bool:
-    return [(t.usage, t.applied_edits) for t in a.turns] == [
-        (t.usage, t.applied_edits) for t in b.turns
-    ]
 
 
 def _deviation(a: Simulation, b: Simulation) -> float:

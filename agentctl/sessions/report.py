@@ -1,9 +1,9 @@
 """What `show`, `stats`, `simulate` and `tune` compute for one session: values only.
 
 The commands stay thin: they load a session, hand it here and draw the result with
-`render.sessions_view`. Prices: every figure of a
-session (recorded, replayed, simulated) is priced with the recorded profile's price table and
-overrides, so a comparison changes settings only.
+`render.sessions_view`. Prices: every figure of a session (recorded, replayed, simulated) is
+priced with the recorded profile's price table and overrides, so a comparison changes
+settings only.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ class WhatIf:
                 "recorded": _totals_json(self.recorded),
                 "simulated": _totals_json(self.simulated),
             },
-            "replay_matches_recording": _matches(self.recorded, self.replayed),
+            "replay_matches_recording": replay_matches(self.recorded, self.replayed),
             "edits": {
                 "recorded": [b.to_json() for b in self.recorded_ledger],
                 "simulated": [b.to_json() for b in self.simulated_ledger],
@@ -230,7 +230,8 @@ def _totals_json(sim: Simulation) -> dict[str, Any]:
     }
 
 
-def _matches(a: Simulation, b: Simulation) -> bool:
+def replay_matches(a: Simulation, b: Simulation) -> bool:
+    """The same usage and edits on every turn."""
     return [(t.usage, t.applied_edits) for t in a.turns] == [
         (t.usage, t.applied_edits) for t in b.turns
     ]
