@@ -21,8 +21,9 @@ LAYERS: list[set[str]] = [
     {"memory"},
     {"tools", "emulator"},
     {"agent"},
-    {"render", "testing"},
+    {"testing"},
     {"sessions"},
+    {"render"},
     {"runner"},
     {"batch"},
     {"cli"},
@@ -30,8 +31,7 @@ LAYERS: list[set[str]] = [
 ]
 # The client side reaches the emulator over HTTP only, never by import.
 NEVER = {("agent", "emulator"), ("tools", "emulator")}
-# Today `sessions` draws some views with render/ (so render sits below it); once that drawing
-# moves into render/, render goes above sessions.
+# `sessions` returns values; all drawing (Rich) lives in `render`, above it.
 RANK = {unit: rank for rank, layer in enumerate(LAYERS) for unit in layer}
 
 
@@ -78,6 +78,27 @@ def test_every_unit_has_a_layer() -> None:
 
 def test_imports_point_down_only() -> None:
     assert violations() == []
+
+
+def rich_imports(package: Path) -> list[str]:
+    """Where modules under `package` import Rich."""
+    found: list[str] = []
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            if any(n == "rich" or n.startswith("rich.") for n in names):
+                found.append(f"{path.relative_to(package)}:{node.lineno}")
+    return found
+
+
+def test_sessions_never_draws() -> None:
+    assert rich_imports(PACKAGE / "sessions") == []
+    assert rich_imports(PACKAGE / "render") != []  # the check sees Rich where it is
 
 
 def test_the_check_sees_upward_and_forbidden_imports(tmp_path: Path) -> None:

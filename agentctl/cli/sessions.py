@@ -84,8 +84,8 @@ def list_(as_json: JsonOption = False) -> None:
       agentctl sessions list
       agentctl sessions list --json | jq -r '.[].id'
     """
+    from agentctl.render.sessions_view import sessions_table
     from agentctl.sessions.catalog import list_summaries
-    from agentctl.sessions.views import sessions_table
 
     rows = list_summaries()
     if as_json:
@@ -122,7 +122,7 @@ def show(
         report = seen.as_seen_report(loaded, as_seen, limit=None if full else 600)
         sys.stdout.write(visible(report) if sys.stdout.isatty() else report)
         return
-    from agentctl.sessions.report import show_report
+    from agentctl.render.sessions_view import show_report
 
     _print(show_report(loaded, _console().width))
     if loaded.answer:  # on a terminal with controls visible; piped, the answer's exact text
@@ -209,13 +209,16 @@ def stats(
         _emit_json(stats.to_json())
         if svg is None:
             return
+    from agentctl.render.chart import save_svg
+    from agentctl.render.sessions_view import stats_view
+
     tty = sys.stdout.isatty()
     width = max(width or min(_console().width, 120), 60)
-    parts = report.stats_view(stats, width)
+    parts = stats_view(stats, width)
     if not as_json:
         _print(*parts, width=width if tty else None)
     if svg is not None:
-        report.save_svg(parts, width, svg)
+        save_svg(parts, width, svg)
         print(f"wrote {svg}", file=sys.stderr)
 
 
@@ -248,7 +251,9 @@ def simulate(
     if as_json:
         _emit_json(outcome.to_json())
         return
-    _print(*report.what_if_view(outcome))
+    from agentctl.render.sessions_view import what_if_view
+
+    _print(*what_if_view(outcome))
 
 
 def tune(
@@ -289,6 +294,8 @@ def tune(
     if as_json:
         _emit_json(outcome.to_json())
     else:
-        _print(*report.tuning_view(outcome, top))
+        from agentctl.render.sessions_view import tuning_view
+
+        _print(*tuning_view(outcome, top))
     if write is not None:
         print(f"wrote {write}", file=sys.stderr)

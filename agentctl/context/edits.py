@@ -138,3 +138,18 @@ def _tool_uses_edit(
     if before:  # measure the prompt as the thinking edit leaves it
         request = apply_context_edits(request, before).request
     return batched_edit(ce.tool_uses, request, ce.placeholder)
+
+
+def trigger_from(context_management: dict[str, Any] | None) -> int | None:
+    """The clear_tool_uses input-token trigger of a request's context_management, if it has one."""
+    edits = (context_management or {}).get("edits") or []
+    for edit in edits:
+        if not (isinstance(edit, dict) and str(edit.get("type")).startswith("clear_tool_uses")):
+            continue
+        trigger = edit.get("trigger")
+        if trigger is None:
+            return 100_000  # the API's documented default trigger
+        if isinstance(trigger, dict) and trigger.get("type") == "input_tokens":
+            value = trigger.get("value")
+            return value if isinstance(value, int) else None
+    return None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from agentctl.context.cache import CacheUsage
     from agentctl.context.engine import TriggerBasis
 
 Json = dict[str, Any]
@@ -22,17 +23,6 @@ class Edited:
     input_tokens: int
 
 
-@dataclass(frozen=True)
-class CacheFigures:
-    """Prompt-cache accounting of one request, as `usage` reports it."""
-
-    input_tokens: int
-    cache_creation_input_tokens: int
-    cache_read_input_tokens: int
-    ephemeral_5m_input_tokens: int
-    ephemeral_1h_input_tokens: int
-
-
 class ContextEngine(Protocol):
     """What the emulator needs from a context engine; one instance per emulator lifetime."""
 
@@ -44,7 +34,7 @@ class ContextEngine(Protocol):
         """Apply the request's context edits."""
         ...
 
-    def account(self, edited_request: Json, model: str) -> CacheFigures:
+    def account(self, edited_request: Json, model: str) -> CacheUsage:
         """Cache reads/writes for the edited prompt; updates the cache state."""
         ...
 
@@ -79,15 +69,8 @@ class SharedEngine:
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 
-    def account(self, edited_request: Json, model: str) -> CacheFigures:
-        usage = self._cache.account(edited_request, model)
-        return CacheFigures(
-            usage.input_tokens,
-            usage.cache_creation_input_tokens,
-            usage.cache_read_input_tokens,
-            usage.ephemeral_5m_input_tokens,
-            usage.ephemeral_1h_input_tokens,
-        )
+    def account(self, edited_request: Json, model: str) -> CacheUsage:
+        return self._cache.account(edited_request, model)
 
     def count_blocks(self, blocks: list[Json]) -> int:
         from agentctl.context.tokens import estimate_block_tokens

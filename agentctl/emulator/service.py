@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentctl.emulator.editing import CacheFigures, ContextEngine, Edited
+from agentctl.emulator.editing import ContextEngine, Edited
 from agentctl.emulator.model import Block, Model, Reply, TextOut, ThinkingOut, assistant_turns
 from agentctl.emulator.protocol import header_betas, invalid, new_message_id, stable_id
 from agentctl.emulator.threads import ThreadStore
 from agentctl.emulator.validation import validate_count_request, validate_request
+
+if TYPE_CHECKING:
+    from agentctl.context.cache import CacheUsage
 
 Json = dict[str, Any]
 
@@ -53,7 +56,7 @@ class MessagesService:
         return self.engine.edit(request, self.placeholder)
 
 
-def build_message(reply: Reply, edited: Edited, cache: CacheFigures, engine: ContextEngine) -> Json:
+def build_message(reply: Reply, edited: Edited, cache: CacheUsage, engine: ContextEngine) -> Json:
     """Assemble the API's message object from the model's reply and the accounting."""
     request = edited.request
     reply = stop_at_sequences(reply, request.get("stop_sequences") or [])
@@ -95,7 +98,7 @@ def _first_stop(text: str, sequences: list[str]) -> tuple[int, str] | None:
     return min(((at, q) for at, q in hits if at >= 0), default=None)
 
 
-def usage_json(cache: CacheFigures, output_tokens: int) -> Json:
+def usage_json(cache: CacheUsage, output_tokens: int) -> Json:
     """The `usage` object as the API reports it."""
     return {
         "input_tokens": cache.input_tokens,

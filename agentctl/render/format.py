@@ -151,21 +151,6 @@ def fmt_waiting(turn: int) -> str:
     return f"turn {turn} · waiting for the model…"
 
 
-def trigger_from(context_management: dict[str, Any] | None) -> int | None:
-    """The clear_tool_uses input-token trigger of a request's context_management, if it has one."""
-    edits = (context_management or {}).get("edits") or []
-    for edit in edits:
-        if not (isinstance(edit, dict) and str(edit.get("type")).startswith("clear_tool_uses")):
-            continue
-        trigger = edit.get("trigger")
-        if trigger is None:
-            return 100_000  # the API's documented default trigger
-        if isinstance(trigger, dict) and trigger.get("type") == "input_tokens":
-            value = trigger.get("value")
-            return value if isinstance(value, int) else None
-    return None
-
-
 def peak_prompt(turns: Sequence[TurnEvent]) -> TurnEvent | None:
     """The turn whose prompt (input + cache read + cache write) was largest."""
     return max(turns, key=lambda t: t.usage.prompt_tokens, default=None)

@@ -11,7 +11,8 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting, trigger_from
+from agentctl.context.edits import trigger_from
+from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting
 from agentctl.render.plain import format_error_line
 from agentctl.render.safe import safe_text, visible
 from agentctl.render.table import (

@@ -1,28 +1,12 @@
-"""The prompt-size chart of `agentctl stats`: one stacked bar per turn, drawn with Rich text.
+"""The rows of the prompt-size chart of `agentctl stats`: one per turn, in tokens.
 
-Each bar is as long as the prompt the client sent (unedited); its parts, left to right: what
-the model read from cache, the rest of what it saw after edits, and what editing cleared.
-A tick marks the clear_tool_uses trigger; a scissors mark turns where an edit applied.
-Pure: data in, a Rich renderable out (the CLI prints it and exports it to SVG).
+Values only; `render.chart` draws them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from rich import box
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
-
-from agentctl.render.format import fmt_compact, fmt_int
-from agentctl.render.safe import safe_text
-
-READ, SEEN, CLEARED, EMPTY, TICK = "█", "▓", "░", " ", "┊"
-STYLES = {READ: "green", SEEN: "blue", CLEARED: "red", TICK: "yellow"}
-EDIT_MARK = "✂"
-NEW_EDIT_MARK = "✂ new"
 
 
 @dataclass(frozen=True)
@@ -46,59 +30,3 @@ def chart_rows(turns: Sequence[tuple[int, int, int, int]]) -> list[ChartRow]:
         rows.append(row)
         previous = cleared
     return rows
-
-
-def bar(row: ChartRow, scale: float, width: int, trigger_at: int | None) -> Text:
-    """One stacked bar `width` cells wide; `scale` tokens per cell."""
-    cells = [EMPTY] * width
-    parts = ((READ, row.read), (SEEN, row.seen), (CLEARED, row.sent))
-    start = 0
-    for glyph, upto in parts:
-        end = min(width, round(upto / scale)) if scale else 0
-        for i in range(start, end):
-            cells[i] = glyph
-        start = max(start, end)
-    if trigger_at is not None and 0 <= trigger_at < width and cells[trigger_at] == EMPTY:
-        cells[trigger_at] = TICK
-    text = Text()
-    for glyph in cells:
-        text.append(glyph, style=STYLES.get(glyph, ""))
-    return text
-
-
-def prompt_chart(
-    rows: Sequence[ChartRow], *, width: int = 100, trigger: int | None = None, title: str = ""
-) -> RenderableType:
-    """The chart for a console `width` columns wide (at least 60)."""
-    bar_width = max(width - 42, 18)
-    peak = max((r.sent for r in rows), default=0)
-    top = max(peak, trigger or 0) if trigger and trigger <= peak * 1.5 else peak
-    scale = top / bar_width if top else 0.0
-    trigger_at = round(trigger / scale) if trigger and scale and trigger <= top else None
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1))
-    table.add_column("turn", justify="right", no_wrap=True)
-    table.add_column(f"prompt tokens, 0 .. {fmt_int(top)}", no_wrap=True, width=bar_width)
-    table.add_column("seen", justify="right", no_wrap=True)
-    table.add_column("sent", justify="right", no_wrap=True)
-    table.add_column("", no_wrap=True)
-    for row in rows:
-        mark = NEW_EDIT_MARK if row.new_clearing else EDIT_MARK if row.edited else ""
-        sent = fmt_compact(row.sent) if row.sent != row.seen else ""
-        cells = (str(row.turn), bar(row, scale, bar_width, trigger_at), fmt_compact(row.seen))
-        table.add_row(*cells, sent, mark)
-    heading = safe_text(title, "bold", keep="")  # names the recorded model
-    return Group(heading, table, legend(trigger_at is not None))
-
-
-def legend(with_trigger: bool) -> Text:
-    """What the glyphs mean."""
-    text = Text()
-    for glyph, meaning in (
-        (READ, "read from cache"),
-        (SEEN, "rest of what the model saw"),
-        (CLEARED, "cleared by editing (sent, not seen)"),
-    ):
-        text.append(glyph, style=STYLES[glyph]).append(f" {meaning}   ")
-    if with_trigger:
-        text.append(TICK, style=STYLES[TICK]).append(" trigger   ")
-    return text.append(f"{EDIT_MARK} an edit applied")

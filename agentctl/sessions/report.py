@@ -1,32 +1,26 @@
-"""What `stats`, `simulate` and `tune` compute for one session, and the renderables that show it.
+"""What `show`, `stats`, `simulate` and `tune` compute for one session: values only.
 
-The commands stay thin: they load a session and hand it here. Prices: every figure of a
-session (recorded, replayed, simulated) is priced with the recorded profile's price table and
-overrides, so a comparison changes settings only.
+The commands stay thin: they load a session, hand it here and draw the result with
+`render.sessions_view`. Prices: every figure of a session (recorded, replayed, simulated) is
+priced with the recorded profile's price table and overrides, so a comparison changes
+settings only.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import io
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console, RenderableType
-from rich.text import Text
-
+from agentctl.context.edits import trigger_from
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
-from agentctl.render.format import trigger_from
-from agentctl.render.safe import safe_text
-from agentctl.render.table import summary_table
 from agentctl.sessions.breakeven import EditBalance, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
-from agentctl.sessions.chart import ChartRow, chart_rows, prompt_chart
+from agentctl.sessions.chart import ChartRow, chart_rows
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
@@ -46,15 +40,7 @@ from agentctl.sessions.tune import (
     sweep,
     write_profile,
 )
-from agentctl.sessions.views import (
-    comparison_table,
-    ledger_table,
-    result_of,
-    show_view,
-    totals_table,
-    tune_table,
-)
-from agentctl.types import ResultEvent, TurnEvent
+from agentctl.types import ResultEvent, Totals, TurnEvent
 
 
 def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
@@ -103,29 +89,42 @@ def remedies(
     return out
 
 
-def _trigger(session: Session) -> int | None:
+def recorded_trigger(session: Session) -> int | None:
     """The recorded clear_tool_uses input-token trigger, if the run had one."""
     body = session.turns[0].body if session.turns else {}
     return trigger_from(body.get("context_management"))
 
 
-def _cost(sim: Simulation) -> float:
+def summary_cost(sim: Simulation) -> float:
     """For the summary table, which shows NaN as n/a."""
     cost = sim.cost_usd
     return float("nan") if cost is None else cost
 
 
+def result_of(session: Session, cost: float) -> ResultEvent:
+    """The run's ResultEvent (rebuilt from its turns when the run did not finish)."""
+    totals = Totals()
+    for turn in session.turns:
+        totals = totals.add_turn(turn.event, 0.0)
+    totals = Totals(
+        totals.usage,
+        totals.cleared_input_tokens,
+        totals.cleared_tool_uses,
+        totals.cleared_thinking_turns,
+        cost,
+    )
+    return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
+
+
 def recorded_result(session: Session) -> tuple[ResultEvent, list[TurnEvent]]:
     """A session's summary figures so far, priced as `sessions show` prices them: for the
     summary of a run that stopped early (it has no result event)."""
-    cost = _cost(recorded_run(session, session_profile(session)))
-    return result_of(session, cost), [t.event for t in session.turns]
+    return result_of(session, recorded_cost(session)), [t.event for t in session.turns]
 
 
-def show_report(session: Session, width: int | None) -> RenderableType:
-    """`sessions show`: the per-turn table, summary and memory operations."""
-    cost = _cost(recorded_run(session, session_profile(session)))
-    return show_view(session, cost, _trigger(session), width)
+def recorded_cost(session: Session) -> float:
+    """What the recorded run cost at its profile's prices (NaN without a price)."""
+    return summary_cost(recorded_run(session, session_profile(session)))
 
 
 @dataclass(frozen=True)
@@ -165,39 +164,7 @@ def stats_of(session: Session) -> Stats:
     fixes = remedies(
         session, profile, profile, balances, base_cost=recorded.cost_usd, factor=cal.factor
     )
-    return Stats(session, recorded, chart_rows(figures), _trigger(session), balances, fixes)
-
-
-def stats_view(stats: Stats, width: int) -> list[RenderableType]:
-    """The chart, the per-edit ledger, the summary table."""
-    session = stats.session
-    title = f"session {session.id}: prompt size per turn ({session.model})"
-    chart = prompt_chart(stats.rows, width=width, trigger=stats.trigger, title=title)
-    result = result_of(session, _cost(stats.recorded))
-    summary = summary_table(result, [t.event for t in session.turns])
-    return [chart, ledger_table(stats.balances, remedies=stats.remedies), summary]
-
-
-def svg_format() -> str:
-    """Rich's SVG template without its web fonts: a chart must not fetch anything when opened
-    (offline viewers, mail clients). Locally installed Fira Code, else any monospace font."""
-    from rich._export_format import CONSOLE_SVG_FORMAT
-
-    return re.sub(r",\s*url\([^)]*\) format\([^)]*\)", "", CONSOLE_SVG_FORMAT)
-
-
-def save_svg(parts: Sequence[RenderableType], width: int, path: Path) -> None:
-    """Render `parts` into an SVG image, in colour whatever NO_COLOR says (a file for reports,
-    not terminal output)."""
-    console = Console(
-        file=io.StringIO(), width=width, record=True, color_system="truecolor", no_color=False
-    )
-    for part in parts:
-        console.print(part)
-    try:
-        console.save_svg(str(path), title="agentctl stats", code_format=svg_format())
-    except OSError as err:
-        raise UsageError(f"{path}: cannot write: {err.strerror or err}") from None
+    return Stats(session, recorded, chart_rows(figures), recorded_trigger(session), balances, fixes)
 
 
 @dataclass(frozen=True)
@@ -231,7 +198,7 @@ class WhatIf:
                 "recorded": _totals_json(self.recorded),
                 "simulated": _totals_json(self.simulated),
             },
-            "replay_matches_recording": _matches(self.recorded, self.replayed),
+            "replay_matches_recording": replay_matches(self.recorded, self.replayed),
             "edits": {
                 "recorded": [b.to_json() for b in self.recorded_ledger],
                 "simulated": [b.to_json() for b in self.simulated_ledger],
@@ -263,7 +230,8 @@ def _totals_json(sim: Simulation) -> dict[str, Any]:
     }
 
 
-def _matches(a: Simulation, b: Simulation) -> bool:
+def replay_matches(a: Simulation, b: Simulation) -> bool:
+    """The same usage and edits on every turn."""
     return [(t.usage, t.applied_edits) for t in a.turns] == [
         (t.usage, t.applied_edits) for t in b.turns
     ]
@@ -292,38 +260,6 @@ def what_if(session: Session, profile_path: str, sets: Sequence[str] = ()) -> Wh
         remedies(session, own, own, own_ledger, base_cost=replayed.cost_usd, factor=f),
         remedies(session, other, own, other_ledger, base_cost=sim.cost_usd, factor=f),
     )  # fmt: skip
-
-
-def _honesty(session: Session, other_model: str = "") -> RenderableType:
-    how = (
-        "offline run: the emulator uses this same engine"
-        if session.offline
-        else ("real-API run: the server's decisions are reconstructed by the shared engine")
-    )
-    text = f"note: {LIMITS_NOTE}.\n({how})"
-    if other_model and other_model != session.model:
-        text += (
-            f"\nThe profile names {other_model}; the replay keeps the recorded model "
-            f"{session.model} (its prices and cache minimum); only editing and cache "
-            "settings change."
-        )
-    return safe_text(text, "dim")
-
-
-def what_if_view(w: WhatIf) -> list[RenderableType]:
-    head = safe_text(f"session {w.session.id}: recorded vs {w.profile_source}", "bold", keep="")
-    return [
-        head,
-        comparison_table(w.recorded, w.simulated),
-        totals_table(w.recorded, w.simulated, w.replayed, w.calibration),
-        ledger_table(w.recorded_ledger, "cache accounting per edit: recorded", w.recorded_remedies),
-        ledger_table(
-            w.simulated_ledger,
-            f"cache accounting per edit: {w.profile_source}",
-            w.simulated_remedies,
-        ),
-        _honesty(w.session, w.profile_model),
-    ]
 
 
 @dataclass(frozen=True)
@@ -376,25 +312,6 @@ def tuning(session: Session, grid_text: str | None) -> Tuning:
     cal = calibrate(session, ReplaySettings.from_profile(profile))
     results = sweep(session, profile, grid, factor=cal.factor)
     return Tuning(session, profile, grid, cal, ranked(results), pareto_front(results))
-
-
-def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
-    best = t.ranked[: max(top, 1)]
-    rec = t.recorded
-    saving = rec.cost - t.winner.cost
-    head = Text(
-        f"session {t.session.id}: {len(t.ranked)} settings replayed; best saves "
-        f"${saving:.4f} ({saving / rec.cost:.1%}) against the recorded settings"
-        if rec.cost
-        else f"session {t.session.id}: {len(t.ranked)} settings replayed",
-        style="bold",
-    )
-    return [
-        head,
-        tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"),
-        tune_table(t.front, "Pareto front: cost vs peak prompt size"),
-        _honesty(t.session),
-    ]
 
 
 def write_winner(t: Tuning, path: Path, *, force: bool) -> None:

@@ -20,10 +20,10 @@ from agentctl.render.live import LiveRenderer
 from agentctl.render.memory_tree import listing_tree
 from agentctl.render.plain import PlainRenderer
 from agentctl.render.safe import error_line, safe_text, visible
+from agentctl.render.sessions_view import sessions_table
 from agentctl.sessions.catalog import SessionSummary
 from agentctl.sessions.record import SessionHeader
 from agentctl.sessions.transcript import TranscriptWriter
-from agentctl.sessions.views import sessions_table
 from agentctl.types import (
     ErrorEvent,
     ResultEvent,

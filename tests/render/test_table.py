@@ -10,7 +10,8 @@ from render_samples import BIG_TURNS, RESULT, TURN1, TURN2, TURNS, totals
 from rich.console import Console
 from rich.table import Table
 
-from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools, trigger_from
+from agentctl.context.edits import trigger_from
+from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools
 from agentctl.render.table import MIN_WIDTH, choose_layout, summary_table, turn_table
 from agentctl.types import ToolCall, TurnEvent
 

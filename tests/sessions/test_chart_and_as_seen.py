@@ -9,9 +9,10 @@ from rich.console import Console
 
 from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.errors import UsageError
+from agentctl.render.chart import bar, prompt_chart
 from agentctl.sessions.as_seen import as_seen_report, render_prompt
 from agentctl.sessions.catalog import Session
-from agentctl.sessions.chart import ChartRow, bar, chart_rows, prompt_chart
+from agentctl.sessions.chart import ChartRow, chart_rows
 
 
 def text_of(renderable: object, width: int = 100) -> str:

@@ -1,30 +1,37 @@
-"""Rich renderables for the sessions commands: lists, comparisons, the edit ledger, tune results.
+"""Rich renderables for the sessions commands: lists, show, stats, simulate and tune.
 
-Pure: values in, renderables out; the CLI prints them.
+Pure: the values of `sessions/` in, renderables out; the CLI prints them.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from agentctl.render.chart import prompt_chart
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio
 from agentctl.render.safe import safe_text
 from agentctl.render.table import summary_table, turn_table
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.catalog import Session, SessionSummary
-from agentctl.sessions.simulate import Calibration, SimTurn, Simulation
+from agentctl.sessions.report import (
+    Remedy,
+    Stats,
+    Tuning,
+    WhatIf,
+    recorded_cost,
+    recorded_trigger,
+    replay_matches,
+    result_of,
+    summary_cost,
+)
+from agentctl.sessions.simulate import LIMITS_NOTE, Calibration, SimTurn, Simulation
 from agentctl.sessions.tune import Candidate
-from agentctl.types import ResultEvent, Totals
-
-if TYPE_CHECKING:
-    from agentctl.sessions.report import Remedy
 
 _PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
 
@@ -79,21 +86,6 @@ def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> 
             cells.insert(1, time.strftime("%m-%d %H:%M", time.gmtime(row.started)))
         _add(table, *cells, flex=names.index("task"))
     return table
-
-
-def result_of(session: Session, cost: float) -> ResultEvent:
-    """The run's ResultEvent (rebuilt from its turns when the run did not finish)."""
-    totals = Totals()
-    for turn in session.turns:
-        totals = totals.add_turn(turn.event, 0.0)
-    totals = Totals(
-        totals.usage,
-        totals.cleared_input_tokens,
-        totals.cleared_tool_uses,
-        totals.cleared_thinking_turns,
-        cost,
-    )
-    return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
 
 
 def show_view(
@@ -203,17 +195,11 @@ def totals_table(
     )
     for label, get in rows:
         table.add_row(label, get(recorded), get(simulated))
-    exact = _same(recorded, replayed)
+    exact = replay_matches(recorded, replayed)
     fidelity = "exact" if exact else f"{_deviation(recorded, replayed):.1%} off (prompt tokens)"
     table.add_row("replay of recorded settings", fidelity, "")
     table.add_row("calibration factor", f"{cal.factor:.4f}", f"max error {cal.max_error:.1%}")
     return table
-
-
-def _same(a: Simulation, b: Simulation) -> bool:
-    return [(t.usage, t.applied_edits) for t in a.turns] == [
-        (t.usage, t.applied_edits) for t in b.turns
-    ]
 
 
 def _deviation(a: Simulation, b: Simulation) -> float:
@@ -242,3 +228,69 @@ def tune_table(results: Sequence[Candidate], title: str) -> Table:
     table.columns[1].justify = "left"
     table.columns[1].no_wrap = False  # the label wraps (at spaces) on a narrow terminal
     return table
+
+
+def show_report(session: Session, width: int | None) -> RenderableType:
+    """`sessions show`: the per-turn table, summary and memory operations."""
+    return show_view(session, recorded_cost(session), recorded_trigger(session), width)
+
+
+def stats_view(stats: Stats, width: int) -> list[RenderableType]:
+    """The chart, the per-edit ledger, the summary table."""
+    session = stats.session
+    title = f"session {session.id}: prompt size per turn ({session.model})"
+    chart = prompt_chart(stats.rows, width=width, trigger=stats.trigger, title=title)
+    result = result_of(session, summary_cost(stats.recorded))
+    summary = summary_table(result, [t.event for t in session.turns])
+    return [chart, ledger_table(stats.balances, remedies=stats.remedies), summary]
+
+
+def _honesty(session: Session, other_model: str = "") -> RenderableType:
+    how = (
+        "offline run: the emulator uses this same engine"
+        if session.offline
+        else ("real-API run: the server's decisions are reconstructed by the shared engine")
+    )
+    text = f"note: {LIMITS_NOTE}.\n({how})"
+    if other_model and other_model != session.model:
+        text += (
+            f"\nThe profile names {other_model}; the replay keeps the recorded model "
+            f"{session.model} (its prices and cache minimum); only editing and cache "
+            "settings change."
+        )
+    return safe_text(text, "dim")
+
+
+def what_if_view(w: WhatIf) -> list[RenderableType]:
+    head = safe_text(f"session {w.session.id}: recorded vs {w.profile_source}", "bold", keep="")
+    return [
+        head,
+        comparison_table(w.recorded, w.simulated),
+        totals_table(w.recorded, w.simulated, w.replayed, w.calibration),
+        ledger_table(w.recorded_ledger, "cache accounting per edit: recorded", w.recorded_remedies),
+        ledger_table(
+            w.simulated_ledger,
+            f"cache accounting per edit: {w.profile_source}",
+            w.simulated_remedies,
+        ),
+        _honesty(w.session, w.profile_model),
+    ]
+
+
+def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
+    best = t.ranked[: max(top, 1)]
+    rec = t.recorded
+    saving = rec.cost - t.winner.cost
+    head = Text(
+        f"session {t.session.id}: {len(t.ranked)} settings replayed; best saves "
+        f"${saving:.4f} ({saving / rec.cost:.1%}) against the recorded settings"
+        if rec.cost
+        else f"session {t.session.id}: {len(t.ranked)} settings replayed",
+        style="bold",
+    )
+    return [
+        head,
+        tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"),
+        tune_table(t.front, "Pareto front: cost vs peak prompt size"),
+        _honesty(t.session),
+    ]
