@@ -9,13 +9,14 @@ import time
 from collections.abc import Callable, Sequence
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from agentctl.render.chart import prompt_chart
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio
-from agentctl.render.safe import safe_text
+from agentctl.render.safe import safe_text, visible
 from agentctl.render.table import summary_table, turn_table
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.catalog import Session, SessionSummary
@@ -59,33 +60,70 @@ def _table(*columns: str, title: str = "") -> Table:
 
 
 def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> Table:
-    """`sessions list`: oldest first, like `ls -tr`; under 100 columns without the date and
-    with shorter model names and token counts."""
+    """`sessions list`: oldest first, like `ls -tr`; one line a session. Under 100 columns
+    without the date and with shorter model names and token counts; under 72 without the task
+    and the model, so the figures are never cut. The task gives way first (cut with `…`)."""
     narrow = width is not None and width < 100
     names = ["session", "task", "model", "turns", "status", "tokens", "cost"]
     if not narrow:
         names.insert(1, "UTC")
+    cells = [_session_cells(row, narrow) for row in rows]
+    names, room = _fit(names, cells, width)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=_PAD)
     for name in names:
-        # only the task may wrap: the one column that gives way on a narrow terminal
         right = name in ("turns", "tokens", "cost")
-        table.add_column(name, no_wrap=name != "task", justify="right" if right else "left")
-    for row in rows:
-        model = row.model.removeprefix("claude-") if narrow else row.model
-        tokens = fmt_compact(row.prompt_tokens) if narrow else fmt_int(row.prompt_tokens)
-        cells = [
-            row.id,
-            row.task,
-            model,
-            str(row.turns),
-            row.status,
-            tokens,
-            fmt_cost(row.cost_usd),
-        ]
-        if not narrow:
-            cells.insert(1, time.strftime("%m-%d %H:%M", time.gmtime(row.started)))
-        _add(table, *cells, flex=names.index("task"))
+        limit = room if name == "task" else None
+        table.add_column(
+            name,
+            no_wrap=True,
+            overflow="ellipsis",
+            max_width=limit,
+            justify="right" if right else "left",
+        )
+    for row_cells in cells:
+        _add(table, *(row_cells[name] for name in names), flex=None)
     return table
+
+
+def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
+    """One `sessions list` row by column name (narrow: short model names and token counts)."""
+    return {
+        "session": row.id,
+        "UTC": time.strftime("%m-%d %H:%M", time.gmtime(row.started)),
+        "task": row.task,
+        "model": row.model.removeprefix("claude-") if narrow else row.model,
+        "turns": str(row.turns),
+        "status": row.status,
+        "tokens": fmt_compact(row.prompt_tokens) if narrow else fmt_int(row.prompt_tokens),
+        "cost": fmt_cost(row.cost_usd),
+    }
+
+
+# What gives way on a narrow terminal, first to last: a figure is never cut.
+DROP_ORDER = ("task", "model", "status", "turns")
+TASK_MIN = 8
+
+
+def _fit(
+    names: list[str], cells: list[dict[str, str]], width: int | None
+) -> tuple[list[str], int | None]:
+    """The columns that fit `width` whole (dropping in DROP_ORDER) and the room the task
+    column may take (None: no limit)."""
+    if width is None:
+        return names, None
+
+    def widest(name: str) -> int:
+        return max([cell_len(name)] + [cell_len(visible(c[name], keep="")) for c in cells])
+
+    kept, room = list(names), 0
+    for dropped in (None, *DROP_ORDER):
+        if dropped is not None:
+            kept.remove(dropped)
+        others = sum(widest(name) for name in kept if name != "task")
+        room = width - others - 2 * (len(kept) - 1)
+        if room >= (TASK_MIN if "task" in kept else 0):
+            break
+    return kept, room
 
 
 def show_view(

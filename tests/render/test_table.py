@@ -153,3 +153,22 @@ def test_model_chosen_names_are_not_markup() -> None:
     assert "[/bold], memory:[red]view" in text and "[/]" in text
     result = replace(RESULT, stop_reason="[b]x[/b]", session="[/s]")
     assert "[b]x[/b]" in text_of(summary_table(result, [hostile]))
+
+
+@pytest.mark.parametrize("width", [40, 50, 60, 72, 80, 100, 120])
+def test_sessions_list_never_cuts_a_figure_and_keeps_one_line_a_session(width: int) -> None:
+    from agentctl.render.sessions_view import sessions_table
+    from agentctl.sessions.catalog import SessionSummary
+
+    row = SessionSummary(
+        "20261201-054853-4e07f5", 0.0, "Kestrel outage, and a title far too long to show whole",
+        "", "claude-sonnet-5", 23, "end_turn", 552_257, 4_141, 0.6799,
+    )  # fmt: skip
+    console = Console(width=width, record=True, color_system=None, force_terminal=True)
+    console.print(sessions_table([row], width))
+    lines = console.export_text().rstrip("\n").split("\n")
+    assert len(lines) == 3 and all(len(line) <= width for line in lines)  # header, rule, row
+    assert lines[2].startswith("20261201-054853-4e07f5") and lines[2].endswith("$0.6799")
+    assert "552k" in lines[2] or "552,257" in lines[2]
+    if width >= 80:
+        assert "Kestrel" in lines[2] and "…" in lines[2]  # the title gives way, cut with …
