@@ -54,7 +54,7 @@ def report(err: BaseException, stream: TextIO | None = None) -> int:
     if isinstance(err, OSError) and err.errno == errno.EPIPE:
         # `agentctl sessions list | head -1`: the reader has what it wanted. Exit as a process
         # that SIGPIPE ended, with nothing more on the dead pipe (not even Python's exit flush).
-        from agentctl.render.ndjson import silence
+        from agentctl.render.base import silence
 
         silence(sys.stdout)
         return EXIT_CLOSED_PIPE

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TextIO
 
+from agentctl.errors import ClosedPipeError
 from agentctl.types import Event
 
 
@@ -35,3 +37,31 @@ class MultiRenderer:
                 first_error = first_error or err
         if first_error is not None:
             raise first_error
+
+
+def write_or_stop(stream: TextIO, text: str, name: str) -> None:
+    """Write and flush `text`; if the reader went away (`agentctl run ... | head`), nobody
+    watches the run any more and every further turn costs money: silence the stream and stop
+    the run with ClosedPipeError (recorded as interrupted). `name` says which stream it was."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        silence(stream)
+        raise ClosedPipeError(f"{name} was closed by its reader; the run stopped") from None
+
+
+def silence(stream: TextIO) -> None:
+    """Point the dead pipe's descriptor at /dev/null, so the flush at exit cannot fail again.
+
+    This is what the Python docs advise for SIGPIPE; file-likes without a descriptor are left.
+    """
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)

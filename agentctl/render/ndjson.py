@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from typing import Any, TextIO
 
 from agentctl.errors import ClosedPipeError
 from agentctl.redact import redact
-from agentctl.render.base import MultiRenderer, Renderer
+from agentctl.render.base import write_or_stop
 from agentctl.types import Event, ProgressEvent
-
-# Renderer and MultiRenderer lived here first; agentctl.cli.run imports Renderer from here.
-__all__ = ["MultiRenderer", "NdjsonWriter", "Renderer", "event_line", "finite", "silence"]
 
 
 def event_line(event: Event) -> str | None:
@@ -46,30 +42,10 @@ class NdjsonWriter:
         if line is None or self._broken:
             return
         try:
-            self._stream.write(line + "\n")
-            self._stream.flush()
-        except BrokenPipeError:
-            # `agentctl run --json | head -2`: nobody reads the events any more, and every
-            # further turn costs money: stop the run (it is recorded as interrupted).
+            write_or_stop(self._stream, line + "\n", "stdout")
+        except ClosedPipeError:
             self._broken = True
-            silence(self._stream)
-            raise ClosedPipeError("stdout was closed by its reader; the run stopped") from None
+            raise
 
     def close(self) -> None:
         self._broken = True
-
-
-def silence(stream: TextIO) -> None:
-    """Point the dead pipe's descriptor at /dev/null, so the flush at exit cannot fail again.
-
-    This is what the Python docs advise for SIGPIPE; file-likes without a descriptor are left.
-    """
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, fd)
-    finally:
-        os.close(devnull)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from agentctl.errors import ClosedPipeError
+from agentctl.render.base import write_or_stop
 from agentctl.render.format import (
     EditTally,
     cache_hit_ratio,
@@ -19,7 +20,6 @@ from agentctl.render.format import (
     fmt_tools,
     peak_prompt,
 )
-from agentctl.render.ndjson import silence
 from agentctl.render.safe import visible
 from agentctl.types import (
     ErrorEvent,
@@ -125,10 +125,7 @@ class PlainRenderer:
 
     def _write(self, lines: list[str]) -> None:
         try:
-            self._stream.write("".join(f"{line}\n" for line in lines))
-            self._stream.flush()
-        except BrokenPipeError:
-            # `agentctl run task.md 2>&1 | head`: nobody watches the run any more; stop it.
+            write_or_stop(self._stream, "".join(f"{line}\n" for line in lines), "stderr")
+        except ClosedPipeError:
             self._closed = True
-            silence(self._stream)
-            raise ClosedPipeError("stderr was closed by its reader; the run stopped") from None
+            raise
