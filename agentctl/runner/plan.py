@@ -13,14 +13,13 @@ from typing import Any
 from agentctl.agent.task import Task, default_workspace, parse_task, read_task
 from agentctl.errors import UsageError
 from agentctl.profile.loader import (
-    BUILTIN_SOURCE,
     Overrides,
     build_overridden,
     deep_merge,
     default_paths,
-    find_profile_path,
     profile_to_dict,
     read_profile_file,
+    resolve_profile,
 )
 from agentctl.profile.settings import Profile
 from agentctl.sessions.transcript import new_session_id
@@ -58,15 +57,10 @@ def load_profile(
 
 def resolve(profile: ProfileArg, overrides: Overrides) -> tuple[Profile, list[str]]:
     """A Profile from a path, a lookup (None) or a Profile, under `overrides`; with warnings."""
-    if isinstance(profile, Profile):
-        data, source, base = profile_to_dict(profile), profile.source, Path.cwd()
-    else:
-        path = find_profile_path(profile)
-        data = read_profile_file(path) if path else {}
-        source = str(path) if path else BUILTIN_SOURCE
-        base = path.resolve().parent if path else Path.cwd()
-    data = deep_merge(default_paths(Path.cwd()), data)
-    return build_overridden(data, overrides, source=source, base_dir=base)
+    if not isinstance(profile, Profile):
+        return resolve_profile(profile, overrides=overrides)
+    data = deep_merge(default_paths(Path.cwd()), profile_to_dict(profile))
+    return build_overridden(data, overrides, source=profile.source, base_dir=Path.cwd())
 
 
 def task_of(task: str | Path) -> Task:
