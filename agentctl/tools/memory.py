@@ -19,12 +19,9 @@ class MemoryBackend(Protocol):
 
 
 class MemoryTool:
-    """Forwards each call to the store; the store raises ToolError for model-visible errors.
-
-    `failed_writes` counts the calls that failed for a reason that is not the model's (a full
-    disk, a root that became read-only, a hostile file at the journal's path): a run reports it,
-    since the model alone cannot tell the user its notes are not being kept.
-    """
+    """Forwards each call to the store; the store raises ToolError for model-visible errors,
+    and a ToolFailure (WriteFailedError) for a write that failed for a reason that is not the
+    model's, which the ToolBox counts and the run reports (`totals.tool_failures`)."""
 
     # The store cuts long views itself (memory.max_view_chars) with a view_range to read on;
     # the generic result cap would cut them again with no way to continue.
@@ -32,7 +29,6 @@ class MemoryTool:
 
     def __init__(self, backend: MemoryBackend) -> None:
         self._backend = backend
-        self.failed_writes = 0
 
     @property
     def name(self) -> str:
@@ -42,13 +38,7 @@ class MemoryTool:
         return {"type": MEMORY_TOOL_TYPE, "name": MEMORY_TOOL_NAME}
 
     def call(self, tool_input: Mapping[str, Any]) -> str:
-        from agentctl.memory.fsops import WriteFailedError
-
-        try:
-            return self._backend.execute(tool_input)
-        except WriteFailedError:
-            self.failed_writes += 1
-            raise
+        return self._backend.execute(tool_input)
 
 
 def open_memory_tool(settings: MemorySettings, session: str) -> MemoryTool:

@@ -22,6 +22,7 @@ from agentctl.memory.lock import LOCK_NAME
 from agentctl.memory.store import MemoryStore
 from agentctl.profile.settings import MemorySettings
 from agentctl.tools.memory import MemoryTool, open_memory_tool
+from agentctl.tools.registry import ToolBox
 
 M = "/memories"
 
@@ -235,17 +236,15 @@ def test_an_unwritable_root_is_refused_when_a_run_opens_it() -> None:
         open_memory_tool(MemorySettings(root=Path("/sys/kernel")), "s1")
 
 
-def test_the_memory_tool_counts_writes_that_failed(store: MemoryStore) -> None:
-    tool = MemoryTool(store)
-    tool.call(create(f"{M}/a.md"))
-    with pytest.raises(ToolError):
-        tool.call(create(f"{M}/a.md"))  # the model's mistake: not a failed write
-    assert tool.failed_writes == 0
+def test_writes_that_failed_for_the_store_are_counted_apart(store: MemoryStore) -> None:
+    box = ToolBox([MemoryTool(store)], max_result_chars=10_000)
+    assert not box.dispatch("memory", create(f"{M}/a.md")).is_error
+    assert box.dispatch("memory", create(f"{M}/a.md")).is_error  # the model's mistake
+    assert box.failures == 0
     (store.root / JOURNAL_NAME).unlink()
     os.mkfifo(store.root / JOURNAL_NAME)
-    with pytest.raises(ToolError):
-        tool.call(create(f"{M}/b.md"))
-    assert tool.failed_writes == 1
+    assert box.dispatch("memory", create(f"{M}/b.md")).is_error
+    assert box.failures == 1
 
 
 def test_a_deeply_nested_journal_line_is_skipped_not_a_crash(store: MemoryStore) -> None:
