@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import typer
 import typer.main
+from import_probe import loaded_by_command
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
@@ -31,18 +30,8 @@ def test_version() -> None:
 
 @pytest.mark.slow
 def test_help_does_not_import_the_sdk() -> None:
-    code = (
-        "import sys\n"
-        "from agentctl.cli.main import app\n"
-        "try:\n"
-        "    app(['--help'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "heavy = sorted(m for m in ('anthropic', 'httpx', 'pydantic', 'mcp') if m in sys.modules)\n"
-        "print('HEAVY=' + ','.join(heavy))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "HEAVY=\n" in out.stdout
+    _, loaded = loaded_by_command(["--help"], ["anthropic", "httpx", "pydantic", "mcp"])
+    assert loaded == []
 
 
 def test_every_listed_command_loads_and_nothing_registered_is_unlisted() -> None:
@@ -67,18 +56,10 @@ def test_unknown_command_is_a_usage_error() -> None:
 
 @pytest.mark.slow
 def test_memory_view_imports_only_the_memory_command(tmp_path: Path) -> None:
-    code = (
-        "import sys\n"
-        "from agentctl.cli.main import main\n"
-        f"sys.argv = ['agentctl', 'memory', 'view', '--root', {str(tmp_path)!r}]\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "mods = ('anthropic', 'httpx', 'pydantic', 'agentctl.cli.run', 'agentctl.emulator',\n"
-        "        'agentctl.cli.sessions', 'agentctl.agent.loop', 'mcp', 'agentctl.tools.mcp')\n"
-        "print('LOADED=' + ','.join(m for m in mods if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "LOADED=\n" in out.stdout
-    assert "/memories" in out.stdout
+    mods = [
+        *("anthropic", "httpx", "pydantic", "mcp", "agentctl.cli.run", "agentctl.emulator"),
+        *("agentctl.cli.sessions", "agentctl.agent.loop", "agentctl.tools.mcp"),
+    ]
+    out, loaded = loaded_by_command(["memory", "view", "--root", str(tmp_path)], mods)
+    assert loaded == []
+    assert "/memories" in out

@@ -218,17 +218,10 @@ def test_concurrent_processes_lose_no_update(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_store_imports_no_sdk_and_no_terminal_libraries() -> None:
-    import subprocess
-    import sys
+    from import_probe import loaded_after
 
-    code = (
-        "import sys\n"
-        "import agentctl.memory.store, agentctl.memory.archive\n"
-        "print(sorted(m for m in ('anthropic', 'httpx', 'pydantic', 'typer', 'rich') "
-        "if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    code = "import agentctl.memory.store, agentctl.memory.archive\n"
+    assert loaded_after(code, ["anthropic", "httpx", "pydantic", "typer", "rich"])[1] == []
 
 
 def test_unusable_root_is_a_config_error(tmp_path: Path) -> None:

@@ -315,17 +315,13 @@ def test_profile_check_follows_the_one_clock(day: datetime.date, expected: str) 
 
 @pytest.mark.slow
 def test_checking_a_profile_does_not_import_the_sdk() -> None:
-    import subprocess
-    import sys
+    from import_probe import loaded_after
 
     code = (
-        "import sys\n"
         "from agentctl.profile.loader import resolve_profile\n"
         "resolve_profile(sets=['model=claude-sonnet-4-5'])\n"
-        "print('anthropic' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert loaded_after(code, ["anthropic"])[1] == []
 
 
 def test_parse_literal_assignment_reads_plain_and_annotated_literals() -> None:

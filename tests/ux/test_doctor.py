@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from import_probe import loaded_by_command
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
@@ -80,20 +79,10 @@ def test_a_broken_profile_is_a_failed_check_not_a_crash(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_offline_starts_the_emulator_without_importing_the_sdk() -> None:
-    code = (
-        "import sys\n"
-        "from agentctl.cli.main import main\n"
-        "sys.argv = ['agentctl', 'doctor', '--offline']\n"
-        "try:\n"
-        "    main()\n"
-        "except SystemExit as exit_:\n"
-        "    print('EXIT=%s' % exit_.code)\n"
-        "print('SDK=' + str('anthropic' in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "emulator       starts and answers on 127.0.0.1" in out.stdout
-    assert "EXIT=None" in out.stdout or "EXIT=0" in out.stdout
-    assert "SDK=False" in out.stdout
+    out, loaded = loaded_by_command(["doctor", "--offline"], ["anthropic"])
+    assert "emulator       starts and answers on 127.0.0.1" in out
+    assert "EXIT=None" in out or "EXIT=0" in out
+    assert loaded == []
 
 
 def test_long_values_wrap_under_themselves_on_a_terminal() -> None:
