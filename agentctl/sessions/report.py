@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -106,13 +106,7 @@ def result_of(session: Session, cost: float) -> ResultEvent:
     totals = Totals()
     for turn in session.turns:
         totals = totals.add_turn(turn.event, 0.0)
-    totals = Totals(
-        totals.usage,
-        totals.cleared_input_tokens,
-        totals.cleared_tool_uses,
-        totals.cleared_thinking_turns,
-        cost,
-    )
+    totals = replace(totals, cost_usd=cost)
     return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
 
 
