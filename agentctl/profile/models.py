@@ -18,8 +18,10 @@ from pathlib import Path
 
 from agentctl.profile.settings import PriceOverride
 
-# Used when the SDK file cannot be found or parsed (a copy of anthropic 2.14.0's table).
-FALLBACK_DEPRECATED: dict[str, str] = {
+# End-of-life dates agentctl has seen in SDK releases (anthropic 2.14.0's table). Merged under
+# the installed SDK's table: the SDK drops a model once it is retired (2.15.0 dropped
+# claude-sonnet-4-5 the day after its end of life), and a retired model must still warn.
+KNOWN_END_OF_LIFE: dict[str, str] = {
     "claude-mythos-preview": "June 30th, 2026",
     "claude-opus-4-5": "January 22nd, 2027",
     "claude-opus-4-5-20251101": "January 22nd, 2027",
@@ -65,13 +67,18 @@ def sdk_literal(file_name: str, name: str) -> object:
         return None
 
 
-@cache
-def deprecated_models() -> dict[str, str]:
-    """Model name -> end-of-life date text, as the installed SDK lists them."""
+def sdk_deprecated_models() -> dict[str, str] | None:
+    """The installed SDK's `DEPRECATED_MODELS` (model -> end-of-life text), None if unreadable."""
     table = sdk_literal("deprecated_models.py", "DEPRECATED_MODELS")
     if isinstance(table, dict) and all(isinstance(v, str) for v in table.values()):
         return {str(k): v for k, v in table.items()}
-    return dict(FALLBACK_DEPRECATED)
+    return None
+
+
+@cache
+def deprecated_models() -> dict[str, str]:
+    """Model name -> end-of-life date text: agentctl's record, then the SDK's list over it."""
+    return {**KNOWN_END_OF_LIFE, **(sdk_deprecated_models() or {})}
 
 
 @cache

@@ -12,12 +12,13 @@ from agentctl import clock
 from agentctl.errors import ConfigError
 from agentctl.profile.loader import apply_set_overrides, build_profile
 from agentctl.profile.models import (
-    FALLBACK_DEPRECATED,
     FALLBACK_THINKING_DEPRECATED,
+    KNOWN_END_OF_LIFE,
     deprecated_models,
     model_warning,
     parse_eol_date,
     sdk_data_file,
+    sdk_deprecated_models,
     thinking_enabled_deprecated,
 )
 
@@ -235,13 +236,19 @@ def test_thinking_deprecation_list_matches_the_sdk_file() -> None:
     assert thinking_enabled_deprecated() == FALLBACK_THINKING_DEPRECATED
 
 
-def test_deprecated_table_is_read_from_the_installed_sdk_file() -> None:
+def test_deprecated_table_is_the_sdk_file_over_the_known_dates() -> None:
     path = sdk_data_file("deprecated_models.py")
     assert path is not None and path.name == "deprecated_models.py"
+    sdk = sdk_deprecated_models()
+    assert sdk is not None and sdk, "the installed SDK's DEPRECATED_MODELS could not be read"
     table = deprecated_models()
-    assert table["claude-sonnet-4-5"] == "November 30th, 2026"
-    # Our fallback copy must not drift from the SDK we ship with.
-    assert {k: v for k, v in table.items() if k in FALLBACK_DEPRECATED} == FALLBACK_DEPRECATED
+    # Every SDK entry is there with the SDK's date; every known model stays listed even after
+    # an SDK release drops it (anthropic 2.15.0 dropped claude-sonnet-4-5 once retired).
+    assert {k: table[k] for k in sdk} == sdk
+    assert set(KNOWN_END_OF_LIFE) <= set(table)
+    assert table["claude-sonnet-4-5"] == sdk.get("claude-sonnet-4-5", "November 30th, 2026")
+    for text in table.values():
+        assert parse_eol_date(text) is not None, f"unparsed end-of-life date {text!r}"
 
 
 def test_model_warning_wording_by_date() -> None:
