@@ -34,6 +34,16 @@ SessionArg = Annotated[
     str, typer.Argument(metavar="SESSION", help="Session id, unique prefix, or `last`.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+ServerModelOption = Annotated[
+    str,
+    typer.Option(
+        "--server-model",
+        metavar="SPEC",
+        help="Server rules to replay under: unedited, edited, unedited-large, edited-large,"
+        " with overrides (e.g. 'edited,min_result_tokens=50'). Default: the profile's, else"
+        " the calibration from `agentctl probe`, else unedited.",
+    ),
+]
 
 
 def register(root: typer.Typer) -> None:
@@ -232,6 +242,7 @@ def simulate(
         list[str] | None,
         typer.Option("--set", metavar="KEY=VALUE", help="Override a key (repeatable)."),
     ] = None,
+    server_model: ServerModelOption = "",
     as_json: JsonOption = False,
 ) -> None:
     """Replay a recorded run under another profile's context-editing and cache settings, per turn
@@ -247,7 +258,8 @@ def simulate(
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
-    outcome = report.what_if(load_session(session), profile, tuple(sets or ()))
+    outcome = report.what_if(load_session(session), profile, tuple(sets or ()), server_model)
+    print(outcome.server_model.note(), file=sys.stderr)
     if as_json:
         _emit_json(outcome.to_json())
         return
@@ -273,6 +285,7 @@ def tune(
     top: Annotated[
         int, typer.Option(metavar="N", help="How many of the best settings to list.")
     ] = 10,
+    server_model: ServerModelOption = "",
     as_json: JsonOption = False,
 ) -> None:
     """Sweep trigger, keep and clear_at_least (and thinking keep when thinking was on) over a
@@ -288,7 +301,8 @@ def tune(
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
-    outcome = report.tuning(load_session(session), grid)
+    outcome = report.tuning(load_session(session), grid, server_model)
+    print(outcome.server_model.note(), file=sys.stderr)
     if write is not None:
         report.write_winner(outcome, write, force=force)
     if as_json:

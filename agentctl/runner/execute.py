@@ -108,14 +108,12 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
             **creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
         return
+    from agentctl.context.calibration import resolve_server_model
     from agentctl.emulator.server import running
 
-    editing = plan.profile.context_editing
-    with running(
-        script=plan.script,
-        result_placeholder=editing.placeholder,
-        trigger_basis=editing.trigger_basis,
-    ) as emulator:
+    spec = plan.profile.context_editing.server_model
+    server = resolve_server_model(spec, source=plan.profile.source).model
+    with running(script=plan.script, server_model=server) as emulator:
         yield AnthropicClient(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
