@@ -164,5 +164,5 @@ def test_an_explicit_model_beats_the_calibration_which_beats_the_default(tmp_pat
 def test_a_broken_calibration_file_is_a_config_error_naming_it(tmp_path: Path) -> None:
     path = save_calibration(PRESETS["edited"], {})
     path.write_text("{not json")
-    with pytest.raises(ConfigError, match="server-model.json: cannot read it"):
+    with pytest.raises(ConfigError, match=r"server-model\.json: cannot read it"):
         resolve_server_model("")
