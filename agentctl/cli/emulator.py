@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from agentctl.cli.options import ServerModelOption
 from agentctl.errors import EXIT_INTERRUPTED, UsageError
 
 app = typer.Typer(
@@ -54,16 +55,7 @@ def serve(
     faults: Annotated[
         str | None, typer.Option("--faults", metavar="SPEC", help=FAULTS_HELP)
     ] = None,
-    server_model: Annotated[
-        str,
-        typer.Option(
-            "--server-model",
-            metavar="SPEC",
-            help="The server rules to play: unedited, edited, unedited-large, edited-large, with"
-            " overrides (e.g. 'edited,placeholder=[cleared]'). Default: the calibration from"
-            " `agentctl probe`, else unedited.",
-        ),
-    ] = "",
+    server_model: ServerModelOption = "",
 ) -> None:
     """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from agentctl.cli.options import ServerModelOption
 from agentctl.errors import UsageError
 
 HELP = """\
@@ -39,14 +40,7 @@ def probe(
     base_url: Annotated[
         str | None, typer.Option("--base-url", metavar="URL", help="Another API endpoint.")
     ] = None,
-    server_model: Annotated[
-        str,
-        typer.Option(
-            "--server-model",
-            metavar="SPEC",
-            help="With --offline: the rules the emulator plays (default: the calibration).",
-        ),
-    ] = "",
+    server_model: ServerModelOption = "",
     max_usd: Annotated[
         float, typer.Option("--max-usd", metavar="USD", help="Spend at most this much.")
     ] = 0.25,

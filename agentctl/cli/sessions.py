@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentctl.cli.options import ServerModelOption
 from agentctl.errors import UsageError
 from agentctl.render.safe import error_line, visible
 
@@ -34,16 +35,6 @@ SessionArg = Annotated[
     str, typer.Argument(metavar="SESSION", help="Session id, unique prefix, or `last`.")
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
-ServerModelOption = Annotated[
-    str,
-    typer.Option(
-        "--server-model",
-        metavar="SPEC",
-        help="Server rules to replay under: unedited, edited, unedited-large, edited-large,"
-        " with overrides (e.g. 'edited,min_result_tokens=50'). Default: the profile's, else"
-        " the calibration from `agentctl probe`, else unedited.",
-    ),
-]
 
 
 def register(root: typer.Typer) -> None:

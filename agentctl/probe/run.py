@@ -80,7 +80,7 @@ def plan_probe(model: str = DEFAULT_PROBE_MODEL, max_usd: float = DEFAULT_MAX_US
         raise UsageError(f"--model {model}: no known price, so the probe cannot keep to a cap")
     if estimate > max_usd:
         raise UsageError(
-            f"the probe on {model} may cost up to ${estimate:.2f}, over --max-usd {max_usd:.2f}"
+            f"the probe on {model} may cost up to ${estimate:.2f}, over --max-usd {max_usd:g}"
             " (raise --max-usd, or pick a cheaper --model)"
         )
     return ProbePlan(model, steps, pricing, estimate, max_usd)
@@ -114,7 +114,7 @@ def run_probe(
         observed.append(seen)
         spent += seen.cost_usd
         if spent > plan.max_usd:
-            raise LimitError(f"the probe spent ${spent:.4f}, over --max-usd {plan.max_usd:.2f}")
+            raise LimitError(f"the probe spent ${spent:.4f}, over --max-usd {plan.max_usd:g}")
         if step.name == "size":
             factor = response.usage.prompt_tokens / estimate_request_tokens(_body(step.request))
     found = identify(plan.steps, {o.step: o for o in observed})

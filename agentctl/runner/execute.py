@@ -26,6 +26,7 @@ from agentctl.types import ErrorEvent, Event, ResultEvent, Totals, TurnEvent
 
 if TYPE_CHECKING:
     from agentctl.agent.retry import RetryGate
+    from agentctl.context.calibration import ResolvedModel
 
 OFFLINE_KEY = "offline-dummy-key"
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -108,15 +109,21 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
             **creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
         return
-    from agentctl.context.calibration import resolve_server_model
     from agentctl.emulator.server import running
 
-    spec = plan.profile.context_editing.server_model
-    server = resolve_server_model(spec, source=plan.profile.source).model
-    with running(script=plan.script, server_model=server) as emulator:
+    with running(script=plan.script, server_model=offline_server(plan).model) as emulator:
         yield AnthropicClient(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
+
+
+def offline_server(plan: Plan) -> ResolvedModel:
+    """The server model an offline run's emulator plays: the profile's, else the calibration
+    from `agentctl probe`, else the default."""
+    from agentctl.context.calibration import resolve_server_model
+
+    spec = plan.profile.context_editing.server_model
+    return resolve_server_model(spec, source=plan.profile.source)
 
 
 def execute(
