@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentctl.cli.options import ServerModelOption
-from agentctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from agentctl.probe.run import ProbePlan
 
 HELP = """\
 Send a small scripted conversation (7 requests) built so that the responses tell the server's
@@ -47,27 +49,25 @@ def probe(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before sending.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
-    from agentctl.context.calibration import resolve_server_model
-    from agentctl.probe.run import plan_probe, probe_client, run_probe
+    from agentctl.probe.run import probe_server
     from agentctl.probe.script import DEFAULT_PROBE_MODEL
 
-    if server_model and not offline:
-        raise UsageError("--server-model: only with --offline (it sets the emulator's rules)")
-    plan = plan_probe(model or DEFAULT_PROBE_MODEL, max_usd)
-    key = _key(offline)
-    server = resolve_server_model(server_model, source="--server-model")
-    with probe_client(offline=offline, base_url=base_url, server=server.model, key=key) as (
-        client,
-        target,
-    ):
+    def ask(plan: ProbePlan, target: str) -> bool:
         print(
             f"agentctl probe: {len(plan.steps)} requests to {target} on {plan.model}, "
-            f"estimated at most ${plan.estimate_usd:.3f} (cap ${max_usd:.2f})",
+            f"estimated at most ${plan.estimate_usd:.3f} (cap ${plan.max_usd:g})",
             file=sys.stderr,
         )
-        if not (yes or offline or typer.confirm("Send them?", err=True)):
-            raise UsageError("not confirmed: nothing was sent (--yes skips the question)")
-        report = run_probe(plan, client, target)
+        return yes or offline or typer.confirm("Send them?", err=True)
+
+    report = probe_server(
+        model or DEFAULT_PROBE_MODEL,
+        offline=offline,
+        base_url=base_url,
+        server_model=server_model,
+        max_usd=max_usd,
+        confirm=ask,
+    )
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:
@@ -76,14 +76,3 @@ def probe(
         sys.stdout.write("".join(line + "\n" for line in probe_lines(report)))
     if report.identification.model is None:
         raise typer.Exit(1)
-
-
-def _key(offline: bool) -> dict[str, str]:
-    """The credentials, or the probe's own one-line refusal."""
-    from agentctl.probe.run import NO_KEY
-    from agentctl.runner.execute import credentials
-
-    try:
-        return credentials(offline)
-    except UsageError:
-        raise UsageError(NO_KEY) from None

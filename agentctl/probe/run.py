@@ -155,6 +155,35 @@ def _observe(step: Step, response: ModelResponse, pricing: Pricing) -> Observed:
     )
 
 
+def probe_server(
+    model: str = DEFAULT_PROBE_MODEL,
+    *,
+    offline: bool = False,
+    base_url: str | None = None,
+    server_model: str = "",
+    max_usd: float = DEFAULT_MAX_USD,
+    confirm: Callable[[ProbePlan, str], bool] = lambda plan, target: True,
+) -> ProbeReport:
+    """Probe the API (or with `offline`, an emulator playing `server_model`): plan, ask
+    `confirm(plan, target)` (False: UsageError, nothing sent), run, write the calibration."""
+    from agentctl.context.calibration import resolve_server_model
+    from agentctl.runner.execute import credentials
+
+    if server_model and not offline:
+        raise UsageError("--server-model: only with --offline (it sets the emulator's rules)")
+    plan = plan_probe(model, max_usd)
+    try:
+        key = credentials(offline)
+    except UsageError:
+        raise UsageError(NO_KEY) from None
+    server = resolve_server_model(server_model, source="--server-model").model
+    with probe_client(offline=offline, base_url=base_url, server=server, key=key) as pair:
+        client, target = pair
+        if not confirm(plan, target):
+            raise UsageError("not confirmed: nothing was sent (--yes skips the question)")
+        return run_probe(plan, client, target)
+
+
 @contextmanager
 def probe_client(
     *, offline: bool, base_url: str | None, server: ServerModel, key: dict[str, str]

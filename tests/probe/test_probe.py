@@ -126,3 +126,18 @@ def test_the_emulator_quotes_a_tool_result_as_the_model_sees_it() -> None:
     request["messages"][0]["content"][1]["text"] = "Quote the tool result t2 verbatim"
     assert quoted_result(request) is None
     assert quoted_result({"messages": [{"role": "user", "content": "hello"}]}) is None
+
+
+def test_python_callers_probe_with_the_same_function() -> None:
+    import agentctl
+
+    asked: list[str] = []
+    report = agentctl.probe_server(
+        offline=True,
+        server_model="edited-large",
+        confirm=lambda plan, target: asked.append(target) is None,
+    )
+    assert asked == ["the offline emulator (edited-large)"]
+    assert report.identification.model == agentctl.parse_server_model("edited-large")
+    with pytest.raises(agentctl.UsageError, match="not confirmed"):
+        agentctl.probe_server(offline=True, confirm=lambda plan, target: False)
