@@ -58,7 +58,12 @@ def probe(
             f"estimated at most ${plan.estimate_usd:.3f} (cap ${plan.max_usd:g})",
             file=sys.stderr,
         )
-        return yes or offline or typer.confirm("Send them?", err=True)
+        if yes or offline:
+            return True
+        try:
+            return typer.confirm("Send them?", err=True)
+        except typer.Abort:  # no answer (stdin closed): nothing is sent
+            return False
 
     report = probe_server(
         model or DEFAULT_PROBE_MODEL,

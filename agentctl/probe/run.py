@@ -26,7 +26,7 @@ DEFAULT_MAX_USD = 0.25
 # tokenizer counts more, docs/context.md) and bills every input token as a cache write.
 SAFETY = 1.5
 NO_KEY = (
-    "agentctl probe: no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...), "
+    "probe: no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...), "
     "or probe the built-in emulator with --offline"
 )
 

@@ -141,3 +141,11 @@ def test_python_callers_probe_with_the_same_function() -> None:
     assert report.identification.model == agentctl.parse_server_model("edited-large")
     with pytest.raises(agentctl.UsageError, match="not confirmed"):
         agentctl.probe_server(offline=True, confirm=lambda plan, target: False)
+
+
+def test_with_no_answer_on_stdin_nothing_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-probe")
+    with running() as emu:
+        code, _, err = invoke("probe", "--base-url", emu.base_url, stdin="")
+        assert code == 2 and "not confirmed: nothing was sent" in err
+        assert emu.requests == []
