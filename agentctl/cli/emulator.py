@@ -74,7 +74,6 @@ def serve(
     from agentctl.emulator.server import running
 
     server = resolve_server_model(server_model, source="--server-model")
-    print(server.note(), file=sys.stderr)
     try:
         with running(
             script=script,
@@ -84,6 +83,7 @@ def serve(
             keep_bytes=KEEP_BYTES,
             server_model=server.model,
         ) as emu:
+            print(server.note(), file=sys.stderr)
             print(emu.base_url, flush=True)
             threading.Event().wait()
     except KeyboardInterrupt:
