@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from agentctl.probe.run import ProbePlan
 
 HELP = """\
-Send a small scripted conversation (7 requests) built so that the responses tell the server's
+Send a small scripted conversation (8 requests) built so that the responses tell the server's
 open context-editing rules apart: whether the clearing trigger is compared with the unedited
 or the already-edited prompt, whether small tool results count toward keep, and the text a
 cleared result becomes. Prints the estimated cost first and asks (--yes skips the question);

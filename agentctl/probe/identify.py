@@ -79,12 +79,10 @@ class Identification:
 
 
 K = TypeVar("K")
-# The candidates each rule is decided between.
-BASIS_CANDIDATES: dict[TriggerBasis, ServerModel] = {
-    "unedited": PRESETS["unedited"],
-    "edited": PRESETS["edited"],
-}
+# The keep-counting rule is decided first (the "keep" step does not depend on the basis);
+# the basis then between candidates that count results that way.
 KEEP_CANDIDATES = {0: PRESETS["unedited"], LARGE_RESULT_TOKENS: PRESETS["unedited-large"]}
+BASES: tuple[TriggerBasis, ...] = ("unedited", "edited")
 
 
 def predict(step: Step, server: ServerModel) -> int | None:
@@ -100,12 +98,13 @@ def identify(steps: Sequence[Step], observed: Mapping[str, Observed]) -> Identif
     """Settle each rule from the observed responses of `steps`."""
     basis_steps = [s for s in steps if s.name.startswith("basis-")]
     keep_steps = [s for s in steps if s.name == "keep"]
-    expected: dict[str, dict[str, int | None]] = {}
-    candidates = [*BASIS_CANDIDATES.items(), ("large-only", KEEP_CANDIDATES[LARGE_RESULT_TOKENS])]
-    for name, server in candidates:
-        expected[name] = {s.name: predict(s, server) for s in [*keep_steps, *basis_steps]}
-    basis = _fit(BASIS_CANDIDATES, basis_steps, observed)
+    expected = {
+        name: {s.name: predict(s, server) for s in [*keep_steps, *basis_steps]}
+        for name, server in PRESETS.items()
+    }
     keep = _fit(KEEP_CANDIDATES, keep_steps, observed)
+    counting = {b: replace(PRESETS[b], min_result_tokens=keep or 0) for b in BASES}
+    basis = _fit(counting, basis_steps, observed) if keep is not None else None
     quote = observed.get("quote")
     cleared = quote is not None and (quote.cleared_tool_uses or 0) > 0
     placeholder = quote.text.strip() if quote is not None and cleared else None

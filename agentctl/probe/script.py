@@ -10,7 +10,10 @@ factor measured by the first step (against the emulator it is exactly 1).
 - "basis-1".."basis-4": the same conversation after 3..6 large results, keep 1, an input-token
   trigger between the edited and the unedited prompt on request 2 and 4: the "unedited" server
   clears one more each request (2, 3, 4, 5), the "edited" one in batches (2, 2, 4, 4).
-  A cache breakpoint on the last message shows how much each request reads from the cache.
+  "basis-2b" is basis-2 plus one one-line result: 4 cleared (unedited), 3 (unedited, only
+  large results count) or 2 (edited). A cache breakpoint on the last message shows how much
+  each request reads from the cache: where basis-2b clears what basis-2 did, it reads
+  basis-2's prompt from the cache.
 - "quote": two of three large results cleared; the model is asked to quote the first one
   verbatim, i.e. the placeholder it sees.
 """
@@ -63,8 +66,8 @@ def small_result(index: int) -> str:
     return f"Saved note {index}: the station log was archived; nothing else changed today."
 
 
-def history(results: list[str], last_text: str) -> list[dict[str, Any]]:
-    """A task, one read_file round per result, and `last_text` with the last result."""
+def history(results: list[str], last_text: str = "") -> list[dict[str, Any]]:
+    """A task, one read_file round per result, and `last_text` (if any) after the last one."""
     messages: list[dict[str, Any]] = [
         {"role": "user", "content": "Read the station logs one by one."}
     ]
@@ -73,7 +76,8 @@ def history(results: list[str], last_text: str) -> list[dict[str, Any]]:
                "input": {"path": f"logs/station-{index}.txt"}}  # fmt: skip
         result = {"type": "tool_result", "tool_use_id": tool_id(index), "content": text}
         messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
-    messages[-1]["content"].append({"type": "text", "text": last_text})
+    if last_text:
+        messages[-1]["content"].append({"type": "text", "text": last_text})
     return messages
 
 
@@ -98,8 +102,11 @@ def _edit(trigger: dict[str, Any], keep: int) -> dict[str, Any]:
     return {"edits": [clear]}
 
 
-def _basis(model: str, rounds: int) -> dict[str, Any]:
-    messages = history([large_result(i) for i in range(rounds)], ACK_PROMPT)
+def _basis(model: str, rounds: int, small: int = 0) -> dict[str, Any]:
+    results = [large_result(i) for i in range(rounds)]
+    # No closing text: a later step's history then starts with this one, block for block, so
+    # the cache can serve it (the breakpoint sits on the last tool result).
+    messages = history(results + [small_result(rounds + i) for i in range(small)])
     messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
     request = _request(model, messages)
     request["context_management"] = _edit({"type": "input_tokens", "value": BASIS_TRIGGER}, 1)
@@ -118,6 +125,7 @@ def probe_steps(model: str = DEFAULT_PROBE_MODEL) -> list[Step]:
     )
     quote["context_management"] = _edit({"type": "tool_uses", "value": 1}, 1)
     basis = [Step(f"basis-{n + 1}", _basis(model, r)) for n, r in enumerate(BASIS_ROUNDS)]
+    basis.insert(2, Step("basis-2b", _basis(model, BASIS_ROUNDS[1], small=1)))
     return [Step("size", size), Step("keep", keep), *basis, Step("quote", quote)]
 
 

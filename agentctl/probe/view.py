@@ -21,14 +21,14 @@ def probe_lines(report: ProbeReport) -> list[str]:
         f"probe of {report.target} on {report.plan.model}: cost ${report.cost_usd:.4f}, "
         f"server tokens per estimated token {report.factor:.3f}",
         f"{'step':<9} {'cleared':>7} {'input':>7} {'cache read':>10} {'cache write':>11}"
-        + "".join(f" {name:>10}" for name in found.expected),
+        + "".join(f" {name:>14}" for name in found.expected),
     ]
     for seen in report.observed:
         predicted = [_count(found.expected[n].get(seen.step)) for n in found.expected]
         lines.append(
             f"{seen.step:<9} {_count(seen.cleared_tool_uses):>7} {seen.input_tokens:>7} "
             f"{seen.cache_read_input_tokens:>10} {seen.cache_creation_input_tokens:>11}"
-            + "".join(f" {p:>10}" for p in predicted)
+            + "".join(f" {p:>14}" for p in predicted)
         )
     lines += _rules(report)
     return lines

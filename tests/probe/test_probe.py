@@ -90,19 +90,19 @@ def test_against_an_api_it_asks_first_and_no_means_nothing_is_sent(
         assert emu.requests == []
         code, out, err = invoke("probe", "--base-url", emu.base_url, stdin="y\n")
         assert code == 0, err
-        assert "Send them?" in err and len(emu.requests) == 7
+        assert "Send them?" in err and len(emu.requests) == 8
     assert "server model: unedited-large" in out
 
 
 def test_the_money_spent_is_checked_after_every_request() -> None:
-    # The first request (5,961 tokens, all cache writes at $1.25/M) costs $0.0075.
+    # The first request (5,952 tokens, all cache writes at $1.25/M, and its output) costs $0.007x.
     plan = dataclasses.replace(plan_probe(), max_usd=0.005)
     saved: list[Path] = []
     with running() as emu:
         client = AnthropicClient(
             api_key="k", base_url=emu.base_url, timeout_s=30.0, retry=RetryPolicy()
         )
-        with pytest.raises(LimitError, match=r"spent \$0\.0075\d*, over --max-usd 0\.005"):
+        with pytest.raises(LimitError, match=r"spent \$0\.007\d, over --max-usd 0\.005"):
             run_probe(plan, client, "emulator", save=lambda m, o: saved.append(Path()) or Path())
         assert len(emu.requests) == 1 and saved == []
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agentctl.context.cache import strip_cache_control
 from agentctl.context.engine import apply_context_edits
 from agentctl.context.server_model import PRESETS
 from agentctl.context.tokens import estimate_request_tokens
@@ -15,11 +16,21 @@ def _body(request: dict[str, object]) -> dict[str, object]:
     return {k: v for k, v in request.items() if k != "betas"}
 
 
-def test_basis_steps_split_the_two_models_on_requests_two_and_four() -> None:
+def test_basis_steps_tell_all_four_models_apart() -> None:
     steps = [s for s in probe_steps() if s.name.startswith("basis-")]
-    unedited = [predict(s, PRESETS["unedited"]) for s in steps]
-    edited = [predict(s, PRESETS["edited"]) for s in steps]
-    assert (unedited, edited) == ([2, 3, 4, 5], [2, 2, 4, 4])
+    assert [s.name for s in steps] == ["basis-1", "basis-2", "basis-2b", "basis-3", "basis-4"]
+    predicted = {name: [predict(s, PRESETS[name]) for s in steps] for name in PRESETS}
+    assert predicted == {
+        "unedited": [2, 3, 4, 4, 5],
+        "edited": [2, 2, 2, 4, 4],
+        "unedited-large": [2, 3, 3, 4, 5],
+        "edited-large": [2, 2, 2, 4, 4],  # told from "edited" by the keep step
+    }
+
+
+def test_a_later_step_starts_with_the_earlier_one_so_the_cache_can_serve_it() -> None:
+    steps = {s.name: strip_cache_control(s.request)["messages"] for s in probe_steps()}
+    assert steps["basis-2b"][: len(steps["basis-2"])] == steps["basis-2"]
 
 
 def test_every_size_that_decides_a_basis_step_is_clear_of_the_trigger() -> None:
