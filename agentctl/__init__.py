@@ -21,6 +21,11 @@ _HOMES = {
     "RunResult": "agentctl.runner",
     "Profile": "agentctl.profile.settings",
     "ScriptedClient": "agentctl.testing",
+    "probe_server": "agentctl.probe.run",
+    "ProbeReport": "agentctl.probe.run",
+    "ServerModel": "agentctl.context.server_model",
+    "SERVER_MODELS": "agentctl.context.server_model",
+    "parse_server_model": "agentctl.context.server_model",
     **dict.fromkeys(
         (
             "AppliedEdit",
@@ -53,6 +58,9 @@ _HOMES = {
 __all__ = ["__version__", *sorted(_HOMES)]
 
 if TYPE_CHECKING:
+    from agentctl.context.server_model import SERVER_MODELS as SERVER_MODELS
+    from agentctl.context.server_model import ServerModel as ServerModel
+    from agentctl.context.server_model import parse_server_model as parse_server_model
     from agentctl.errors import AgentctlError as AgentctlError
     from agentctl.errors import ApiError as ApiError
     from agentctl.errors import ConfigError as ConfigError
@@ -60,6 +68,8 @@ if TYPE_CHECKING:
     from agentctl.errors import LimitError as LimitError
     from agentctl.errors import ToolError as ToolError
     from agentctl.errors import UsageError as UsageError
+    from agentctl.probe.run import ProbeReport as ProbeReport
+    from agentctl.probe.run import probe_server as probe_server
     from agentctl.profile.settings import Profile as Profile
     from agentctl.runner import RunResult as RunResult
     from agentctl.runner import load_profile as load_profile

@@ -51,3 +51,8 @@ def unusable_folder(folder: Path, err: OSError) -> ConfigError:
 def batches_dir() -> Path:
     """Where `agentctl batch` puts each batch's folder when no --out is given."""
     return home_dir() / "batches"
+
+
+def calibration_path() -> Path:
+    """The server model `agentctl probe` identified (read by the emulator, simulate, tune)."""
+    return home_dir() / "server-model.json"

@@ -130,7 +130,7 @@ def run_profile(base: Path, variant: Variant, model: str, facts: list[str]) -> O
     cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
            "--workspace", str(base / "workspace"), "--max-turns", "150",
            "--set", "tools.max_result_chars=8000",
-           "--set", f"context_editing.trigger_basis={model}"]  # fmt: skip
+           "--set", f"context_editing.server_model={model}"]  # fmt: skip
     if variant.profile != BUILTIN:
         cmd += ["--profile", str(REPO / variant.profile)]
     for setting in variant.sets:

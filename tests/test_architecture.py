@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"sessions"},
     {"render"},
     {"runner"},
-    {"batch"},
+    {"batch", "probe"},
     {"cli"},
     {"__main__"},
 ]

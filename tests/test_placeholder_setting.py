@@ -1,4 +1,4 @@
-"""`context_editing.placeholder`: the cleared-result text (not public) is a setting end to end.
+"""The server model's placeholder: the cleared-result text (not public) is a setting end to end.
 
 The offline emulator substitutes it, its tokens change what clearing frees, and `simulate` with
 the run's own profile reproduces the run exactly because it uses the same setting.
@@ -40,7 +40,7 @@ def _run(task: Path, placeholder: str) -> list[dict[str, Any]]:
             "--offline",
             "--json",
             "--set",
-            f"context_editing.placeholder={placeholder}",
+            f"context_editing.server_model=unedited,placeholder={placeholder}",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -74,7 +74,8 @@ def test_simulate_with_the_runs_own_placeholder_reproduces_it(
     session = next(e for e in events if e["event"] == "start")["session"]
     profile = tmp_path / "p.toml"
     profile.write_text(
-        'context_editing.placeholder = "[gone]"\n[context_editing.tool_uses]\n'
+        'context_editing.server_model = "unedited,placeholder=[gone]"\n'
+        "[context_editing.tool_uses]\n"
         'trigger = 4000\nkeep = 1\nclear_at_least = 1\nexclude_tools = ["memory"]\n'
     )
     out = CliRunner().invoke(app, ["simulate", session, "--profile", str(profile), "--json"])

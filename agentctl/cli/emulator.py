@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from agentctl.context.engine import (
-    DEFAULT_CLEARED_RESULT_PLACEHOLDER,
-    TRIGGER_BASES,
-    TriggerBasis,
-)
+from agentctl.cli.options import ServerModelOption
 from agentctl.errors import EXIT_INTERRUPTED, UsageError
 
 app = typer.Typer(
@@ -58,20 +55,7 @@ def serve(
     faults: Annotated[
         str | None, typer.Option("--faults", metavar="SPEC", help=FAULTS_HELP)
     ] = None,
-    placeholder: Annotated[
-        str,
-        typer.Option(
-            "--placeholder", metavar="TEXT", help="Text that replaces cleared tool results."
-        ),
-    ] = DEFAULT_CLEARED_RESULT_PLACEHOLDER,
-    trigger_basis: Annotated[
-        str,
-        typer.Option(
-            "--trigger-basis",
-            metavar="BASIS",
-            help='Compare the clearing trigger with the "unedited" or the already "edited" prompt.',
-        ),
-    ] = "unedited",
+    server_model: ServerModelOption = "",
 ) -> None:
     """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
 
@@ -84,30 +68,25 @@ def serve(
       agentctl emulator serve --port 8765
       agentctl emulator serve --script examples/scripts/memory-roundtrip.toml
       agentctl emulator serve --faults '429@1,529@3'        the client must retry twice
+      agentctl emulator serve --server-model edited-large
     """
+    from agentctl.context.calibration import resolve_server_model
     from agentctl.emulator.server import running
 
+    server = resolve_server_model(server_model, source="--server-model")
     try:
         with running(
             script=script,
             faults=faults,
-            result_placeholder=placeholder,
             port=port,
             keep_requests=KEEP_REQUESTS,
             keep_bytes=KEEP_BYTES,
-            trigger_basis=_basis(trigger_basis),
+            server_model=server.model,
         ) as emu:
+            print(server.note(), file=sys.stderr)
             print(emu.base_url, flush=True)
             threading.Event().wait()
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except OSError as err:
         raise UsageError(f"--port {port}: cannot listen on 127.0.0.1: {err.strerror}") from err
-
-
-def _basis(text: str) -> TriggerBasis:
-    """The --trigger-basis value, checked."""
-    for basis in TRIGGER_BASES:
-        if text == basis:
-            return basis
-    raise UsageError(f"--trigger-basis {text!r}: expected one of {', '.join(TRIGGER_BASES)}")

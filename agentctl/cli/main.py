@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tune": ("agentctl.cli.sessions", "Sweep context-editing settings over a recorded run."),
     "emulator": ("agentctl.cli.emulator", "The offline Messages API emulator (no network)."),
     "mcp": ("agentctl.cli.mcp", "MCP servers of the profile: whether they start, their tools."),
+    "probe": (
+        "agentctl.cli.probe",
+        "Settle the server's open context-editing rules (a few cents).",
+    ),
     "doctor": ("agentctl.cli.doctor", "Where everything is, what a run would use and reach."),
 }
 

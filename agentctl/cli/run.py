@@ -98,6 +98,12 @@ def run(
         raise
     for warning in [] if quiet else plan.warnings:
         print(error_line(f"warning: {warning}"), file=sys.stderr)
+    if plan.offline and not quiet:  # name the emulator's rules when they are not the default
+        from agentctl.runner.execute import offline_server
+
+        server = offline_server(plan)
+        if server.source != "default":
+            print(error_line(server.note()), file=sys.stderr)
     _execute(plan, json_mode=json_mode, quiet=quiet)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentctl.cli.options import ServerModelOption
 from agentctl.errors import UsageError
 from agentctl.render.safe import error_line, visible
 
@@ -232,6 +233,7 @@ def simulate(
         list[str] | None,
         typer.Option("--set", metavar="KEY=VALUE", help="Override a key (repeatable)."),
     ] = None,
+    server_model: ServerModelOption = "",
     as_json: JsonOption = False,
 ) -> None:
     """Replay a recorded run under another profile's context-editing and cache settings, per turn
@@ -247,7 +249,8 @@ def simulate(
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
-    outcome = report.what_if(load_session(session), profile, tuple(sets or ()))
+    outcome = report.what_if(load_session(session), profile, tuple(sets or ()), server_model)
+    print(outcome.server_model.note(), file=sys.stderr)
     if as_json:
         _emit_json(outcome.to_json())
         return
@@ -273,6 +276,7 @@ def tune(
     top: Annotated[
         int, typer.Option(metavar="N", help="How many of the best settings to list.")
     ] = 10,
+    server_model: ServerModelOption = "",
     as_json: JsonOption = False,
 ) -> None:
     """Sweep trigger, keep and clear_at_least (and thinking keep when thinking was on) over a
@@ -288,7 +292,8 @@ def tune(
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
-    outcome = report.tuning(load_session(session), grid)
+    outcome = report.tuning(load_session(session), grid, server_model)
+    print(outcome.server_model.note(), file=sys.stderr)
     if write is not None:
         report.write_winner(outcome, write, force=force)
     if as_json:

@@ -7,13 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentctl.context.batching import Marks, boundary
-from agentctl.context.engine import (
-    DEFAULT_CLEARED_RESULT_PLACEHOLDER,
-    DEFAULT_TRIGGER_BASIS,
-    TriggerBasis,
-    apply_context_edits,
-)
+from agentctl.context.engine import apply_context_edits
 from agentctl.context.pairs import candidates, freed_tokens, tool_pairs
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel, parse_server_model
 
 BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 
@@ -55,14 +51,18 @@ class ContextEditing:
 
     tool_uses: ClearToolUses = field(default_factory=ClearToolUses)
     thinking: ClearThinking = field(default_factory=ClearThinking)
-    # What the server puts in place of a cleared tool result. The real text is not public
-    # (API-NOTES E.1): this is never sent to the API; the offline emulator substitutes it and
-    # `simulate`/`tune` count its tokens. Set it to match what you observe from the server.
-    placeholder: str = DEFAULT_CLEARED_RESULT_PLACEHOLDER
-    # Whether the server compares the input_tokens trigger with the unedited prompt or with
-    # the prompt as already edited on earlier requests (unknown: docs/context.md, "Server
-    # models"). Never sent; the offline emulator and simulate/tune play the server this way.
-    trigger_basis: TriggerBasis = DEFAULT_TRIGGER_BASIS
+    # The server rules the docs leave open (context.server_model: trigger basis, which results
+    # count toward keep, placeholder, clear_thinking's default keep), as a spec: a preset name
+    # with optional overrides ("edited,min_result_tokens=100"). "" = the calibration file that
+    # `agentctl probe` wrote, else the default preset. Never sent to the API: the offline
+    # emulator and simulate/tune play the server this way (docs/context.md, "Server rules").
+    server_model: str = ""
+
+    @property
+    def server(self) -> ServerModel:
+        """The spec's model ("" = the default preset; the calibration is applied by callers
+        that read files: `context.calibration.resolve_server_model`)."""
+        return parse_server_model(self.server_model) if self.server_model else DEFAULT_SERVER_MODEL
 
 
 def clear_tool_uses_edit(s: ClearToolUses) -> dict[str, Any]:
@@ -90,7 +90,9 @@ def clear_thinking_edit(s: ClearThinking) -> dict[str, Any]:
     return {"type": "clear_thinking_20251015", "keep": keep}
 
 
-def batched_edit(s: ClearToolUses, request: Mapping[str, Any], placeholder: str) -> dict[str, Any]:
+def batched_edit(
+    s: ClearToolUses, request: Mapping[str, Any], server: ServerModel = DEFAULT_SERVER_MODEL
+) -> dict[str, Any]:
     """The edit that makes the server clear exactly where batched clearing puts the boundary.
 
     The boundary (how many of the oldest clearable tool uses stand cleared) moves only when
@@ -102,8 +104,9 @@ def batched_edit(s: ClearToolUses, request: Mapping[str, Any], placeholder: str)
     way it measures a token trigger, and every request reads the earlier prompt from the cache.
     """
     edit = clear_tool_uses_edit(s)
-    clearable = candidates(tool_pairs(list(request.get("messages") or [])), edit)
-    freed = [freed_tokens(p, edit, placeholder) for p in clearable]
+    pairs = tool_pairs(list(request.get("messages") or []))
+    clearable = candidates(pairs, edit, server.min_result_tokens)
+    freed = [freed_tokens(p, edit, server.placeholder) for p in clearable]
     marks = Marks(s.trigger, s.low_water, s.keep, s.clear_at_least)
     cleared = boundary(request, clearable, freed, marks)
     if cleared == 0:
@@ -135,9 +138,10 @@ def _tool_uses_edit(
 ) -> dict[str, Any]:
     if ce.tool_uses.strategy == "server" or request is None:
         return clear_tool_uses_edit(ce.tool_uses)
+    server = ce.server
     if before:  # measure the prompt as the thinking edit leaves it
-        request = apply_context_edits(request, before).request
-    return batched_edit(ce.tool_uses, request, ce.placeholder)
+        request = apply_context_edits(request, before, server=server).request
+    return batched_edit(ce.tool_uses, request, server)
 
 
 def trigger_from(context_management: dict[str, Any] | None) -> int | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from agentctl.context.batching import Marks, boundary
 from agentctl.context.pairs import (
@@ -20,6 +20,13 @@ from agentctl.context.pairs import (
     freed_tokens,
     pair_changes,
     tool_pairs,
+)
+from agentctl.context.server_model import (
+    DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+    DEFAULT_SERVER_MODEL,
+    TRIGGER_BASES,
+    ServerModel,
+    TriggerBasis,
 )
 from agentctl.context.tokens import (
     estimate_block_tokens,
@@ -31,27 +38,17 @@ from agentctl.context.validate import validate_edits
 __all__ = [
     "DEFAULT_CLEARED_INPUT_PLACEHOLDER",
     "DEFAULT_CLEARED_RESULT_PLACEHOLDER",
-    "DEFAULT_TRIGGER_BASIS",
+    "DEFAULT_SERVER_MODEL",
     "TRIGGER_BASES",
     "EditOutcome",
+    "ServerModel",
     "TriggerBasis",
     "apply_context_edits",
     "validate_edits",
 ]
 
-# The server's literal text is not public (API-NOTES E.1); this is ours, a documented setting.
-DEFAULT_CLEARED_RESULT_PLACEHOLDER = "[Tool result cleared by context management]"
-# The open rule of API-NOTES E.9, one named setting (docs/context.md, "Server models"): is the
-# input_tokens trigger compared with the unedited prompt the client resends ("unedited": once
-# past it, every request clears again, one more result each turn) or with the prompt as already
-# edited on earlier requests ("edited": clearings come in batches)?
-TriggerBasis = Literal["unedited", "edited"]
-TRIGGER_BASES: tuple[TriggerBasis, ...] = ("unedited", "edited")
-DEFAULT_TRIGGER_BASIS: TriggerBasis = "unedited"
-
 DEFAULT_TRIGGER: dict[str, Any] = {"type": "input_tokens", "value": 100_000}  # B.2 [DOC]
 DEFAULT_KEEP_TOOL_USES = 3  # B.2 [DOC]
-DEFAULT_KEEP_THINKING_TURNS = 1  # B.3: the docs' default for an edit without `keep`
 
 _THINKING_TYPES = ("thinking", "redacted_thinking")
 
@@ -93,23 +90,25 @@ def _is_thinking(block: Any) -> bool:
     return isinstance(block, Mapping) and block.get("type") in _THINKING_TYPES
 
 
-def _keep_thinking_turns(edit: Mapping[str, Any]) -> int | None:
-    """N from `keep`, or None for "all" / {"type": "all"}."""
-    keep = edit.get("keep") or {"type": "thinking_turns", "value": DEFAULT_KEEP_THINKING_TURNS}
+def _keep_thinking_turns(edit: Mapping[str, Any], default: int | None) -> int | None:
+    """N from `keep`, or None for "all" / {"type": "all"}; `default` when the edit has none."""
+    keep = edit.get("keep")
+    if not keep:
+        return default
     if keep == "all" or (isinstance(keep, Mapping) and keep.get("type") == "all"):
         return None
     return int(keep["value"])
 
 
 def _clear_thinking(
-    messages: list[dict[str, Any]], edit: Mapping[str, Any]
+    messages: list[dict[str, Any]], edit: Mapping[str, Any], default_keep: int | None
 ) -> dict[str, Any] | None:
     """Strip thinking from assistant messages older than the last N that contain thinking.
 
     A "turn" is one assistant message (ours; the docs do not say how tool-use continuations
-    of one logical turn are counted).
+    of one logical turn are counted). `default_keep`: the model's default (ServerModel).
     """
-    keep = _keep_thinking_turns(edit)
+    keep = _keep_thinking_turns(edit, default_keep)
     turns = [
         m
         for m in messages
@@ -143,16 +142,18 @@ def _clear_tool_uses(
     messages: list[dict[str, Any]],
     edit: Mapping[str, Any],
     input_tokens: int,
-    placeholder: str,
+    server: ServerModel,
     basis: Mapping[str, Any] | None,
 ) -> dict[str, Any] | None:
     """Clear the oldest tool results beyond `keep`, unless untriggered or below clear_at_least.
 
-    `exclude_tools` pairs are never cleared and do not count toward `keep`; the `tool_uses`
-    trigger counts every tool use, excluded ones included (both ours). `basis`: None for the
-    "unedited" model, else the request (its tools and system) for the "edited" one.
+    `exclude_tools` pairs, and results below the server model's `min_result_tokens`, are never
+    cleared and do not count toward `keep`; the `tool_uses` trigger counts every tool use,
+    excluded ones included (all ours). `basis`: None for the "unedited" model, else the
+    request (its tools and system) for the "edited" one.
     """
-    victims = _victims(messages, edit, input_tokens, placeholder, basis)
+    placeholder = server.placeholder
+    victims = _victims(messages, edit, input_tokens, server, basis)
     if victims is None:
         return None
     per_pair = [c for c in (pair_changes(p, edit, placeholder) for p in victims) if c]
@@ -174,15 +175,15 @@ def _victims(
     messages: list[dict[str, Any]],
     edit: Mapping[str, Any],
     input_tokens: int,
-    placeholder: str,
+    server: ServerModel,
     basis: Mapping[str, Any] | None,
 ) -> list[Pair] | None:
     """The pairs to clear, oldest first; None when the trigger does not fire."""
     pairs = tool_pairs(messages)
-    clearable = candidates(pairs, edit)
+    clearable = candidates(pairs, edit, server.min_result_tokens)
     if basis is not None:
         request = {**basis, "messages": messages}
-        return clearable[: _edited_boundary(request, clearable, edit, placeholder)]
+        return clearable[: _edited_boundary(request, clearable, edit, server.placeholder)]
     if not _triggered(edit, input_tokens, len(pairs)):
         return None
     keep = int((edit.get("keep") or {}).get("value", DEFAULT_KEEP_TOOL_USES))
@@ -214,13 +215,14 @@ def apply_context_edits(
     request: Mapping[str, Any],
     edits: Sequence[Mapping[str, Any]],
     *,
-    result_placeholder: str = DEFAULT_CLEARED_RESULT_PLACEHOLDER,
-    trigger_basis: TriggerBasis = DEFAULT_TRIGGER_BASIS,
+    server: ServerModel = DEFAULT_SERVER_MODEL,
 ) -> EditOutcome:
     """Apply `edits` in array order to a copy of `request`; the input is never mutated.
 
+    The open rules are the server model's (`server`: trigger basis, which results count toward
+    keep, the placeholder, clear_thinking's default keep for the request's model).
     clear_tool_uses measures its `input_tokens` trigger on the prompt as edited by the edits
-    before it (ours; B.10), compared under `trigger_basis` (see TriggerBasis). Unknown edit
+    before it (ours; B.10). Unknown edit
     types (e.g. compact_20260112) are skipped here: call `validate_edits` first.
     `applied_edits` lists only edits that changed something.
     """
@@ -232,10 +234,11 @@ def apply_context_edits(
     for edit in edits:
         kind = edit.get("type")
         if kind == "clear_thinking_20251015":
-            outcome = _clear_thinking(messages, edit)
+            default = server.default_thinking_keep(str(request.get("model", "")))
+            outcome = _clear_thinking(messages, edit, default)
         elif kind == "clear_tool_uses_20250919":
-            basis = None if trigger_basis == "unedited" else edited
-            outcome = _clear_tool_uses(messages, edit, current, result_placeholder, basis)
+            basis = None if server.trigger_basis == "unedited" else edited
+            outcome = _clear_tool_uses(messages, edit, current, server, basis)
         else:
             continue
         if outcome is not None:

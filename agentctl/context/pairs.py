@@ -48,10 +48,23 @@ def tool_pairs(messages: list[dict[str, Any]]) -> list[Pair]:
     return order
 
 
-def candidates(pairs: list[Pair], edit: Mapping[str, Any]) -> list[Pair]:
-    """The pairs a clear_tool_uses edit may clear: all but those of `exclude_tools`."""
+def candidates(
+    pairs: list[Pair], edit: Mapping[str, Any], min_result_tokens: int = 0
+) -> list[Pair]:
+    """The pairs a clear_tool_uses edit may clear (and that count toward `keep`): all but those
+    of `exclude_tools` and, when `min_result_tokens` > 0 (a server model's rule), all but those
+    whose result is smaller than that (an unanswered use has no result: size 0)."""
     excluded = set(edit.get("exclude_tools") or ())
-    return [p for p in pairs if str(p.use.get("name", "")) not in excluded]
+    return [
+        p
+        for p in pairs
+        if str(p.use.get("name", "")) not in excluded
+        and (min_result_tokens <= 0 or _result_tokens(p) >= min_result_tokens)
+    ]
+
+
+def _result_tokens(pair: Pair) -> int:
+    return 0 if pair.result is None else estimate_block_tokens(pair.result)
 
 
 def _clears_input(edit: Mapping[str, Any], name: str) -> bool:

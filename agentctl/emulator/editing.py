@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
-    from agentctl.context.engine import TriggerBasis
+    from agentctl.context.server_model import ServerModel
 
 Json = dict[str, Any]
 
@@ -30,8 +30,8 @@ class ContextEngine(Protocol):
         """The API's 400 message for bad `context_management` or cache_control, or None."""
         ...
 
-    def edit(self, request: Json, placeholder: str) -> Edited:
-        """Apply the request's context edits."""
+    def edit(self, request: Json) -> Edited:
+        """Apply the request's context edits under the engine's server model."""
         ...
 
     def account(self, edited_request: Json, model: str) -> CacheUsage:
@@ -46,11 +46,11 @@ class ContextEngine(Protocol):
 class SharedEngine:
     """The project's one implementation of clearing and caching (`agentctl.context`)."""
 
-    def __init__(self, clock: Callable[[], float], trigger_basis: TriggerBasis) -> None:
+    def __init__(self, clock: Callable[[], float], server: ServerModel) -> None:
         from agentctl.context.cache import PromptCache
 
         self._cache = PromptCache(clock)  # lives as long as the emulator, across requests
-        self._basis: TriggerBasis = trigger_basis
+        self.server = server
 
     def validate(self, request: Json) -> str | None:
         from agentctl.context.cache import validate_cache_control
@@ -58,14 +58,12 @@ class SharedEngine:
 
         return validate_edits(request) or validate_cache_control(request)
 
-    def edit(self, request: Json, placeholder: str) -> Edited:
+    def edit(self, request: Json) -> Edited:
         from agentctl.context.engine import apply_context_edits
 
         management = request.get("context_management")
         edits = management.get("edits") or [] if isinstance(management, dict) else []
-        outcome = apply_context_edits(
-            request, edits, result_placeholder=placeholder, trigger_basis=self._basis
-        )
+        outcome = apply_context_edits(request, edits, server=self.server)
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 
@@ -78,9 +76,7 @@ class SharedEngine:
         return sum(estimate_block_tokens(block) for block in blocks)
 
 
-def default_engine(
-    clock: Callable[[], float], trigger_basis: TriggerBasis = "unedited"
-) -> ContextEngine:
+def default_engine(clock: Callable[[], float], server: ServerModel) -> ContextEngine:
     """The shared engine, with a fresh prompt cache driven by `clock`, playing the server
-    model `trigger_basis` (docs/context.md, "Server models")."""
-    return SharedEngine(clock, trigger_basis)
+    model `server` (docs/context.md, "Server rules")."""
+    return SharedEngine(clock, server)

@@ -1,6 +1,8 @@
 """The default model: works through any task with memory and workspace tools, deterministically.
 
-Each turn it rebuilds what it knows from the edited conversation (`recall`), then takes the
+A last user message asking to "Quote the tool result ID verbatim" is answered with that
+result's content as seen (`echo`; `agentctl probe` reads the placeholder so). Otherwise,
+each turn it rebuilds what it knows from the edited conversation (`recall`), then takes the
 first step that applies:
   1. `memory view /memories`; 2. view its notes file if the listing shows it (or the listing
   was cleared, or its own writes can no longer be seen); 3. `list_files` if offered and the
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentctl.emulator.echo import quoted_result
 from agentctl.emulator.model import Block, Reply, TextOut, ThinkingOut, ToolCall, assistant_turns
 from agentctl.emulator.notes import (
     NOTES_END,
@@ -55,6 +58,9 @@ class DefaultPolicy:
         self.placeholder = placeholder  # how it recognises a cleared result
 
     def reply(self, request: Json) -> Reply:
+        quote = quoted_result(request)
+        if quote is not None:
+            return Reply((TextOut(quote),))
         task = task_text(request)
         offered = {str(t.get("name")) for t in request.get("tools") or []}
         notes = notes_path(task)

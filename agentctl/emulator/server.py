@@ -17,11 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from agentctl.context.engine import (
-    DEFAULT_CLEARED_RESULT_PLACEHOLDER,
-    DEFAULT_TRIGGER_BASIS,
-    TriggerBasis,
-)
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.emulator.editing import ContextEngine, default_engine
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
 from agentctl.emulator.model import Model, Script, ScriptedModel
@@ -37,7 +33,6 @@ from agentctl.emulator.script import load_script
 from agentctl.emulator.service import MessagesService
 from agentctl.emulator.sse import encode_event, message_events
 
-DEFAULT_PLACEHOLDER = DEFAULT_CLEARED_RESULT_PLACEHOLDER
 ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
 REDACTED_HEADERS = ("x-api-key", "authorization")
 MAX_BODY_BYTES = 32 << 20  # the API's request size limit: larger bodies get 413 unread
@@ -361,21 +356,20 @@ def running(
     *,
     script: Path | Script | None = None,
     faults: str | FaultPlan | None = None,
-    result_placeholder: str = DEFAULT_PLACEHOLDER,
     port: int = 0,
     clock: Callable[[], float] = time.monotonic,
     model: Model | None = None,
     engine: ContextEngine | None = None,
     keep_requests: int | None = None,
     keep_bytes: int | None = None,
-    trigger_basis: TriggerBasis = DEFAULT_TRIGGER_BASIS,
+    server_model: ServerModel = DEFAULT_SERVER_MODEL,
 ) -> Iterator[Emulator]:
-    """Start an emulator on a background thread for the duration of the block."""
+    """Start an emulator on a background thread for the duration of the block, playing the
+    server rules of `server_model` (trigger basis, keep counting, placeholder, ...)."""
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
     service = MessagesService(
-        engine or default_engine(clock, trigger_basis),
-        model or build_model(script, result_placeholder),
-        result_placeholder,
+        engine or default_engine(clock, server_model),
+        model or build_model(script, server_model.placeholder),
     )
     emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
     emulator.start()

@@ -20,10 +20,9 @@ Json = dict[str, Any]
 class MessagesService:
     """Answers /v1/messages and /v1/messages/count_tokens bodies; thread-safe."""
 
-    def __init__(self, engine: ContextEngine, model: Model, placeholder: str) -> None:
+    def __init__(self, engine: ContextEngine, model: Model) -> None:
         self.engine = engine
         self.model = model
-        self.placeholder = placeholder
         self._cache_lock = threading.Lock()
         self.threads = ThreadStore()
 
@@ -53,7 +52,7 @@ class MessagesService:
         problem = self.engine.validate(request)
         if problem:
             raise invalid(problem)
-        return self.engine.edit(request, self.placeholder)
+        return self.engine.edit(request)
 
 
 def build_message(reply: Reply, edited: Edited, cache: CacheUsage, engine: ContextEngine) -> Json:

@@ -60,13 +60,11 @@ KEY_DOCS: dict[str, KeyDoc] = {
     f"{_TU}.low_water": KeyDoc(
         "Batched: a clearing brings the prompt down to at most this many input tokens."
     ),
-    "context_editing.trigger_basis": KeyDoc(
-        'How the offline emulator and simulate/tune compare the trigger: "unedited" prompt or'
-        ' the prompt as "edited" by earlier clearings (the real rule is not public; never sent).'
-    ),
-    "context_editing.placeholder": KeyDoc(
-        "Text standing in for a cleared tool result in the offline emulator and in simulate/"
-        "tune (the server's own text is not public; never sent to the API)."
+    "context_editing.server_model": KeyDoc(
+        "The server rules the offline emulator and simulate/tune play (trigger basis, which"
+        " results count toward keep, placeholder, thinking keep): a preset (unedited, edited,"
+        ' unedited-large, edited-large) with overrides, e.g. "edited,min_result_tokens=50";'
+        ' "" = the calibration from `agentctl probe`, else unedited. Never sent.'
     ),
     "context_editing.thinking": KeyDoc(
         "Clear old thinking blocks (needs thinking.enabled).", "edits[] clear_thinking_20251015"

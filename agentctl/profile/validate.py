@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentctl import clock
+from agentctl.context.server_model import ServerModelError, parse_server_model
 from agentctl.profile.models import model_warning, price_warning, thinking_enabled_deprecated
 from agentctl.profile.schema import FieldError, join_key
 from agentctl.profile.settings import ClearToolUses, McpServer, Profile
@@ -52,6 +53,7 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_thinking(profile)
     check_strings(profile)
     check_batched(profile.context_editing.tool_uses)
+    check_server_model(profile.context_editing.server_model)
     check_mcp_servers(profile)
     return list(collect_warnings(profile, today or clock.today()))
 
@@ -113,6 +115,16 @@ def check_thinking(profile: Profile) -> None:
             "clear_thinking needs extended thinking, the API rejects it otherwise"
             " (set thinking.enabled = true, or context_editing.thinking.enabled = false)",
         )
+
+
+def check_server_model(spec: str) -> None:
+    """A server model spec must name a preset and valid overrides ("" = calibration/default)."""
+    if not spec:
+        return
+    try:
+        parse_server_model(spec)
+    except ServerModelError as err:
+        raise FieldError("context_editing.server_model", str(err)) from None
 
 
 def check_batched(s: ClearToolUses) -> None:

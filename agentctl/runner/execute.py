@@ -26,6 +26,7 @@ from agentctl.types import ErrorEvent, Event, ResultEvent, Totals, TurnEvent
 
 if TYPE_CHECKING:
     from agentctl.agent.retry import RetryGate
+    from agentctl.context.calibration import ResolvedModel
 
 OFFLINE_KEY = "offline-dummy-key"
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -110,15 +111,19 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
         return
     from agentctl.emulator.server import running
 
-    editing = plan.profile.context_editing
-    with running(
-        script=plan.script,
-        result_placeholder=editing.placeholder,
-        trigger_basis=editing.trigger_basis,
-    ) as emulator:
+    with running(script=plan.script, server_model=offline_server(plan).model) as emulator:
         yield AnthropicClient(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
+
+
+def offline_server(plan: Plan) -> ResolvedModel:
+    """The server model an offline run's emulator plays: the profile's, else the calibration
+    from `agentctl probe`, else the default."""
+    from agentctl.context.calibration import resolve_server_model
+
+    spec = plan.profile.context_editing.server_model
+    return resolve_server_model(spec, source=plan.profile.source)
 
 
 def execute(

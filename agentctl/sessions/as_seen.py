@@ -13,10 +13,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from agentctl.context.engine import apply_context_edits
 from agentctl.errors import UsageError
 from agentctl.sessions.catalog import Session, TurnRecord, session_profile
 from agentctl.sessions.replay import ReplaySettings, replay_request
+from agentctl.sessions.simulate import edit_request
 
 
 def find_turn(session: Session, number: int) -> TurnRecord:
@@ -33,14 +33,7 @@ def find_turn(session: Session, number: int) -> TurnRecord:
 def seen_request(session: Session, turn: TurnRecord) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The request after edits at `turn`, under the recorded settings, and the applied edits."""
     settings = ReplaySettings.from_profile(session_profile(session))
-    request = replay_request(turn, settings)
-    edits = (request.get("context_management") or {}).get("edits") or []
-    outcome = apply_context_edits(
-        request,
-        edits,
-        result_placeholder=settings.placeholder,
-        trigger_basis=settings.trigger_basis,
-    )
+    outcome = edit_request(replay_request(turn, settings), settings)
     return outcome.request, outcome.applied_edits
 
 

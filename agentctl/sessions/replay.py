@@ -15,8 +15,9 @@ from typing import Any
 
 from agentctl.agent.request import cache_control, place_breakpoints
 from agentctl.context.cache import strip_cache_control
+from agentctl.context.calibration import resolve_server_model
 from agentctl.context.edits import ContextEditing, build_context_management
-from agentctl.context.engine import TriggerBasis
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import TurnRecord
 
@@ -26,28 +27,26 @@ _NOT_BODY = frozenset({"betas", "extra_headers", "extra_query", "extra_body", "t
 
 @dataclass(frozen=True)
 class ReplaySettings:
-    """What a replay varies: the profile's context editing and cache settings, nothing else."""
+    """What a replay varies: the profile's context editing and cache settings, and the server
+    model the replay plays; nothing else."""
 
     editing: ContextEditing
     marker: dict[str, Any] | None  # the cache_control breakpoint, None when caching is off
+    server: ServerModel = DEFAULT_SERVER_MODEL
 
     @classmethod
-    def from_profile(cls, profile: Profile) -> ReplaySettings:
-        return cls(profile.context_editing, cache_control(profile))
+    def from_profile(cls, profile: Profile, server: ServerModel | None = None) -> ReplaySettings:
+        """`server` None: the profile's `context_editing.server_model`, else the calibration
+        file, else the default (`context.calibration.resolve_server_model`)."""
+        if server is None:
+            spec = profile.context_editing.server_model
+            server = resolve_server_model(spec, source=f"{profile.source}").model
+        return cls(profile.context_editing, cache_control(profile), server)
 
     @property
     def context_management(self) -> dict[str, Any] | None:
         """The field of a first request (batched clearing changes it turn by turn)."""
         return build_context_management(self.editing)
-
-    @property
-    def placeholder(self) -> str:
-        """The text a cleared tool result becomes (the server's is not public)."""
-        return self.editing.placeholder
-
-    @property
-    def trigger_basis(self) -> TriggerBasis:
-        return self.editing.trigger_basis
 
     def scaled(self, factor: float) -> ReplaySettings:
         """Token thresholds in estimator units (divided by the calibration factor)."""

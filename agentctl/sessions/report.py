@@ -14,7 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agentctl.context.calibration import ResolvedModel, resolve_server_model
 from agentctl.context.edits import trigger_from
+from agentctl.context.server_model import ServerModel
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
@@ -73,6 +75,7 @@ def remedies(
     *,
     base_cost: float | None,
     factor: float = 1.0,
+    server: ServerModel | None = None,
 ) -> list[Remedy]:
     """Replay the run with the smallest, middle and largest suggested clear_at_least."""
     values = sorted({b.avoid_with_clear_at_least or 0 for b in balances} - {0})
@@ -83,7 +86,8 @@ def remedies(
         editing = settings.context_editing
         tool_uses = dataclasses.replace(editing.tool_uses, clear_at_least=value)
         changed = dataclasses.replace(editing, tool_uses=tool_uses)
-        replay = ReplaySettings.from_profile(dataclasses.replace(settings, context_editing=changed))
+        other = dataclasses.replace(settings, context_editing=changed)
+        replay = ReplaySettings.from_profile(other, server)
         cost = simulate(session, replay, prices, factor=factor).cost_usd
         out.append(Remedy(value, cost, base_cost))
     return out
@@ -176,11 +180,13 @@ class WhatIf:
     simulated_ledger: list[EditBalance]
     recorded_remedies: list[Remedy]
     simulated_remedies: list[Remedy]
+    server_model: ResolvedModel
 
     def to_json(self) -> dict[str, Any]:
         return {
             "session": self.session.id,
             "profile": self.profile_source,
+            "server_model": self.server_model.to_json(),
             "calibration": self.calibration.to_json(),
             "reconstructed": not self.session.offline,
             "limits": LIMITS_NOTE,
@@ -236,23 +242,36 @@ def load_other_profile(path: str, sets: Sequence[str]) -> Profile:
     return profile
 
 
-def what_if(session: Session, profile_path: str, sets: Sequence[str] = ()) -> WhatIf:
-    """Replay `session` under the profile at `profile_path` (with --set overrides)."""
+def chosen_server(spec: str, profile: Profile) -> ResolvedModel:
+    """The server model a what-if plays: `spec` (--server-model) when given, else the
+    profile's, else the calibration file's, else the default."""
+    if spec:
+        return resolve_server_model(spec, source="--server-model")
+    return resolve_server_model(profile.context_editing.server_model, source=profile.source)
+
+
+def what_if(
+    session: Session, profile_path: str, sets: Sequence[str] = (), server_spec: str = ""
+) -> WhatIf:
+    """Replay `session` under the profile at `profile_path` (with --set overrides), playing
+    the server model `chosen_server` picks; the faithful replay plays the recorded profile's."""
     own = session_profile(session)
     other = load_other_profile(profile_path, sets)
+    server = chosen_server(server_spec, other)
     own_settings = ReplaySettings.from_profile(own)
     cal = calibrate(session, own_settings)
     recorded = recorded_run(session, own)
     replayed = simulate(session, own_settings, own, factor=cal.factor, label="replayed")
-    sim = simulate(
-        session, ReplaySettings.from_profile(other), own, factor=cal.factor, label=other.source
-    )
+    settings = ReplaySettings.from_profile(other, server.model)
+    sim = simulate(session, settings, own, factor=cal.factor, label=other.source)
     own_ledger, other_ledger = ledger(session, own, recorded), ledger(session, own, sim)
     f = cal.factor
     return WhatIf(
         session, other.source, other.model, cal, recorded, replayed, sim, own_ledger, other_ledger,
         remedies(session, own, own, own_ledger, base_cost=replayed.cost_usd, factor=f),
-        remedies(session, other, own, other_ledger, base_cost=sim.cost_usd, factor=f),
+        remedies(session, other, own, other_ledger, base_cost=sim.cost_usd, factor=f,
+                 server=server.model),
+        server,
     )  # fmt: skip
 
 
@@ -266,6 +285,7 @@ class Tuning:
     calibration: Calibration
     ranked: list[Candidate]
     front: list[Candidate]
+    server_model: ResolvedModel
 
     @property
     def winner(self) -> Candidate:
@@ -278,6 +298,7 @@ class Tuning:
     def to_json(self) -> dict[str, Any]:
         return {
             "session": self.session.id,
+            "server_model": self.server_model.to_json(),
             "grid": {k: list(v) for k, v in self.grid.items()},
             "calibration": self.calibration.to_json(),
             "candidates": len(self.ranked),
@@ -289,9 +310,11 @@ class Tuning:
         }
 
 
-def tuning(session: Session, grid_text: str | None) -> Tuning:
-    """Sweep the grid (default: one derived from the run) and rank the results."""
+def tuning(session: Session, grid_text: str | None, server_spec: str = "") -> Tuning:
+    """Sweep the grid (default: one derived from the run) and rank the results, every
+    candidate under one server model (`chosen_server`)."""
     profile = session_profile(session)
+    server = chosen_server(server_spec, profile)
     if profile.pricing(session.model).price is None:
         raise UsageError(
             f"session {session.id}: no price for model {session.model}; tune ranks by cost "
@@ -304,8 +327,8 @@ def tuning(session: Session, grid_text: str | None) -> Tuning:
         else default_grid(session, profile.context_editing, thinking_on)
     )
     cal = calibrate(session, ReplaySettings.from_profile(profile))
-    results = sweep(session, profile, grid, factor=cal.factor)
-    return Tuning(session, profile, grid, cal, ranked(results), pareto_front(results))
+    results = sweep(session, profile, grid, factor=cal.factor, server=server.model)
+    return Tuning(session, profile, grid, cal, ranked(results), pareto_front(results), server)
 
 
 def write_winner(t: Tuning, path: Path, *, force: bool) -> None:

@@ -175,14 +175,9 @@ def simulate(
 
 def edit_request(request: Mapping[str, Any], settings: ReplaySettings) -> EditOutcome:
     """What the server does to one replayed request: its own edits, under the settings'
-    server model (`trigger_basis`) and placeholder."""
+    server model."""
     edits = (request.get("context_management") or {}).get("edits") or []
-    return apply_context_edits(
-        request,
-        edits,
-        result_placeholder=settings.placeholder,
-        trigger_basis=settings.trigger_basis,
-    )
+    return apply_context_edits(request, edits, server=settings.server)
 
 
 class _Clock:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agentctl.context.server_model import ServerModel
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.settings import ContextEditing, Profile
 from agentctl.sessions.catalog import Session
@@ -167,7 +168,7 @@ def _grid_point(recorded: ContextEditing, point: dict[str, GridValue | None]) ->
     think = point["thinking_keep"]
     if think is not None:  # turns clear_thinking on (the replay refuses it without thinking)
         th = dataclasses.replace(th, enabled=True, keep="all" if think == "all" else int(think))
-    return ContextEditing(tu, th)
+    return dataclasses.replace(recorded, tool_uses=tu, thinking=th)
 
 
 def _or(value: GridValue | None, default: int) -> int:
@@ -186,12 +187,19 @@ def _unique(settings: Iterable[ContextEditing]) -> list[ContextEditing]:
 
 
 def sweep(
-    session: Session, profile: Profile, grid: Grid, *, factor: float = 1.0
+    session: Session,
+    profile: Profile,
+    grid: Grid,
+    *,
+    factor: float = 1.0,
+    server: ServerModel | None = None,
 ) -> list[Candidate]:
-    """Replay every candidate; the first one is the recorded settings."""
+    """Replay every candidate under one server model (None: the profile's, else the
+    calibration's, else the default); the first one is the recorded settings."""
     results: list[Candidate] = []
     for index, ce in enumerate(candidates(profile.context_editing, grid)):
-        settings = ReplaySettings.from_profile(dataclasses.replace(profile, context_editing=ce))
+        other = dataclasses.replace(profile, context_editing=ce)
+        settings = ReplaySettings.from_profile(other, server)
         sim = simulate(session, settings, profile, factor=factor, label=settings_label(ce))
         results.append(Candidate(ce, sim, recorded=index == 0))
     return results

@@ -17,7 +17,8 @@ import pytest
 
 from agentctl.context.cache import PromptCache
 from agentctl.context.edits import ClearToolUses, ContextEditing, build_context_management
-from agentctl.context.engine import TRIGGER_BASES, TriggerBasis, apply_context_edits
+from agentctl.context.engine import apply_context_edits
+from agentctl.context.server_model import PRESETS, TRIGGER_BASES, TriggerBasis
 from agentctl.context.tokens import estimate_request_tokens
 
 EXPECTED_BOUNDARY = [0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9]  # turns 1..11
@@ -70,7 +71,7 @@ def test_the_server_clears_in_batches_and_the_cache_holds_between_them(basis: Tr
     previous = 0
     for turn, cleared in enumerate(EXPECTED_BOUNDARY, 1):
         body = request(turn)
-        out = apply_context_edits(body, body["context_management"]["edits"], trigger_basis=basis)
+        out = apply_context_edits(body, body["context_management"]["edits"], server=PRESETS[basis])
         got = out.applied_edits[0]["cleared_tool_uses"] if out.applied_edits else 0
         assert got == cleared, turn
         usage = cache.account(out.request, "claude-sonnet-5")
@@ -108,7 +109,7 @@ def test_the_server_models_differ_on_a_token_trigger(
     edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 4_500},
             "keep": {"type": "tool_uses", "value": 1}}  # fmt: skip
     for turn, expected in enumerate(cleared, 1):
-        out = apply_context_edits({"messages": history(turn)}, [edit], trigger_basis=basis)
+        out = apply_context_edits({"messages": history(turn)}, [edit], server=PRESETS[basis])
         got = out.applied_edits[0]["cleared_tool_uses"] if out.applied_edits else 0
         assert got == expected, turn
 
@@ -120,6 +121,6 @@ def test_the_edited_model_skips_a_batch_below_clear_at_least() -> None:
     # turn 5: 2 clearable (1,982 < 2,500) -> nothing; turn 6: 3 (2,973) -> cleared.
     got = []
     for turn in (5, 6):
-        out = apply_context_edits({"messages": history(turn)}, [edit], trigger_basis="edited")
+        out = apply_context_edits({"messages": history(turn)}, [edit], server=PRESETS["edited"])
         got.append(out.applied_edits[0]["cleared_tool_uses"] if out.applied_edits else 0)
     assert got == [0, 3]

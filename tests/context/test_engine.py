@@ -14,6 +14,7 @@ from typing import Any
 from agentctl.context.engine import (
     DEFAULT_CLEARED_INPUT_PLACEHOLDER,
     DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+    ServerModel,
     apply_context_edits,
 )
 from agentctl.context.tokens import estimate_request_tokens
@@ -161,8 +162,11 @@ def test_clear_thinking_all_and_default() -> None:
         {"type": "clear_thinking_20251015"},
         {"type": "clear_thinking_20251015", "keep": None},
     ):
-        default = apply_context_edits(thinking_session(5), [edit])
+        older = {**thinking_session(5), "model": "claude-sonnet-4-5"}
+        default = apply_context_edits(older, [edit])
         assert default.applied_edits[0]["cleared_thinking_turns"] == 4  # keep 1 turn
+        newer = {**thinking_session(5), "model": "claude-sonnet-4-6"}
+        assert apply_context_edits(newer, [edit]).applied_edits == []  # keep all turns
 
 
 def test_edits_run_in_order_and_trigger_sees_the_thinking_edit() -> None:
@@ -190,6 +194,8 @@ def test_input_is_never_mutated_and_string_content_survives() -> None:
 
 def test_custom_placeholder_and_unknown_edits_skipped() -> None:
     edits = [{"type": "compact_20260112"}, clear(keep=keep(5))]
-    out = apply_context_edits(session(["read"] * 6), edits, result_placeholder="[gone]")
+    out = apply_context_edits(
+        session(["read"] * 6), edits, server=ServerModel(placeholder="[gone]")
+    )
     assert results(out.request)[0] == "[gone]"
     assert out.applied_edits[0]["cleared_input_tokens"] == (10 + K) - (10 + 3)  # [ gone ]

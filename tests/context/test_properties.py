@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from agentctl.context.cache import PromptCache
 from agentctl.context.engine import apply_context_edits
+from agentctl.context.server_model import PRESETS
 from agentctl.context.tokens import estimate_request_tokens
 
 NAMES = ["read", "grep", "memory"]
@@ -101,8 +102,8 @@ def test_the_edited_model_never_clears_more_than_the_unedited_one(
 ) -> None:
     """Each edited-model batch passed the trigger on a prompt no larger than the last one,
     so the unedited model fires too, and clears everything but `keep`."""
-    unedited = apply_context_edits(request, edits, trigger_basis="unedited")
-    edited = apply_context_edits(request, edits, trigger_basis="edited")
+    unedited = apply_context_edits(request, edits, server=PRESETS["unedited"])
+    edited = apply_context_edits(request, edits, server=PRESETS["edited"])
     assert edited.input_tokens >= unedited.input_tokens
     cleared = sum(e["cleared_input_tokens"] for e in edited.applied_edits)
     assert edited.original_input_tokens - edited.input_tokens == cleared

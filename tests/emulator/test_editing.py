@@ -17,6 +17,7 @@ from typing import Any
 import anthropic
 import pytest
 
+from agentctl.context.server_model import parse_server_model
 from agentctl.emulator.model import Reply, Script, TextOut
 from agentctl.emulator.server import running
 
@@ -76,7 +77,9 @@ def test_clear_oldest_results_beyond_keep() -> None:
 
 def test_placeholder_is_a_setting() -> None:
     edit = clear_tool_uses(trigger=tokens(100), keep=tokens(1, "tool_uses"))
-    with running(script=Script(), result_placeholder="[cleared]") as emu:
+    with running(
+        script=Script(), server_model=parse_server_model("unedited,placeholder=[cleared]")
+    ) as emu:
         message = create(emu, [edit])
     # "[cleared]" = [ cleared ] = 3 tokens -> cleared block 13, saves 47 per result
     assert message.context_management.applied_edits[0].cleared_input_tokens == 94

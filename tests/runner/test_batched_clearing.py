@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 import agentctl
-from agentctl.context.engine import TRIGGER_BASES, TriggerBasis
+from agentctl.context.server_model import TRIGGER_BASES, TriggerBasis
 from agentctl.types import Event, TurnEvent
 
 PROFILE = """
 model = "claude-sonnet-5"
 max_turns = 80
 [context_editing]
-trigger_basis = "{basis}"
+server_model = "{basis}"
 [context_editing.tool_uses]
 strategy = "{strategy}"
 trigger = 9000

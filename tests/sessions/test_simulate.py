@@ -12,7 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER, TRIGGER_BASES, TriggerBasis
+from agentctl.context.server_model import (
+    DEFAULT_CLEARED_RESULT_PLACEHOLDER,
+    PRESETS,
+    TRIGGER_BASES,
+    TriggerBasis,
+)
 from agentctl.context.tokens import estimate_block_tokens, estimate_request_tokens
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditing, Profile
@@ -52,8 +57,9 @@ def test_batched_settings_replay_as_batches(research: Session, basis: TriggerBas
     every turn reads the whole earlier prompt from the cache."""
     tu = ClearToolUses(strategy="batched", trigger=30_000, low_water=15_000, keep=4)
     profile = session_profile(research)
-    editing = ContextEditing(tu, ClearThinking(), trigger_basis=basis)
-    sim = simulate(research, ReplaySettings(editing, {"type": "ephemeral", "ttl": "5m"}), profile)
+    marker = {"type": "ephemeral", "ttl": "5m"}
+    settings = ReplaySettings(ContextEditing(tu, ClearThinking()), marker, PRESETS[basis])
+    sim = simulate(research, settings, profile)
     counts = [sum(int(e["cleared_tool_uses"]) for e in t.applied_edits) for t in sim.turns]
     moves = [i for i in range(1, len(counts)) if counts[i] != counts[i - 1]]
     assert 2 <= len(moves) < sum(c > 0 for c in counts) and counts == sorted(counts)

@@ -18,6 +18,7 @@ from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.report import tuning
 from agentctl.sessions.transcript import read_transcript
 from agentctl.sessions.tune import (
+    OFF,
     candidates,
     pareto_front,
     parse_grid,
@@ -182,3 +183,10 @@ def test_write_saves_paths_relative_to_the_written_file(research: Session, tmp_p
     profile, _ = build_profile(data, source=str(target), base_dir=target.parent)
     assert profile.memory.root.resolve() == Path(recorded.memory.root).resolve()
     assert profile.tools.workspace_root.resolve() == Path(recorded.tools.workspace_root).resolve()
+
+
+def test_every_grid_point_keeps_the_recorded_server_model() -> None:
+    recorded = ContextEditing(server_model="edited,placeholder=[x]")
+    points = candidates(recorded, {"trigger": (1000, OFF), "keep": (2,), "thinking_keep": (1,)})
+    assert len(points) > 2
+    assert {ce.server_model for ce in points} == {"edited,placeholder=[x]"}

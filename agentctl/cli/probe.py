@@ -1,0 +1,83 @@
+"""`agentctl probe`: settle the server's open context-editing rules with a few requests. Thin."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from agentctl.cli.options import ServerModelOption
+
+if TYPE_CHECKING:
+    from agentctl.probe.run import ProbePlan
+
+HELP = """\
+Send a small scripted conversation (8 requests) built so that the responses tell the server's
+open context-editing rules apart: whether the clearing trigger is compared with the unedited
+or the already-edited prompt, whether small tool results count toward keep, and the text a
+cleared result becomes. Prints the estimated cost first and asks (--yes skips the question);
+never spends more than --max-usd. Writes what it identified to the calibration file in the
+agentctl folder, which the emulator, simulate and tune then use (docs/probe.md).
+
+\b
+Examples:
+  agentctl probe                                  the real API (ANTHROPIC_API_KEY)
+  agentctl probe --offline --server-model edited  check the probe against the emulator
+  agentctl probe --json --yes | jq .identified
+"""
+
+
+def register(root: typer.Typer) -> None:
+    """Attach the command to the root app."""
+    root.command(name="probe", help=HELP)(probe)
+
+
+def probe(
+    model: Annotated[str, typer.Option(metavar="MODEL", help="The model to probe with.")] = "",
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Probe the built-in emulator (no key, no cost).")
+    ] = False,
+    base_url: Annotated[
+        str | None, typer.Option("--base-url", metavar="URL", help="Another API endpoint.")
+    ] = None,
+    server_model: ServerModelOption = "",
+    max_usd: Annotated[
+        float, typer.Option("--max-usd", metavar="USD", help="Spend at most this much.")
+    ] = 0.25,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before sending.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
+) -> None:
+    from agentctl.probe.run import probe_server
+    from agentctl.probe.script import DEFAULT_PROBE_MODEL
+
+    def ask(plan: ProbePlan, target: str) -> bool:
+        print(
+            f"agentctl probe: {len(plan.steps)} requests to {target} on {plan.model}, "
+            f"estimated at most ${plan.estimate_usd:.3f} (cap ${plan.max_usd:g})",
+            file=sys.stderr,
+        )
+        if yes or offline:
+            return True
+        try:
+            return typer.confirm("Send them?", err=True)
+        except typer.Abort:  # no answer (stdin closed): nothing is sent
+            return False
+
+    report = probe_server(
+        model or DEFAULT_PROBE_MODEL,
+        offline=offline,
+        base_url=base_url,
+        server_model=server_model,
+        max_usd=max_usd,
+        confirm=ask,
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        from agentctl.probe.view import probe_lines
+
+        sys.stdout.write("".join(line + "\n" for line in probe_lines(report)))
+    if report.identification.model is None:
+        raise typer.Exit(1)

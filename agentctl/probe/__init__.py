@@ -1,0 +1,1 @@
+"""`agentctl probe`: a small scripted conversation whose responses tell the server rules apart."""

@@ -1,0 +1,151 @@
+"""`agentctl probe` against the emulator playing each server model: real SDK, real HTTP."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentctl.agent.client import AnthropicClient
+from agentctl.agent.retry import RetryPolicy
+from agentctl.cli.main import app
+from agentctl.context.calibration import load_calibration, resolve_server_model
+from agentctl.context.server_model import SERVER_MODELS, ServerModel, parse_server_model
+from agentctl.emulator.server import running
+from agentctl.errors import LimitError
+from agentctl.probe.run import NO_KEY, plan_probe, run_probe
+
+
+def invoke(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args), input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def probe_json(*args: str) -> dict[str, Any]:
+    code, out, err = invoke("probe", "--json", *args)
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+CUSTOM = parse_server_model("edited-large,placeholder=[removed: ask again if needed]")
+
+
+@pytest.mark.parametrize("server", [*SERVER_MODELS, CUSTOM], ids=lambda m: m.name)
+def test_the_probe_identifies_each_emulator_model(server: ServerModel) -> None:
+    spec = server.name if server is not CUSTOM else "edited-large,placeholder=" + server.placeholder
+    data = probe_json("--offline", "--server-model", spec)
+    identified = data["identified"]["server_model"]
+    assert identified == dataclasses.replace(server, name=identified["name"]).to_json()
+    assert identified["name"] == (server.name if server is not CUSTOM else "probed")
+    assert load_calibration() == ServerModel(**identified)  # written where the others read it
+    assert resolve_server_model("").model == ServerModel(**identified)
+    assert data["calibration_file"] and 0 < data["cost_usd"] <= data["estimate_usd"] <= 0.25
+
+
+def test_the_text_report_names_the_rules_and_the_file() -> None:
+    code, out, err = invoke("probe", "--offline", "--server-model", "edited")
+    assert code == 0
+    assert "estimated at most $" in err and "(cap $0.25)" in err
+    assert "trigger basis: edited" in out and "small results count toward keep: yes" in out
+    assert "server model: edited: trigger vs the edited prompt" in out
+    assert "calibration written to" in out
+
+
+def test_a_server_that_fits_no_model_is_reported_and_nothing_is_written() -> None:
+    # Results of ~1,800 tokens never count: the keep step clears nothing, which no candidate
+    # predicts (3 or 1).
+    code, out, _ = invoke("probe", "--offline", "--server-model", "unedited,min_result_tokens=5000")
+    assert code == 1
+    assert "small results count toward keep: undetermined" in out
+    assert "no calibration written" in out
+    assert load_calibration() is None
+
+
+def test_without_a_key_it_refuses_and_sends_nothing() -> None:
+    code, _, err = invoke("probe", "--yes")
+    assert code == 2
+    assert NO_KEY in err
+
+
+def test_over_the_cap_it_refuses_before_sending() -> None:
+    code, _, err = invoke("probe", "--offline", "--max-usd", "0.01")
+    assert code == 2
+    assert "over --max-usd 0.01" in err and "cheaper --model" in err
+    code, _, err = invoke("probe", "--offline", "--model", "claude-unknown-9")
+    assert code == 2 and "no known price" in err
+
+
+def test_against_an_api_it_asks_first_and_no_means_nothing_is_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-probe")
+    with running(server_model=parse_server_model("unedited-large")) as emu:
+        code, _, err = invoke("probe", "--base-url", emu.base_url, stdin="n\n")
+        assert code == 2 and "not confirmed: nothing was sent" in err
+        assert emu.requests == []
+        code, out, err = invoke("probe", "--base-url", emu.base_url, stdin="y\n")
+        assert code == 0, err
+        assert "Send them?" in err and len(emu.requests) == 8
+    assert "server model: unedited-large" in out
+
+
+def test_the_money_spent_is_checked_after_every_request() -> None:
+    # The first request (5,952 tokens, all cache writes at $1.25/M, and its output) costs $0.007x.
+    plan = dataclasses.replace(plan_probe(), max_usd=0.005)
+    saved: list[Path] = []
+    with running() as emu:
+        client = AnthropicClient(
+            api_key="k", base_url=emu.base_url, timeout_s=30.0, retry=RetryPolicy()
+        )
+        with pytest.raises(LimitError, match=r"spent \$0\.007\d, over --max-usd 0\.005"):
+            run_probe(plan, client, "emulator", save=lambda m, o: saved.append(Path()) or Path())
+        assert len(emu.requests) == 1 and saved == []
+
+
+def test_server_model_is_only_for_the_emulator() -> None:
+    code, _, err = invoke("probe", "--server-model", "edited", "--yes")
+    assert code == 2 and "only with --offline" in err
+
+
+def test_the_emulator_quotes_a_tool_result_as_the_model_sees_it() -> None:
+    from agentctl.emulator.echo import quoted_result
+
+    result = {
+        "type": "tool_result",
+        "tool_use_id": "t1",
+        "content": [{"type": "text", "text": "x"}],
+    }
+    ask = {"type": "text", "text": "Quote the tool result t1 verbatim: reply with it."}
+    request = {"messages": [{"role": "user", "content": [result, ask]}]}
+    assert quoted_result(request) == "x"
+    request["messages"][0]["content"][1]["text"] = "Quote the tool result t2 verbatim"
+    assert quoted_result(request) is None
+    assert quoted_result({"messages": [{"role": "user", "content": "hello"}]}) is None
+
+
+def test_python_callers_probe_with_the_same_function() -> None:
+    import agentctl
+
+    asked: list[str] = []
+    report = agentctl.probe_server(
+        offline=True,
+        server_model="edited-large",
+        confirm=lambda plan, target: asked.append(target) is None,
+    )
+    assert asked == ["the offline emulator (edited-large)"]
+    assert report.identification.model == agentctl.parse_server_model("edited-large")
+    with pytest.raises(agentctl.UsageError, match="not confirmed"):
+        agentctl.probe_server(offline=True, confirm=lambda plan, target: False)
+
+
+def test_with_no_answer_on_stdin_nothing_is_sent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-probe")
+    with running() as emu:
+        code, _, err = invoke("probe", "--base-url", emu.base_url, stdin="")
+        assert code == 2 and "not confirmed: nothing was sent" in err
+        assert emu.requests == []

@@ -1,0 +1,52 @@
+"""The probe's requests keep their thresholds well away from the sizes that decide them."""
+
+from __future__ import annotations
+
+from agentctl.context.cache import strip_cache_control
+from agentctl.context.engine import apply_context_edits
+from agentctl.context.server_model import PRESETS
+from agentctl.context.tokens import estimate_request_tokens
+from agentctl.probe.identify import predict
+from agentctl.probe.script import BASIS_TRIGGER, probe_steps, scaled
+
+MARGIN = 0.12  # the server's tokenizer may stray this far from the factor the probe measures
+
+
+def _body(request: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in request.items() if k != "betas"}
+
+
+def test_basis_steps_tell_all_four_models_apart() -> None:
+    steps = [s for s in probe_steps() if s.name.startswith("basis-")]
+    assert [s.name for s in steps] == ["basis-1", "basis-2", "basis-2b", "basis-3", "basis-4"]
+    predicted = {name: [predict(s, PRESETS[name]) for s in steps] for name in PRESETS}
+    assert predicted == {
+        "unedited": [2, 3, 4, 4, 5],
+        "edited": [2, 2, 2, 4, 4],
+        "unedited-large": [2, 3, 3, 4, 5],
+        "edited-large": [2, 2, 2, 4, 4],  # told from "edited" by the keep step
+    }
+
+
+def test_a_later_step_starts_with_the_earlier_one_so_the_cache_can_serve_it() -> None:
+    steps = {s.name: strip_cache_control(s.request)["messages"] for s in probe_steps()}
+    assert steps["basis-2b"][: len(steps["basis-2"])] == steps["basis-2"]
+
+
+def test_every_size_that_decides_a_basis_step_is_clear_of_the_trigger() -> None:
+    for step in (s for s in probe_steps() if s.name.startswith("basis-")):
+        body = _body(step.request)
+        edits = body["context_management"]["edits"]  # type: ignore[index]
+        unedited = estimate_request_tokens(body)
+        edited = apply_context_edits(body, edits, server=PRESETS["edited"]).input_tokens
+        for size in (unedited, edited):
+            assert abs(size - BASIS_TRIGGER) / BASIS_TRIGGER > MARGIN, (step.name, size)
+
+
+def test_scaling_moves_token_triggers_only() -> None:
+    steps = {s.name: s for s in probe_steps()}
+    basis = scaled(steps["basis-1"].request, 1.3)
+    assert basis["context_management"]["edits"][0]["trigger"]["value"] == round(BASIS_TRIGGER * 1.3)
+    keep = scaled(steps["keep"].request, 1.3)
+    assert keep["context_management"]["edits"][0]["trigger"] == {"type": "tool_uses", "value": 1}
+    assert steps["basis-1"].request["context_management"]["edits"][0]["trigger"]["value"] == 5200

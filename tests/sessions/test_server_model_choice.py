@@ -1,0 +1,83 @@
+"""simulate and tune say which server model they replay under, take --server-model, and use
+the probe's calibration when nothing else is chosen."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from typer.testing import CliRunner
+
+from agentctl.cli.main import app
+from agentctl.context.calibration import save_calibration
+from agentctl.context.server_model import PRESETS
+from agentctl.sessions.catalog import Session
+
+from .conftest import REPO
+
+AGGRESSIVE = str(REPO / "configs" / "aggressive.toml")
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "100"})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def simulated(session: Session, *extra: str) -> tuple[dict[str, Any], str]:
+    code, out, err = invoke("simulate", session.id, "--profile", AGGRESSIVE, "--json", *extra)
+    assert code == 0, err
+    data: dict[str, Any] = json.loads(out)
+    return data, err
+
+
+def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: Session) -> None:
+    default, err = simulated(research)
+    assert default["server_model"]["name"] == "unedited"
+    assert default["server_model"]["source"] == "default"
+    assert err.startswith("server model unedited: trigger vs the unedited prompt")
+    edited, err = simulated(research, "--server-model", "edited")
+    assert edited["server_model"] == {**PRESETS["edited"].to_json(), "source": "--server-model"}
+    assert "server model edited:" in err
+    totals = [d["totals"]["simulated"] for d in (default, edited)]
+    assert totals[0]["cleared_input_tokens"] != totals[1]["cleared_input_tokens"]
+    assert default["totals"]["recorded"] == edited["totals"]["recorded"]  # what happened stays
+
+
+def test_the_calibration_is_used_when_nothing_else_is_chosen(research: Session) -> None:
+    path = save_calibration(PRESETS["edited"], {})
+    calibrated, err = simulated(research)
+    assert calibrated["server_model"]["source"] == f"calibration {path}"
+    assert f"(from calibration {path})" in err
+    flagged, _ = simulated(research, "--server-model", "edited")
+    assert calibrated["totals"]["simulated"] == flagged["totals"]["simulated"]
+    profile_says, _ = simulated(research, "--set", "context_editing.server_model=unedited")
+    assert profile_says["server_model"]["name"] == "unedited"  # the profile beats the file
+
+
+def test_tune_replays_every_candidate_under_the_chosen_model(research: Session) -> None:
+    code, out, err = invoke("tune", research.id, "--grid", "keep=2,4", "--json")
+    assert code == 0, err
+    default = json.loads(out)
+    assert default["server_model"]["name"] == "unedited" and "server model unedited" in err
+    code, out, err = invoke(
+        "tune", research.id, "--grid", "keep=2,4", "--json", "--server-model", "edited-large"
+    )
+    assert code == 0, err
+    large = json.loads(out)
+    assert large["server_model"]["name"] == "edited-large"
+    costs = [[c["cost_usd"] for c in d["ranked"]] for d in (default, large)]
+    assert costs[0] != costs[1]
+
+
+def test_a_bad_server_model_names_where_it_came_from(research: Session) -> None:
+    code, _, err = invoke("tune", research.id, "--server-model", "nope")
+    assert code == 2 and "--server-model: server model 'nope': unknown server model" in err
+    code, _, err = invoke(
+        "simulate",
+        research.id,
+        "--profile",
+        AGGRESSIVE,
+        "--set",
+        "context_editing.server_model=edited,y",
+    )
+    assert code == 2 and "context_editing.server_model" in err and "'y': expected KEY=VALUE" in err
