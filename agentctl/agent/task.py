@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentctl.errors import ConfigError, UsageError
+from agentctl.profile.legacy import migrate
 from agentctl.profile.schema import FieldError, convert_table
 from agentctl.profile.settings import Profile
 from agentctl.profile.trust import FrontMatter
@@ -119,7 +120,7 @@ def _absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
 def check_overrides(overrides: Mapping[str, Any], source: str) -> None:
     """Unknown keys and wrong types in the front matter, reported against the task file."""
     try:
-        convert_table(Profile, dict(overrides), "", Path.cwd())
+        convert_table(Profile, migrate(dict(overrides))[0], "", Path.cwd())
     except FieldError as err:
         raise ConfigError(f"task {source}: front matter: {err.key}: {err.message}") from None
 
