@@ -49,7 +49,7 @@ def format_turn_line(turn: TurnEvent) -> str:
         f"cleared: tool_uses={cleared_tool_uses(turn)} thinking={cleared_thinking_turns(turn)} "
         f"tokens={fmt_int(turn.cleared_input_tokens)}"
     )
-    tools = fmt_tools(turn.tool_calls, sep=",", times="*") or "-"
+    tools = fmt_tools(turn.every_tool_call, sep=",", times="*") or "-"
     return f"turn {turn.turn}  {turn.stop_reason}  {tokens}  {cleared}  tools={tools}"
 
 
