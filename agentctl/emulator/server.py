@@ -22,6 +22,7 @@ from agentctl.context.engine import (
     DEFAULT_TRIGGER_BASIS,
     TriggerBasis,
 )
+from agentctl.emulator.corpus import Corpus, load_corpus
 from agentctl.emulator.editing import ContextEngine, default_engine
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
 from agentctl.emulator.model import Model, Script, ScriptedModel
@@ -34,7 +35,7 @@ from agentctl.emulator.protocol import (
     new_request_id,
 )
 from agentctl.emulator.script import load_script
-from agentctl.emulator.service import MessagesService
+from agentctl.emulator.service import PAUSE_AFTER, MessagesService
 from agentctl.emulator.sse import encode_event, message_events
 
 DEFAULT_PLACEHOLDER = DEFAULT_CLEARED_RESULT_PLACEHOLDER
@@ -369,13 +370,21 @@ def running(
     keep_requests: int | None = None,
     keep_bytes: int | None = None,
     trigger_basis: TriggerBasis = DEFAULT_TRIGGER_BASIS,
+    web: Path | Corpus | None = None,
+    pause_after: int = PAUSE_AFTER,
 ) -> Iterator[Emulator]:
-    """Start an emulator on a background thread for the duration of the block."""
+    """Start an emulator on a background thread for the duration of the block.
+
+    `web`: the corpus (folder or JSON file) web_search and web_fetch answer from; None: the
+    built-in one. `pause_after`: server tool continuations in one response before pause_turn.
+    """
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
     service = MessagesService(
         engine or default_engine(clock, trigger_basis),
         model or build_model(script, result_placeholder),
         result_placeholder,
+        web if isinstance(web, Corpus) else load_corpus(web),
+        pause_after,
     )
     emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
     emulator.start()
