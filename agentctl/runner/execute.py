@@ -113,6 +113,7 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
     editing = plan.profile.context_editing
     with running(
         script=plan.script,
+        web=plan.web,
         result_placeholder=editing.placeholder,
         trigger_basis=editing.trigger_basis,
     ) as emulator:

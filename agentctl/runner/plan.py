@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.task import Task, default_workspace, parse_task, read_task
+from agentctl.agent.task import Task, default_web, default_workspace, parse_task, read_task
 from agentctl.errors import UsageError
 from agentctl.profile.loader import (
     Overrides,
@@ -42,6 +42,8 @@ class Plan:
     first_turn: int = 0
     resumed: bool = False
     script: Path | None = None
+    # The offline web behind web_search/web_fetch: `web/` beside the task (None: built-in).
+    web: Path | None = None
     # How many leading messages the transcript already holds (the rest get recorded first).
     recorded: int = 0
     transcript: Path | None = None  # the file resumed (None: a new file named by the session)
@@ -99,6 +101,7 @@ def plan_new(
         offline=offline,
         warnings=warnings,
         script=task.script,
+        web=default_web(task),
     )
 
 
