@@ -58,6 +58,14 @@ def serve(
     faults: Annotated[
         str | None, typer.Option("--faults", metavar="SPEC", help=FAULTS_HELP)
     ] = None,
+    web: Annotated[
+        Path | None,
+        typer.Option(
+            "--web",
+            metavar="PATH",
+            help="Folder or JSON file of pages for web_search/web_fetch (default: built-in).",
+        ),
+    ] = None,
     placeholder: Annotated[
         str,
         typer.Option(
@@ -84,6 +92,7 @@ def serve(
       agentctl emulator serve --port 8765
       agentctl emulator serve --script examples/scripts/memory-roundtrip.toml
       agentctl emulator serve --faults '429@1,529@3'        the client must retry twice
+      agentctl emulator serve --web pages/                  web_search/web_fetch offline
     """
     from agentctl.emulator.server import running
 
@@ -96,6 +105,7 @@ def serve(
             keep_requests=KEEP_REQUESTS,
             keep_bytes=KEEP_BYTES,
             trigger_basis=_basis(trigger_basis),
+            web=web,
         ) as emu:
             print(emu.base_url, flush=True)
             threading.Event().wait()
