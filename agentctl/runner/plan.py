@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.task import Task, default_web, default_workspace, parse_task, read_task
+from agentctl.agent.task import (
+    WEB_DIR,
+    Task,
+    default_web,
+    default_workspace,
+    parse_task,
+    read_task,
+)
 from agentctl.errors import UsageError
 from agentctl.profile.loader import (
     Overrides,
@@ -105,6 +112,14 @@ def plan_new(
     )
 
 
+def _saved_web(task_source: str, cwd: Path) -> Path | None:
+    """The `web/` beside a resumed session's task file, if it is still there."""
+    if not task_source or task_source.startswith("<"):
+        return None
+    candidate = (cwd / task_source).parent / WEB_DIR
+    return candidate if candidate.is_dir() else None
+
+
 def plan_resume(
     ref: str,
     overrides: Overrides | None = None,
@@ -137,6 +152,7 @@ def plan_resume(
         first_turn=saved.last_turn,
         resumed=True,
         script=Path(script) if script else None,
+        web=_saved_web(head.task_source, Path(head.cwd)),
         recorded=min(len(saved.messages), len(history)),
         transcript=saved.path,
         transcript_size=saved.size,

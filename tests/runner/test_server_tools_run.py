@@ -119,3 +119,21 @@ def test_offline_flag_uses_the_web_folder_and_the_table_names_the_tools(tmp_path
     assert "[clearing figure] The clearing figure is 8 units." in result.stdout
     assert "web_search,web_fetch,memory:create" in result.stderr  # the first research turn
     assert "server_tools: web_search=4 (billed per search" in result.stderr
+
+
+def test_resume_keeps_the_server_blocks_and_the_web_folder(tmp_path: Path) -> None:
+    task, profile = research_task(tmp_path)
+    args = ["run", str(task), "--profile", str(profile), "--offline", "--max-turns", "3"]
+    first = CliRunner().invoke(app, args)
+    assert first.exit_code == 3, first.stderr
+    resume = ["run", "--resume", "last", "--json", "--max-turns", "20"]
+    second = CliRunner().invoke(app, resume)
+    assert second.exit_code == 0, second.output
+    lines = [json.loads(line) for line in second.stdout.splitlines()]
+    assert "[memory figure] The memory figure is 6 units." in lines[-1]["text"]
+    calls = [c for e in lines if e["event"] == "turn" for c in e["server_tool_calls"]]
+    # Turns 2-3 researched the first two queries; the resumed part does the other two.
+    assert [c["input"].get("query") for c in calls if c["name"] == "web_search"] == [
+        "memory figure",
+        "batching figure",
+    ]
