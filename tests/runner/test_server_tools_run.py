@@ -137,3 +137,19 @@ def test_resume_keeps_the_server_blocks_and_the_web_folder(tmp_path: Path) -> No
         "memory figure",
         "batching figure",
     ]
+
+
+def test_without_memory_a_long_research_pauses_and_the_loop_resends(tmp_path: Path) -> None:
+    task, profile = research_task(tmp_path)
+    queries = [f"{t} figure" for t in TOPICS] + ["caching units", "memory units", "x units"]
+    task.write_text("Research.\n" + "".join(f"search: {q}\n" for q in queries))
+    args = ["run", str(task), "--profile", str(profile), "--offline", "--json"]
+    result = CliRunner().invoke(app, [*args, "--set", "tools.memory=false"])
+    assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    turns = [e for e in lines if e["event"] == "turn"]
+    # 7 queries, each a search and a fetch: 14 continuations, so one pause after 10.
+    assert [t["stop_reason"] for t in turns] == ["pause_turn", "end_turn"]
+    names = [c["name"] for t in turns for c in t["server_tool_calls"]]
+    assert names.count("web_search") == 7 and len(names) == 14
+    assert "From the pages I read" in lines[-1]["text"]
