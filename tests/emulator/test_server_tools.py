@@ -146,3 +146,23 @@ def test_corpus_folder_and_json_errors_name_the_source(tmp_path: Path) -> None:
     bad.write_text(json.dumps({"pages": [{"url": "docs.example.com", "title": "t", "text": ""}]}))
     with pytest.raises(ConfigError, match=r"bad.json: pages\[0\].url: expected an http"):
         load_corpus(bad)
+
+
+def test_stream_events_per_block() -> None:
+    turns = script([call("web_search", query="prompt caching")])
+    with running(script=turns, web=CORPUS) as emu:
+        client = make_client(emu.base_url)
+        body = {"model": "claude-sonnet-5", "max_tokens": 2000, "tools": [SEARCH]}
+        with client.beta.messages.stream(messages=[user("caching?")], **body) as stream:
+            events = list(stream)
+    raw = [e for e in events if e.type.startswith(("content_block", "message_delta"))]
+    starts = [e.content_block for e in raw if e.type == "content_block_start"]
+    assert [b.type for b in starts] == ["server_tool_use", "web_search_tool_result", "text"]
+    assert starts[0].input == {} and len(starts[1].content) == 2  # results arrive whole
+    deltas = [e.delta for e in raw if e.type == "content_block_delta" and e.index == 0]
+    assert deltas and all(d.type == "input_json_delta" for d in deltas)
+    assert json.loads("".join(d.partial_json for d in deltas)) == {"query": "prompt caching"}
+    stops = [e.index for e in raw if e.type == "content_block_stop"]
+    assert stops == [0, 1, 2]
+    (delta,) = [e for e in raw if e.type == "message_delta"]
+    assert delta.usage.server_tool_use.web_search_requests == 1
