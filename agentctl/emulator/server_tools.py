@@ -17,6 +17,9 @@ from agentctl.emulator.corpus import Corpus, Page
 Json = dict[str, Any]
 
 SERVER_TOOL_NAMES = ("web_search", "web_fetch", "code_execution")
+# What the model calls under the newer code_execution versions (20250825 on): a shell and a
+# file editor in the sandbox, besides `code_execution` itself (the 20250522 Python tool).
+CODE_SUBTOOLS = ("bash_code_execution", "text_editor_code_execution")
 MAX_RESULTS = 5  # results per search (ours; the API returns "up to" about this many)
 SNIPPET_CHARS = 400  # text behind a result's encrypted_content (ours)
 CHARS_PER_TOKEN = 4  # max_content_tokens -> characters kept (the API's cut is approximate too)
@@ -31,6 +34,8 @@ def offered_server_tools(request: Json) -> dict[str, Json]:
         name = str(tool.get("name", ""))
         if name in SERVER_TOOL_NAMES and kind.startswith(f"{name}_"):
             found[name] = tool
+    if "code_execution" in found:
+        found.update(dict.fromkeys(CODE_SUBTOOLS, found["code_execution"]))
     return found
 
 
@@ -62,7 +67,7 @@ class ServerToolRunner:
         elif name == "web_fetch":
             content = self._fetch(tool, arguments)
         else:
-            content = self._execute(arguments)
+            content = self._execute(name, arguments)
         if not _is_error(content) or name == "code_execution":
             self.used[name] = self.used.get(name, 0) + 1
         return _result(name, tool_id, content)
@@ -89,13 +94,15 @@ class ServerToolRunner:
             return _error("web_fetch", "url_not_accessible")
         return _fetch_result(page, tool)
 
-    def _execute(self, arguments: Mapping[str, Any]) -> Json:
-        code = arguments.get("code")
+    def _execute(self, name: str, arguments: Mapping[str, Any]) -> Json:
+        """A scripted run of exactly this code (`code`, or a bash `command`), else refused."""
+        code = arguments.get("command" if name == "bash_code_execution" else "code")
         run = self.corpus.code.get(code) if isinstance(code, str) else None
-        if run is None:  # no sandbox here: refused as the API does when it cannot run code
-            return _error("code_execution", "unavailable")
+        if run is None or name == "text_editor_code_execution":
+            return _error(name, "unavailable")  # no sandbox here, as when the API has none
+        kind = "bash_code_execution" if name == "bash_code_execution" else "code_execution"
         return {
-            "type": "code_execution_result",
+            "type": f"{kind}_result",
             "stdout": run.stdout,
             "stderr": run.stderr,
             "return_code": run.return_code,

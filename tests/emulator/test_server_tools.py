@@ -116,6 +116,23 @@ def test_code_execution_is_refused_unless_scripted() -> None:
     assert (result.type, result.stdout, result.return_code) == ("code_execution_result", "1\n", 0)
 
 
+def test_the_newer_code_execution_subtools_are_refused_or_scripted() -> None:
+    scripted = corpus_from_json({"code": {"ls": {"stdout": "a.txt\n"}}}, "<test>")
+    calls = [call("bash_code_execution", command="ls")], [call("bash_code_execution", command="rm")]
+    edit = [call("text_editor_code_execution", command="view", path="a.txt")]
+    with running(script=script(*calls, edit), web=scripted) as emu:
+        body = {"model": "claude-sonnet-5", "max_tokens": 500, "tools": [CODE]}
+        message = make_client(emu.base_url).beta.messages.create(messages=[user("x")], **body)
+    ran, refused, edited = message.content[1], message.content[3], message.content[5]
+    assert (ran.type, ran.content.type) == (
+        "bash_code_execution_tool_result",
+        "bash_code_execution_result",
+    )
+    assert ran.content.stdout == "a.txt\n"
+    assert refused.content.error_code == "unavailable"
+    assert edited.content.type == "text_editor_code_execution_tool_result_error"
+
+
 def test_pause_turn_after_the_continuation_limit_and_resend_continues() -> None:
     searches = [[call("web_search", query=f"caching {i}")] for i in range(3)]
     with running(script=script(*searches), web=CORPUS, pause_after=2) as emu:
