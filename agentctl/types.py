@@ -54,6 +54,9 @@ class Usage:
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    # `usage.server_tool_use`: server tool requests (web search is billed per search).
+    web_search_requests: int = 0
+    web_fetch_requests: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -61,6 +64,8 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.web_search_requests + other.web_search_requests,
+            self.web_fetch_requests + other.web_fetch_requests,
         )
 
     @property
@@ -68,13 +73,20 @@ class Usage:
         """Everything the model read: uncached input + cache writes + cache reads."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
-    def to_json(self) -> dict[str, int]:
-        return {
+    def to_json(self) -> dict[str, Any]:
+        """The API's field names; `server_tool_use` only when a server tool ran."""
+        data: dict[str, Any] = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
+        if self.web_search_requests or self.web_fetch_requests:
+            data["server_tool_use"] = {
+                "web_search_requests": self.web_search_requests,
+                "web_fetch_requests": self.web_fetch_requests,
+            }
+        return data
 
 
 @dataclass(frozen=True)
@@ -172,10 +184,17 @@ class TurnEvent:
     # prompt tokens minus the clear_tool_uses trigger (negative = below it); None without one.
     trigger_distance: int | None = None
     request_id: str = ""
+    # Server tools the API ran inside this response (web_search, web_fetch, ...).
+    server_tool_calls: tuple[ToolCall, ...] = ()
 
     @property
     def cleared_input_tokens(self) -> int:
         return sum(e.cleared_input_tokens for e in self.applied_edits)
+
+    @property
+    def every_tool_call(self) -> tuple[ToolCall, ...]:
+        """Server tool calls (run by the API inside the response), then client ones."""
+        return (*self.server_tool_calls, *self.tool_calls)
 
     @property
     def memory_ops(self) -> tuple[MemoryOp, ...]:
@@ -193,6 +212,7 @@ class TurnEvent:
             "memory_ops": [m.to_json() for m in self.memory_ops],
             "trigger_distance": self.trigger_distance,
             "request_id": self.request_id,
+            "server_tool_calls": [c.to_json() for c in self.server_tool_calls],
         }
 
 

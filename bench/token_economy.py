@@ -1,6 +1,6 @@
 """Token economy: a ~100-turn offline research run under each shipped profile, both server models.
 
-Usage: python bench/token_economy.py [--files N] [--json]
+Usage: python bench/token_economy.py [--files N] [--workload files|web] [--json]
 
 Generates a deterministic workspace (N files of service-log prose, default 48, each read in
 two chunks because the run sets tools.max_result_chars=8000), runs the emulator's default
@@ -12,6 +12,12 @@ edited prompt), with the same task and --max-turns 150, and compares the total i
 no-editing.toml's. Anthropic reports an 84% cut in token use from context editing on a
 100-turn web-search evaluation. `--json` prints one JSON object with a `runs` list.
 The answer of each run must hold every file's FINDING (they survive clearing through memory).
+
+`--workload web` runs the same comparison on a web-research task instead (the shape of
+Anthropic's evaluation): N generated pages in the task's `web/` folder (the emulator's offline
+web), a task of N `search:` lines, and web_search + web_fetch turned on; the default policy
+searches each query, fetches the first result and notes its FINDING in memory, one turn per
+query (N = 98 gives a 100-turn run). Its JSON runs carry `"workload": "web"`.
 """
 
 from __future__ import annotations
@@ -100,6 +106,8 @@ class Outcome:
     peak_prompt: int
     facts_found: int
     facts_total: int
+    workload: str = "files"
+    web_searches: int = 0
 
     @property
     def total_input(self) -> int:
@@ -117,14 +125,51 @@ class Outcome:
             "facts_found": self.facts_found, "facts_total": self.facts_total,
             "turns": self.turns, "cache_write_tokens": self.cache_write,
             "cache_read_tokens": self.cache_read, "peak_prompt": self.peak_prompt,
+            "workload": self.workload, "web_searches": self.web_searches,
         }  # fmt: skip
 
 
-def run_profile(base: Path, variant: Variant, model: str, facts: list[str]) -> Outcome:
+WEB_SETS = (
+    "server_tools.web_search.enabled=true",
+    "server_tools.web_fetch.enabled=true",
+    "tools.workspace=false",
+)
+
+
+def web_query(i: int) -> str:
+    return f"heron finding f{i:03d}"
+
+
+def web_finding(i: int) -> str:
+    return f"FINDING f{i:03d}: Heron incident item {i * 37 % 101} confirmed by node {i % 7}."
+
+
+def generate_web(folder: Path, pages: int) -> list[str]:
+    """The offline web: one page per query (20 log lines around its FINDING); the FINDINGs."""
+    draw = random.Random(SEED)
+    for i in range(pages):
+        lines = [log_line(draw, n) + "." for n in range(20)]
+        lines.insert(draw.randint(3, 17), web_finding(i))
+        page = folder / "logs.example.com" / f"incident-{i:03d}.md"
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(f"# Incident log {i:03d}\n" + "\n".join(lines) + "\n")
+    return [web_finding(i) for i in range(pages)]
+
+
+def web_task(pages: int) -> str:
+    queries = "".join(f"search: {web_query(i)}\n" for i in range(pages))
+    return "# Heron research\n\nFind the FINDING behind each query.\n\n" + queries
+
+
+def run_profile(
+    base: Path, variant: Variant, model: str, facts: list[str], workload: str = "files"
+) -> Outcome:
     """One offline run in its own folder (fresh memory); the totals of its result event."""
     work = base / f"{variant.role}-{model}"
     work.mkdir()
-    (work / "task.md").write_text(TASK)
+    (work / "task.md").write_text(TASK if workload == "files" else web_task(len(facts)))
+    if workload == "web":
+        shutil.copytree(base / "web", work / "web")
     env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
     env.pop("AGENTCTL_PROFILE", None)
     cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
@@ -133,17 +178,21 @@ def run_profile(base: Path, variant: Variant, model: str, facts: list[str]) -> O
            "--set", f"context_editing.server_model={model}"]  # fmt: skip
     if variant.profile != BUILTIN:
         cmd += ["--profile", str(REPO / variant.profile)]
-    for setting in variant.sets:
+    for setting in (*variant.sets, *(WEB_SETS if workload == "web" else ())):
         cmd += ["--set", setting]
     done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{variant.label}: exit {done.returncode}: {done.stderr.strip()}")
     events = [json.loads(line) for line in done.stdout.splitlines()]
-    return outcome(variant, model, events, facts)
+    return outcome(variant, model, events, facts, workload)
 
 
 def outcome(
-    variant: Variant, model: str, events: list[dict[str, object]], facts: list[str]
+    variant: Variant,
+    model: str,
+    events: list[dict[str, object]],
+    facts: list[str],
+    workload: str = "files",
 ) -> Outcome:
     result = events[-1]
     totals: dict[str, int | float] = result["totals"]  # type: ignore[assignment]
@@ -156,7 +205,13 @@ def outcome(
         int(totals["cache_read_input_tokens"]), float(totals["cost_usd"] or 0.0),
         int(totals["cleared_input_tokens"]), max(prompts),
         sum(fact in text for fact in facts), len(facts),
+        workload, _server_requests(totals),
     )  # fmt: skip
+
+
+def _server_requests(totals: dict[str, object]) -> int:
+    counts = totals.get("server_tool_use")
+    return int(counts.get("web_search_requests", 0)) if isinstance(counts, dict) else 0
 
 
 def _prompt(usage: dict[str, int]) -> int:
@@ -167,14 +222,16 @@ def _prompt(usage: dict[str, int]) -> int:
     )
 
 
-def bench(files: int = 48) -> tuple[list[Outcome], int]:
-    """Every variant under every server model, in order; and the workspace size in bytes."""
+def bench(files: int = 48, workload: str = "files") -> tuple[list[Outcome], int]:
+    """Every variant under every server model, in order; and the workspace (or web) size in
+    bytes."""
     base = Path(tempfile.mkdtemp(prefix="agentctl-bench-tokens-"))
     try:
-        (base / "workspace").mkdir()
-        facts = generate(base / "workspace", files)
-        size = sum(p.stat().st_size for p in (base / "workspace").iterdir())
-        runs = [run_profile(base, v, m, facts) for m in SERVER_MODELS for v in VARIANTS]
+        folder = base / ("workspace" if workload == "files" else "web")
+        folder.mkdir()
+        facts = (generate if workload == "files" else generate_web)(folder, files)
+        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        runs = [run_profile(base, v, m, facts, workload) for m in SERVER_MODELS for v in VARIANTS]
         return runs, size
     finally:
         shutil.rmtree(base)
@@ -186,7 +243,8 @@ def baseline(runs: list[Outcome], model: str) -> Outcome:
 
 
 def render(runs: list[Outcome], files: int, size: int) -> list[str]:
-    rows = [f"workload: {files} generated files ({size / 1024:.0f} KB), emulator default policy"]
+    kind = "files" if not runs or runs[0].workload == "files" else "web pages + search queries"
+    rows = [f"workload: {files} generated {kind} ({size / 1024:.0f} KB), emulator default policy"]
     for model in SERVER_MODELS:
         rows += ["", *render_model([o for o in runs if o.server_model == model], model)]
     return rows
@@ -209,6 +267,8 @@ def render_model(runs: list[Outcome], model: str) -> list[str]:
         ("cost vs no-editing", lambda o: f"{o.cost / plain.cost:.2f}x" if plain.cost else "-"),
         ("facts in the answer", lambda o: f"{o.facts_found}/{o.facts_total}"),
     ]
+    if any(o.web_searches for o in runs):
+        cells.insert(-2, ("web searches", lambda o: f"{o.web_searches:,}"))
     for name, fn in cells:
         rows.append(f"{name:<22}" + "".join(f"{fn(o):>18}" for o in runs))
     return rows
@@ -218,8 +278,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--files", type=int, default=48)
     parser.add_argument("--json", action="store_true", help="one JSON object with a runs list")
+    parser.add_argument(
+        "--workload", choices=("files", "web"), default="files",
+        help="files: read a workspace; web: search + fetch an offline web (--files = queries)",
+    )  # fmt: skip
     args = parser.parse_args()
-    runs, size = bench(args.files)
+    runs, size = bench(args.files, args.workload)
     if args.json:
         print(json.dumps({"files": args.files, "workspace_bytes": size,
                           "anthropic_reported_cut": ANTHROPIC_REPORTED_CUT,

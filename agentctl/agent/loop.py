@@ -153,6 +153,7 @@ def _finish_turn(setup: LoopSetup, state: _State, response: ModelResponse) -> Tu
         tool_calls=calls,
         trigger_distance=trigger_distance(setup.profile, response),
         request_id=response.request_id,
+        server_tool_calls=response.server_tool_calls,
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agentctl.types import AppliedEdit, Usage
+from agentctl.types import AppliedEdit, ToolCall, Usage
 
 ProgressKind = Literal["thinking", "text", "tool_input"]
 
@@ -40,6 +40,26 @@ class ModelResponse:
     def tool_uses(self) -> list[dict[str, Any]]:
         return [b for b in self.content if b.get("type") == "tool_use"]
 
+    @property
+    def server_tool_calls(self) -> tuple[ToolCall, ...]:
+        """The server tools the API ran in this response, each failed if its result is an
+        error (`*_tool_result_error`) or missing."""
+        failed = {
+            str(b.get("tool_use_id")): _result_failed(b)
+            for b in self.content
+            if str(b.get("type", "")).endswith("_tool_result")
+        }
+        return tuple(
+            ToolCall(
+                str(b.get("id", "")),
+                str(b.get("name", "")),
+                dict(b["input"]) if isinstance(b.get("input"), Mapping) else {},
+                failed.get(str(b.get("id")), True),
+            )
+            for b in self.content
+            if b.get("type") == "server_tool_use"
+        )
+
 
 StreamItem = Progress | ModelResponse
 
@@ -53,6 +73,11 @@ class ModelClient(Protocol):
     def stream(self, request: Mapping[str, Any]) -> Iterator[StreamItem]: ...
 
 
+def _result_failed(block: Mapping[str, Any]) -> bool:
+    content = block.get("content")
+    return isinstance(content, Mapping) and str(content.get("type", "")).endswith("_error")
+
+
 def text_of(content: Sequence[Mapping[str, Any]]) -> str:
     """The text blocks of a response, joined: the answer a user sees."""
     return "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
@@ -61,11 +86,15 @@ def text_of(content: Sequence[Mapping[str, Any]]) -> str:
 def usage_from(raw: Mapping[str, Any] | None) -> Usage:
     """Usage from the API's `usage` object; absent or null cache counts are 0."""
     raw = raw or {}
+    server = raw.get("server_tool_use")
+    server = server if isinstance(server, Mapping) else {}
     return Usage(
         input_tokens=int(raw.get("input_tokens") or 0),
         output_tokens=int(raw.get("output_tokens") or 0),
         cache_creation_input_tokens=int(raw.get("cache_creation_input_tokens") or 0),
         cache_read_input_tokens=int(raw.get("cache_read_input_tokens") or 0),
+        web_search_requests=int(server.get("web_search_requests") or 0),
+        web_fetch_requests=int(server.get("web_fetch_requests") or 0),
     )
 
 

@@ -11,32 +11,24 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agentctl.agent.server_tools import betas as server_betas
+from agentctl.agent.server_tools import definitions
 from agentctl.context.edits import BETA_CONTEXT_MANAGEMENT, build_context_management
 from agentctl.profile.settings import Profile
 
-BETA_WEB_FETCH = "web-fetch-2025-09-10"
-WEB_SEARCH_TOOL = {"type": "web_search_20250305", "name": "web_search"}
-WEB_FETCH_TOOL = {"type": "web_fetch_20250910", "name": "web_fetch"}
 # Blocks the API refuses a cache_control on.
 _UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
 
 
 def server_tools(profile: Profile) -> list[dict[str, Any]]:
-    """Server-side tools the profile turns on, passed through unchanged."""
-    tools: list[dict[str, Any]] = []
-    if profile.tools.web_search:
-        tools.append(dict(WEB_SEARCH_TOOL))
-    if profile.tools.web_fetch:
-        tools.append(dict(WEB_FETCH_TOOL))
-    return tools
+    """Server-side tools the profile turns on (`[server_tools]`), at the SDK's newest versions."""
+    return definitions(profile.server_tools)
 
 
 def betas(profile: Profile) -> list[str]:
-    """Beta flags: context management always (the memory tool and the edits ride on it)."""
-    flags = [BETA_CONTEXT_MANAGEMENT]
-    if profile.tools.web_fetch:
-        flags.append(BETA_WEB_FETCH)
-    return flags
+    """Beta flags: context management always (the memory tool and the edits ride on it),
+    plus any the chosen server tool versions need."""
+    return [BETA_CONTEXT_MANAGEMENT, *server_betas(profile.server_tools)]
 
 
 def cache_control(profile: Profile) -> dict[str, Any] | None:

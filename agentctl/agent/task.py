@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentctl.errors import ConfigError, UsageError
+from agentctl.profile.legacy import migrate
 from agentctl.profile.schema import FieldError, convert_table
 from agentctl.profile.settings import Profile
 from agentctl.profile.trust import FrontMatter
@@ -23,6 +24,7 @@ from agentctl.profile.trust import FrontMatter
 FENCE = "+++"
 STDIN = "-"
 WORKSPACE_DIR = "workspace"
+WEB_DIR = "web"
 SCRIPT_KEY = "emulator_script"
 # Profile keys holding paths: made absolute against the task's folder before merging.
 _PATH_KEYS = (("memory", "root"), ("tools", "workspace_root"))
@@ -44,7 +46,7 @@ class Task:
 
         The workspace counts only when the command line does not name one (`workspace_given`).
         """
-        named = {SCRIPT_KEY: self.script}
+        named = {SCRIPT_KEY: self.script, WEB_DIR: default_web(self)}
         if not workspace_given:
             named[WORKSPACE_DIR] = self.workspace or default_workspace(self)
         paths = {key: path for key, path in named.items() if path is not None}
@@ -119,9 +121,15 @@ def _absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
 def check_overrides(overrides: Mapping[str, Any], source: str) -> None:
     """Unknown keys and wrong types in the front matter, reported against the task file."""
     try:
-        convert_table(Profile, dict(overrides), "", Path.cwd())
+        convert_table(Profile, migrate(dict(overrides))[0], "", Path.cwd())
     except FieldError as err:
         raise ConfigError(f"task {source}: front matter: {err.key}: {err.message}") from None
+
+
+def default_web(task: Task) -> Path | None:
+    """`web/` beside the task file, when there is one: the offline web of `--offline` runs."""
+    candidate = task.base_dir / WEB_DIR
+    return candidate if task.source != "<stdin>" and candidate.is_dir() else None
 
 
 def default_workspace(task: Task) -> Path | None:

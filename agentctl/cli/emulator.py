@@ -56,6 +56,14 @@ def serve(
         str | None, typer.Option("--faults", metavar="SPEC", help=FAULTS_HELP)
     ] = None,
     server_model: ServerModelOption = "",
+    web: Annotated[
+        Path | None,
+        typer.Option(
+            "--web",
+            metavar="PATH",
+            help="Folder or JSON file of pages for web_search/web_fetch (default: built-in).",
+        ),
+    ] = None,
 ) -> None:
     """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
 
@@ -69,6 +77,7 @@ def serve(
       agentctl emulator serve --script examples/scripts/memory-roundtrip.toml
       agentctl emulator serve --faults '429@1,529@3'        the client must retry twice
       agentctl emulator serve --server-model edited-large
+      agentctl emulator serve --web pages/                  web_search/web_fetch offline
     """
     from agentctl.context.calibration import resolve_server_model
     from agentctl.emulator.server import running
@@ -82,6 +91,7 @@ def serve(
             keep_requests=KEEP_REQUESTS,
             keep_bytes=KEEP_BYTES,
             server_model=server.model,
+            web=web,
         ) as emu:
             print(server.note(), file=sys.stderr)
             print(emu.base_url, flush=True)

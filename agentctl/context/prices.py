@@ -88,6 +88,10 @@ MODELS: dict[str, ModelInfo] = {
     "claude-3-haiku": ModelInfo(Price(0.25, 1.25, 0.30, 0.50, 0.03), 2048, "DOC (2026-03 page)"),
 }
 DEFAULT_MIN_CACHEABLE = 1024  # ours, for ids the table does not know
+# Server tools (DOC, web search tool page and pricing page): web search is $10 per 1,000
+# searches on top of tokens; web fetch costs only the tokens it adds. Code execution is billed
+# by container time, which the API does not report per response: not modelled (docs/tools.md).
+WEB_SEARCH_USD = 10.0 / 1000
 
 
 def model_info(model: str) -> ModelInfo | None:
@@ -133,6 +137,7 @@ class Pricing:
     model: str
     price: Price | None  # None: the model has no known price
     cache_ttl: str = "5m"
+    per_search: float = WEB_SEARCH_USD  # USD per web search request
 
     @classmethod
     def of(
@@ -160,7 +165,7 @@ class Pricing:
             + one_hour * price.cache_write_1h
             + usage.cache_read_input_tokens * price.cache_read
         )
-        return total / 1_000_000
+        return total / 1_000_000 + usage.web_search_requests * self.per_search
 
     def usd(self, usage: Usage, write_1h: int | None = None) -> float | None:
         """`cost`, with None for an unknown price (for JSON and tables)."""

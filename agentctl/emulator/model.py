@@ -61,6 +61,22 @@ def assistant_turns(request: Json) -> int:
     return sum(1 for m in request["messages"] if m.get("role") == "assistant")
 
 
+def script_position(request: Json) -> int:
+    """Sampling steps so far: one per assistant message, plus one per server tool call (the
+    model continues after each inside the same response), less one per assistant message that
+    ends on a server tool result (its continuation has not been sampled yet: a pause_turn)."""
+    position = 0
+    for message in request["messages"]:
+        content = message.get("content")
+        if message.get("role") != "assistant":
+            continue
+        blocks = content if isinstance(content, list) else []
+        calls = sum(1 for b in blocks if b.get("type") == "server_tool_use")
+        open_end = bool(blocks) and str(blocks[-1].get("type", "")).endswith("_tool_result")
+        position += 1 + calls - int(open_end)
+    return position
+
+
 @dataclass(frozen=True)
 class ScriptTurn:
     """One scripted assistant turn: thinking, text, then tool calls."""
@@ -101,7 +117,7 @@ class ScriptedModel:
     def reply(self, request: Json) -> Reply:
         from agentctl.emulator.validation import thinking_enabled
 
-        position = assistant_turns(request)
+        position = script_position(request)
         if position < len(self.script.turns):
             return self.script.turns[position].to_reply(thinking_enabled(request))
         return Reply((TextOut(self.script.final_text),), "end_turn")

@@ -31,6 +31,8 @@ from agentctl.emulator.notes import (
     unnumber,
 )
 from agentctl.emulator.recall import Recall, recall, task_text
+from agentctl.emulator.research import research_reply
+from agentctl.emulator.server_tools import offered_server_tools
 from agentctl.emulator.validation import thinking_enabled
 
 Json = dict[str, Any]
@@ -63,6 +65,10 @@ class DefaultPolicy:
             return Reply((TextOut(quote),))
         task = task_text(request)
         offered = {str(t.get("name")) for t in request.get("tools") or []}
+        if "web_search" in offered_server_tools(request):
+            research = research_reply(request, memory="memory" in offered)
+            if research is not None:
+                return _with_thinking(request, research, "Research the task's searches.")
         notes = notes_path(task)
         state = recall(request, notes, self.placeholder)
         calls, why = _next_calls(state, offered, notes, task)
@@ -72,6 +78,12 @@ class DefaultPolicy:
         if calls:
             return Reply((*blocks, *calls))
         return Reply((*blocks, TextOut(answer(state, offered, notes, task))))
+
+
+def _with_thinking(request: Json, reply: Reply, why: str) -> Reply:
+    if not thinking_enabled(request):
+        return reply
+    return Reply((ThinkingOut(why), *reply.blocks), reply.stop_reason)
 
 
 def _repeats(state: Recall, call: ToolCall) -> bool:

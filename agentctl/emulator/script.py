@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentctl.emulator.model import STOP_REASONS, Script, ScriptTurn, ToolCall
+from agentctl.emulator.server_tools import CODE_SUBTOOLS, SERVER_TOOL_NAMES
 from agentctl.errors import ConfigError
 
 Json = dict[str, Any]
@@ -56,10 +57,16 @@ def _parse_turn(turn: object, where: str) -> ScriptTurn:
     calls = turn.get("tool_use", [])
     if not isinstance(calls, list):
         raise ConfigError(f"{where}.tool_use: must be an array of tables ([[turn.tool_use]])")
+    parsed = tuple(_parse_call(c, f"{where}.tool_use.{i}") for i, c in enumerate(calls))
+    if len(parsed) > 1 and any(c.name in (*SERVER_TOOL_NAMES, *CODE_SUBTOOLS) for c in parsed):
+        raise ConfigError(
+            f"{where}.tool_use: a server tool call ({', '.join(SERVER_TOOL_NAMES)}) must be"
+            " the turn's only call (the model continues after it in the same response)"
+        )
     return ScriptTurn(
         thinking=_optional_str(turn, "thinking", where),
         text=_optional_str(turn, "text", where),
-        tool_calls=tuple(_parse_call(c, f"{where}.tool_use.{i}") for i, c in enumerate(calls)),
+        tool_calls=parsed,
         stop_reason=_stop_reason(turn, where),
         stop_sequence=_optional_str(turn, "stop_sequence", where),
         output_tokens=_output_tokens(turn, where),

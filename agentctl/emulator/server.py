@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
+from agentctl.emulator.corpus import Corpus, load_corpus
 from agentctl.emulator.editing import ContextEngine, default_engine
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
 from agentctl.emulator.model import Model, Script, ScriptedModel
@@ -30,7 +31,7 @@ from agentctl.emulator.protocol import (
     new_request_id,
 )
 from agentctl.emulator.script import load_script
-from agentctl.emulator.service import MessagesService
+from agentctl.emulator.service import PAUSE_AFTER, MessagesService
 from agentctl.emulator.sse import encode_event, message_events
 
 ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
@@ -363,13 +364,21 @@ def running(
     keep_requests: int | None = None,
     keep_bytes: int | None = None,
     server_model: ServerModel = DEFAULT_SERVER_MODEL,
+    web: Path | Corpus | None = None,
+    pause_after: int = PAUSE_AFTER,
 ) -> Iterator[Emulator]:
     """Start an emulator on a background thread for the duration of the block, playing the
-    server rules of `server_model` (trigger basis, keep counting, placeholder, ...)."""
+    server rules of `server_model` (trigger basis, keep counting, placeholder, ...).
+
+    `web`: the corpus (folder or JSON file) web_search and web_fetch answer from; None: the
+    built-in one. `pause_after`: server tool continuations in one response before pause_turn.
+    """
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
     service = MessagesService(
         engine or default_engine(clock, server_model),
         model or build_model(script, server_model.placeholder),
+        web if isinstance(web, Corpus) else load_corpus(web),
+        pause_after,
     )
     emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
     emulator.start()

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import TYPE_CHECKING, Any
 
+from agentctl.emulator.corpus import Corpus, builtin_corpus
 from agentctl.emulator.editing import ContextEngine, Edited
-from agentctl.emulator.model import Block, Model, Reply, TextOut, ThinkingOut, assistant_turns
+from agentctl.emulator.model import (
+    Block,
+    Model,
+    Reply,
+    TextOut,
+    ThinkingOut,
+    ToolCall,
+    assistant_turns,
+)
 from agentctl.emulator.protocol import header_betas, invalid, new_message_id, stable_id
+from agentctl.emulator.server_tools import ServerToolRunner, offered_server_tools
 from agentctl.emulator.threads import ThreadStore
 from agentctl.emulator.validation import validate_count_request, validate_request
 
@@ -15,14 +26,25 @@ if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
 
 Json = dict[str, Any]
+# Continuations of the server-side tool loop in one response before it stops with
+# `pause_turn` (ours: the API's number is not public; docs/emulator.md).
+PAUSE_AFTER = 10
 
 
 class MessagesService:
     """Answers /v1/messages and /v1/messages/count_tokens bodies; thread-safe."""
 
-    def __init__(self, engine: ContextEngine, model: Model) -> None:
+    def __init__(
+        self,
+        engine: ContextEngine,
+        model: Model,
+        corpus: Corpus | None = None,
+        pause_after: int = PAUSE_AFTER,
+    ) -> None:
         self.engine = engine
         self.model = model
+        self.corpus = corpus or builtin_corpus()
+        self.pause_after = pause_after
         self._cache_lock = threading.Lock()
         self.threads = ThreadStore()
 
@@ -33,8 +55,7 @@ class MessagesService:
         edited = self._edit(request)
         with self._cache_lock:  # the cache state is shared across requests
             cache = self.engine.account(edited.request, request["model"])
-        reply = self.model.reply(edited.request)
-        message = build_message(reply, edited, cache, self.engine)
+        message = self._respond(request, edited, cache)
         self.threads.hold(body, request["messages"], message)
         return message
 
@@ -48,6 +69,21 @@ class MessagesService:
             answer["context_management"] = {"original_input_tokens": edited.original_input_tokens}
         return answer
 
+    def _respond(self, request: Json, edited: Edited, cache: CacheUsage) -> Json:
+        """The model's reply; server tool calls are run and the model continues, as the API's
+        server-side loop does, up to `pause_after` continuations (then `pause_turn`)."""
+        tools = offered_server_tools(edited.request)
+        if not tools:
+            return build_message(self.model.reply(edited.request), edited, cache, self.engine)
+        runner = ServerToolRunner(tools, self.corpus, json.dumps(request["messages"]))
+        done = Continued()
+        for _ in range(self.pause_after):
+            reply = self.model.reply(continued(edited.request, done.blocks))
+            if not done.add(reply, runner, assistant_turns(edited.request), self.engine):
+                return build_message(reply, edited, cache, self.engine, done, runner)
+        paused = Reply((), "pause_turn")
+        return build_message(paused, edited, cache, self.engine, done, runner)
+
     def _edit(self, request: Json) -> Edited:
         problem = self.engine.validate(request)
         if problem:
@@ -55,25 +91,86 @@ class MessagesService:
         return self.engine.edit(request)
 
 
-def build_message(reply: Reply, edited: Edited, cache: CacheUsage, engine: ContextEngine) -> Json:
+class Continued:
+    """What the server-side loop produced before the last reply: blocks (server tool uses
+    with their results), the model's output tokens and the result tokens it read."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Json] = []
+        self.output_tokens = 0
+        self.input_tokens = 0
+
+    def add(self, reply: Reply, runner: ServerToolRunner, turn: int, engine: ContextEngine) -> bool:
+        """Run the reply's server tool calls and keep its blocks; True when the model goes on
+        (it called only server tools and set no stop reason)."""
+        server = [b for b in reply.blocks if isinstance(b, ToolCall) and b.name in runner.tools]
+        client = [b for b in reply.blocks if isinstance(b, ToolCall) and b not in server]
+        if not server or client or reply.stop_reason is not None:
+            return False
+        for block in reply.blocks:
+            written = _block_json(block, turn, len(self.blocks), server=isinstance(block, ToolCall))
+            self.blocks.append(written)
+            self.output_tokens += engine.count_blocks([written])
+            if isinstance(block, ToolCall):
+                result = runner.run(block.name, written["id"], block.input)
+                self.blocks.append(result)
+                self.input_tokens += engine.count_blocks([result])
+                runner.context += json.dumps(result)
+        return True
+
+
+def continued(request: Json, blocks: list[Json]) -> Json:
+    """The request as the model sees it mid-response: what it wrote so far ends the last
+    assistant message (or starts one)."""
+    if not blocks:
+        return request
+    messages = list(request["messages"])
+    last = messages[-1]
+    if last.get("role") == "assistant":
+        content = last["content"]
+        earlier = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        messages[-1] = {**last, "content": [*earlier, *blocks]}
+    else:
+        messages.append({"role": "assistant", "content": list(blocks)})
+    return {**request, "messages": messages}
+
+
+def build_message(
+    reply: Reply,
+    edited: Edited,
+    cache: CacheUsage,
+    engine: ContextEngine,
+    done: Continued | None = None,
+    runner: ServerToolRunner | None = None,
+) -> Json:
     """Assemble the API's message object from the model's reply and the accounting."""
     request = edited.request
+    done = done or Continued()
     reply = stop_at_sequences(reply, request.get("stop_sequences") or [])
     turn = assistant_turns(request)
-    blocks = [_block_json(block, turn, index) for index, block in enumerate(reply.blocks)]
-    blocks, output_tokens, cut = fit_max_tokens(blocks, request["max_tokens"], engine)
+    blocks = _reply_json(reply, turn, len(done.blocks), runner)
+    room = max(1, request["max_tokens"] - done.output_tokens)
+    blocks, output_tokens, cut = fit_max_tokens(blocks, room, engine)
     if reply.output_tokens is not None and not cut:
         output_tokens = reply.output_tokens
-    stop_reason = "max_tokens" if cut else _stop_reason(reply)
+    server = frozenset(runner.tools) if runner is not None else frozenset()
+    stop_reason = "max_tokens" if cut else _stop_reason(reply, server)
+    usage = usage_json(cache, done.output_tokens + output_tokens)
+    usage["input_tokens"] += done.input_tokens
+    if runner is not None:
+        usage["server_tool_use"] = {
+            "web_search_requests": runner.web_search_requests,
+            "web_fetch_requests": runner.web_fetch_requests,
+        }
     message: Json = {
         "id": new_message_id(),
         "type": "message",
         "role": "assistant",
         "model": request["model"],
-        "content": blocks,
+        "content": [*done.blocks, *blocks],
         "stop_reason": stop_reason,
         "stop_sequence": _stop_sequence(reply, request) if stop_reason == "stop_sequence" else None,
-        "usage": usage_json(cache, output_tokens),
+        "usage": usage,
     }
     if edited.applied_edits is not None:
         message["context_management"] = {"applied_edits": edited.applied_edits}
@@ -112,12 +209,27 @@ def usage_json(cache: CacheUsage, output_tokens: int) -> Json:
     }
 
 
-def _block_json(block: Block, turn: int, index: int) -> Json:
+def _reply_json(reply: Reply, turn: int, start: int, runner: ServerToolRunner | None) -> list[Json]:
+    """The reply's blocks; its server tool calls (if any) run, each followed by its result."""
+    blocks: list[Json] = []
+    for block in reply.blocks:
+        server = runner is not None and isinstance(block, ToolCall) and block.name in runner.tools
+        written = _block_json(block, turn, start + len(blocks), server=server)
+        blocks.append(written)
+        if runner is not None and server and isinstance(block, ToolCall):
+            blocks.append(runner.run(block.name, written["id"], block.input))
+    return blocks
+
+
+def _block_json(block: Block, turn: int, index: int, *, server: bool = False) -> Json:
     if isinstance(block, TextOut):
         return {"type": "text", "text": block.text}
     if isinstance(block, ThinkingOut):
         signature = stable_id("EmuSig", block.thinking)
         return {"type": "thinking", "thinking": block.thinking, "signature": signature}
+    if server:  # run by the API itself: `srvtoolu_` ids, as the API's
+        tool_id = stable_id("srvtoolu_emu", turn, index, block.name, block.input)
+        return {"type": "server_tool_use", "id": tool_id, "name": block.name, "input": block.input}
     tool_id = stable_id("toolu_emu", turn, index, block.name, block.input)
     return {"type": "tool_use", "id": tool_id, "name": block.name, "input": block.input}
 
@@ -153,10 +265,11 @@ def _shorten(block: Json, share: float) -> Json | None:
     return {**block, key: text} if text else None
 
 
-def _stop_reason(reply: Reply) -> str:
+def _stop_reason(reply: Reply, server: frozenset[str] = frozenset()) -> str:
     if reply.stop_reason is not None:
         return reply.stop_reason
-    return "tool_use" if any(b.type == "tool_use" for b in reply.blocks) else "end_turn"
+    client = [b for b in reply.blocks if isinstance(b, ToolCall) and b.name not in server]
+    return "tool_use" if client else "end_turn"
 
 
 def _stop_sequence(reply: Reply, request: Json) -> str:

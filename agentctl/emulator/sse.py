@@ -48,6 +48,8 @@ def _delta(message: Json) -> Json:
             "cache_read_input_tokens": usage["cache_read_input_tokens"],
         },
     }
+    if "server_tool_use" in usage:
+        delta["usage"]["server_tool_use"] = usage["server_tool_use"]
     if "context_management" in message:
         delta["context_management"] = message["context_management"]
     return delta
@@ -62,10 +64,12 @@ def _block_events(index: int, block: Json) -> list[Event]:
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [{"type": "thinking_delta", "thinking": p} for p in split_text(block["thinking"])]
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
-    else:
-        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+    elif kind in ("tool_use", "server_tool_use"):
+        start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
         text = json.dumps(block["input"], ensure_ascii=False)
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in split_text(text, 3)]
+    else:  # a server tool's result arrives whole in its content_block_start, as the API's
+        start, deltas = block, []
     events: list[Event] = [("content_block_start", _wrap("content_block_start", index, start))]
     events.extend(("content_block_delta", _delta_event(index, d)) for d in deltas)
     events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))

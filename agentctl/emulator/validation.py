@@ -143,6 +143,10 @@ def _check_tools(tools: object) -> None:
             raise invalid(f"tools.{index}.memory_20250818.name: Input should be 'memory'")
         if kind == "custom" and not isinstance(tool.get("input_schema"), dict):
             raise invalid(f"tools.{index}.custom.input_schema: Field required")
+        if tool.get("allowed_domains") and tool.get("blocked_domains"):
+            raise invalid(
+                f"tools.{index}.{kind}: allowed_domains and blocked_domains cannot both be set"
+            )
 
 
 def _check_thinking(body: Json) -> None:

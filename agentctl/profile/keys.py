@@ -22,6 +22,8 @@ class KeyDoc(NamedTuple):
 
 _TU = "context_editing.tool_uses"
 _CLEAR = "edits[] clear_tool_uses_20250919"
+_WS = "server_tools.web_search"
+_WF = "server_tools.web_fetch"
 
 KEY_DOCS: dict[str, KeyDoc] = {
     "model": KeyDoc("Model id sent with every request.", "model"),
@@ -94,13 +96,49 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "tools.workspace_root": KeyDoc(
         "Directory the workspace tools may read (relative: to this file)."
     ),
-    "tools.web_search": KeyDoc(
-        "Offer the server-side web search tool.", "tools[] web_search_20250305"
-    ),
-    "tools.web_fetch": KeyDoc(
-        "Offer the server-side web fetch tool.", "tools[] web_fetch_20250910 + beta"
-    ),
     "tools.max_result_chars": KeyDoc("Longest client tool result sent back to the model."),
+    "server_tools": KeyDoc(
+        "Tools the API runs itself (web search, web fetch, code execution); the tool versions"
+        " are the newest the installed anthropic SDK knows."
+    ),
+    "server_tools.web_search": KeyDoc("Web search, billed per search.", "tools[] web_search_*"),
+    f"{_WS}.enabled": KeyDoc("Offer the web search tool.", "tools[] web_search_*"),
+    f"{_WS}.max_uses": KeyDoc("Most searches per request (0 = not sent).", "max_uses"),
+    f"{_WS}.allowed_domains": KeyDoc(
+        "Search only these domains (not with blocked_domains).", "allowed_domains"
+    ),
+    f"{_WS}.blocked_domains": KeyDoc("Never search these domains.", "blocked_domains"),
+    f"{_WS}.user_location": KeyDoc(
+        "Rough user location for more relevant results (empty: not sent).", "user_location"
+    ),
+    f"{_WS}.user_location.city": KeyDoc("City name.", "user_location.city"),
+    f"{_WS}.user_location.region": KeyDoc("Region name.", "user_location.region"),
+    f"{_WS}.user_location.country": KeyDoc(
+        'Two-letter ISO country code, e.g. "US".', "user_location.country"
+    ),
+    f"{_WS}.user_location.timezone": KeyDoc(
+        'IANA time zone, e.g. "America/New_York".', "user_location.timezone"
+    ),
+    "server_tools.web_fetch": KeyDoc(
+        "Web fetch: no charge beyond the tokens it adds.", "tools[] web_fetch_*"
+    ),
+    f"{_WF}.enabled": KeyDoc("Offer the web fetch tool.", "tools[] web_fetch_*"),
+    f"{_WF}.max_uses": KeyDoc("Most fetches per request (0 = not sent).", "max_uses"),
+    f"{_WF}.allowed_domains": KeyDoc(
+        "Fetch only from these domains (not with blocked_domains).", "allowed_domains"
+    ),
+    f"{_WF}.blocked_domains": KeyDoc("Never fetch from these domains.", "blocked_domains"),
+    f"{_WF}.citations": KeyDoc("Let the model cite fetched documents.", "citations.enabled"),
+    f"{_WF}.max_content_tokens": KeyDoc(
+        "Cut fetched documents at about this many tokens (0 = not sent).", "max_content_tokens"
+    ),
+    "server_tools.code_execution": KeyDoc(
+        "Code execution in Anthropic's sandbox, billed by container time.",
+        "tools[] code_execution_*",
+    ),
+    "server_tools.code_execution.enabled": KeyDoc(
+        "Offer the code execution tool.", "tools[] code_execution_*"
+    ),
     "limits": KeyDoc("Budgets that stop a run with exit code 3."),
     "limits.max_input_tokens": KeyDoc(
         "Stop once a run's prompt tokens (input + cache, all turns) reach this (0 = no limit)."

@@ -18,6 +18,7 @@ from typing import Any
 from agentctl.errors import ConfigError, UsageError
 from agentctl.home import user_profile_path
 from agentctl.profile.keys import key_locations, path_keys
+from agentctl.profile.legacy import migrate
 from agentctl.profile.schema import FieldError, convert_table, join_key
 from agentctl.profile.settings import Profile
 from agentctl.profile.trust import FrontMatter, check_front_matter
@@ -157,8 +158,9 @@ def build_profile(
     `today` dates the model warnings (default: the clock's date).
     """
     try:
+        data, moved = migrate(data)
         profile = convert_table(Profile, data, "", base_dir)
-        warnings = check_profile(profile, today)
+        warnings = moved + check_profile(profile, today)
     except FieldError as err:
         raise ProfileKeyError(source, err.key, explain(err)) from None
     return dataclasses.replace(profile, source=source), warnings

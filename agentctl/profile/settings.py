@@ -57,9 +57,56 @@ class ToolSettings:
     memory: bool = True
     workspace: bool = True
     workspace_root: Path = Path(".")
-    web_search: bool = False
-    web_fetch: bool = False
     max_result_chars: int = 20_000
+
+
+@dataclass(frozen=True)
+class UserLocation:
+    """Where the user is, roughly, for more relevant web search results (empty: not sent)."""
+
+    city: str = ""
+    region: str = ""
+    country: str = ""  # two-letter ISO code
+    timezone: str = ""  # IANA name, e.g. "Europe/Paris"
+
+
+@dataclass(frozen=True)
+class WebSearchSettings:
+    """The server-side web search tool; `max_uses = 0` leaves the API's default (no limit)."""
+
+    enabled: bool = False
+    max_uses: int = 0
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+    user_location: UserLocation = field(default_factory=UserLocation)
+
+
+@dataclass(frozen=True)
+class WebFetchSettings:
+    """The server-side web fetch tool; 0 for a count leaves the API's default."""
+
+    enabled: bool = False
+    max_uses: int = 0
+    allowed_domains: tuple[str, ...] = ()
+    blocked_domains: tuple[str, ...] = ()
+    citations: bool = False
+    max_content_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class CodeExecutionSettings:
+    """The server-side code execution tool (Anthropic's sandbox, billed by container time)."""
+
+    enabled: bool = False
+
+
+@dataclass(frozen=True)
+class ServerToolSettings:
+    """Tools the API runs itself; their versions are the newest the installed SDK knows."""
+
+    web_search: WebSearchSettings = field(default_factory=WebSearchSettings)
+    web_fetch: WebFetchSettings = field(default_factory=WebFetchSettings)
+    code_execution: CodeExecutionSettings = field(default_factory=CodeExecutionSettings)
 
 
 @dataclass(frozen=True)
@@ -121,6 +168,7 @@ class Profile:
     cache: CacheSettings = field(default_factory=CacheSettings)
     memory: MemorySettings = field(default_factory=MemorySettings)
     tools: ToolSettings = field(default_factory=ToolSettings)
+    server_tools: ServerToolSettings = field(default_factory=ServerToolSettings)
     limits: LimitSettings = field(default_factory=LimitSettings)
     api: ApiSettings = field(default_factory=ApiSettings)
     mcp: McpSettings = field(default_factory=McpSettings)

@@ -7,7 +7,9 @@ editing, cache, system prompt, ...) and tighten limits, but not, without --trust
 - add or change an MCP server under `[mcp]` (each starts a program);
 - loosen a limit of the profile (`max_turns`, `limits.*`, the memory store's size limits),
   or pick a model with no known price while the profile has a `limits.max_usd`;
-- turn on a tool that reaches the web (`tools.web_search`, `tools.web_fetch`);
+- turn on a server tool (`server_tools.*.enabled`, and the old `tools.web_search`,
+  `tools.web_fetch`), or change the domains or location a web tool is given, or lift its
+  `max_uses` (a task may lower it);
 - name a path outside the task file's own folder (symlinks followed): `memory.root`,
   `tools.workspace_root`, `workspace`, `emulator_script`, or a `workspace/` folder that leads out.
 A value equal to the profile's own is always allowed. The check runs where the front matter is
@@ -29,7 +31,21 @@ REFUSED_TABLES = {
     "prices": "a task file may not change the prices that limits.max_usd relies on",
     "mcp": "a task file may not add or change MCP servers (they start programs)",
 }
-WEB_TOOLS = ("tools.web_search", "tools.web_fetch")
+WEB_TOOLS = (
+    "tools.web_search",
+    "tools.web_fetch",
+    "server_tools.web_search.enabled",
+    "server_tools.web_fetch.enabled",
+    "server_tools.code_execution.enabled",
+)
+# Where a web tool may go: a task may not change these at all.
+WEB_REACH = (
+    "server_tools.web_search.allowed_domains",
+    "server_tools.web_search.blocked_domains",
+    "server_tools.web_search.user_location",
+    "server_tools.web_fetch.allowed_domains",
+    "server_tools.web_fetch.blocked_domains",
+)
 # Limits a task may lower but not raise; 0 means "no limit" for all but max_turns.
 LIMITS = (
     "max_turns",
@@ -38,6 +54,8 @@ LIMITS = (
     "memory.max_file_bytes",
     "memory.max_total_bytes",
     "memory.max_files",
+    "server_tools.web_search.max_uses",
+    "server_tools.web_fetch.max_uses",
 )
 PATH_KEYS = ("memory.root", "tools.workspace_root")
 
@@ -82,7 +100,9 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
     if table in REFUSED_TABLES:
         return REFUSED_TABLES[table]
     if key in WEB_TOOLS and value is True:
-        return "a task file may not let the model reach the web"
+        return "a task file may not turn on a server tool (they reach the web or run code)"
+    if key.startswith(WEB_REACH):
+        return "a task file may not change where the web tools may go"
     if key in LIMITS and _looser(key, value, before):
         return f"{value!r} would lift the profile's limit of {before!r} (a task may only lower it)"
     if key in PATH_KEYS and isinstance(value, str) and not inside(Path(value), folder):

@@ -34,6 +34,10 @@ ZERO_ALLOWED = frozenset(
         "api.max_retries",
         # The memory store reads 0 as "no limit" (agentctl/memory/limits.py).
         "memory.max_file_bytes",
+        # 0: the key is not sent (the API's default applies).
+        "server_tools.web_search.max_uses",
+        "server_tools.web_fetch.max_uses",
+        "server_tools.web_fetch.max_content_tokens",
         "memory.max_total_bytes",
         "memory.max_files",
     }
@@ -55,6 +59,7 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_batched(profile.context_editing.tool_uses)
     check_server_model(profile.context_editing.server_model)
     check_mcp_servers(profile)
+    check_server_tools(profile)
     return list(collect_warnings(profile, today or clock.today()))
 
 
@@ -184,6 +189,38 @@ def mcp_server_problem(name: str, server: McpServer) -> tuple[str, str] | None:
         return "command", 'missing: the program to start, e.g. command = ["python", "server.py"]'
     if server.timeout_s <= 0:
         return "timeout_s", f"must be a number > 0, got {server.timeout_s}"
+    return None
+
+
+def check_server_tools(profile: Profile) -> None:
+    """Domain lists are bare domains, one kind per tool; a country is a two-letter code."""
+    tools = profile.server_tools
+    for name, tool in (("web_search", tools.web_search), ("web_fetch", tools.web_fetch)):
+        key = f"server_tools.{name}"
+        if tool.allowed_domains and tool.blocked_domains:
+            raise FieldError(
+                f"{key}.blocked_domains",
+                "the API takes allowed_domains or blocked_domains, not both (remove one)",
+            )
+        for field_name in ("allowed_domains", "blocked_domains"):
+            for i, domain in enumerate(getattr(tool, field_name)):
+                problem = domain_problem(domain)
+                if problem:
+                    raise FieldError(f"{key}.{field_name}[{i}]", problem)
+    country = tools.web_search.user_location.country
+    if country and not re.fullmatch(r"[A-Za-z]{2}", country):
+        raise FieldError(
+            "server_tools.web_search.user_location.country",
+            f'{country!r} is not a two-letter ISO country code (e.g. "US")',
+        )
+
+
+def domain_problem(domain: str) -> str | None:
+    """What is wrong with one domain of an allowed/blocked list, or None."""
+    if not domain.strip():
+        return "domains must not be empty"
+    if "://" in domain or domain != domain.strip():
+        return f'{domain!r}: give the domain without scheme or spaces (e.g. "example.com")'
     return None
 
 

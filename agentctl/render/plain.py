@@ -49,7 +49,7 @@ def format_turn_line(turn: TurnEvent) -> str:
         f"cleared: tool_uses={cleared_tool_uses(turn)} thinking={cleared_thinking_turns(turn)} "
         f"tokens={fmt_int(turn.cleared_input_tokens)}"
     )
-    tools = fmt_tools(turn.tool_calls, sep=",", times="*") or "-"
+    tools = fmt_tools(turn.every_tool_call, sep=",", times="*") or "-"
     return f"turn {turn.turn}  {turn.stop_reason}  {tokens}  {cleared}  tools={tools}"
 
 
@@ -70,6 +70,12 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
         f"cost={fmt_cost(totals.cost_usd)}",
         f"  session={result.session}  see it again: agentctl sessions show {result.session}",
     ]
+    if usage.web_search_requests or usage.web_fetch_requests:
+        lines.insert(
+            -1,
+            f"  server_tools: web_search={usage.web_search_requests} (billed per search, in the"
+            f" cost) web_fetch={usage.web_fetch_requests}",
+        )
     if totals.tool_failures:
         lines.append(
             f"  tool_failures={totals.tool_failures}: {failures_text(totals.tool_failures)}"

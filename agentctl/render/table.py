@@ -27,7 +27,7 @@ from agentctl.render.format import (
     peak_prompt,
 )
 from agentctl.render.safe import safe_text
-from agentctl.types import ResultEvent, TurnEvent
+from agentctl.types import ResultEvent, TurnEvent, Usage
 
 RATIO_FORMULA = "(read / (input + read + write))"
 TABLE_LEGEND = (
@@ -181,7 +181,7 @@ def _turn_cells(turn: TurnEvent, trigger: int | None, layout: TableLayout) -> li
     for key in layout.keys(trigger is not None):
         cells.append(_number_cell(key, values[key], layout))
     # Tool names and memory commands come from the model: never markup, controls visible.
-    cells.append(safe_text(fmt_tools(turn.tool_calls) or DASH, keep=""))
+    cells.append(safe_text(fmt_tools(turn.every_tool_call) or DASH, keep=""))
     return cells
 
 
@@ -251,10 +251,22 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
     peak = peak_prompt(turns)
     if peak is not None:
         rows.insert(6, ("peak prompt", f"{fmt_int(peak.usage.prompt_tokens)} (turn {peak.turn})"))
+    rows.extend(server_tool_rows(usage))
     if totals.tool_failures:
         rows.append(("tool failures", failures_text(totals.tool_failures)))
     rows.append(("session", result.session))
     rows.append(("see it again", f"agentctl sessions show {result.session}"))
+    return rows
+
+
+def server_tool_rows(usage: Usage) -> list[tuple[str, str]]:
+    """Server tool requests of the run (only when there were any); searches are billed."""
+    rows = []
+    if usage.web_search_requests:
+        count = fmt_int(usage.web_search_requests)
+        rows.append(("web searches", f"{count} (billed per search, in the cost)"))
+    if usage.web_fetch_requests:
+        rows.append(("web fetches", f"{fmt_int(usage.web_fetch_requests)} (tokens only)"))
     return rows
 
 

@@ -111,7 +111,9 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
         return
     from agentctl.emulator.server import running
 
-    with running(script=plan.script, server_model=offline_server(plan).model) as emulator:
+    with running(
+        script=plan.script, web=plan.web, server_model=offline_server(plan).model
+    ) as emulator:
         yield AnthropicClient(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )

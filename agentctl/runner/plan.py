@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.task import Task, default_workspace, parse_task, read_task
+from agentctl.agent.task import (
+    WEB_DIR,
+    Task,
+    default_web,
+    default_workspace,
+    parse_task,
+    read_task,
+)
 from agentctl.errors import UsageError
 from agentctl.profile.loader import (
     Overrides,
@@ -42,6 +49,8 @@ class Plan:
     first_turn: int = 0
     resumed: bool = False
     script: Path | None = None
+    # The offline web behind web_search/web_fetch: `web/` beside the task (None: built-in).
+    web: Path | None = None
     # How many leading messages the transcript already holds (the rest get recorded first).
     recorded: int = 0
     transcript: Path | None = None  # the file resumed (None: a new file named by the session)
@@ -99,7 +108,16 @@ def plan_new(
         offline=offline,
         warnings=warnings,
         script=task.script,
+        web=default_web(task),
     )
+
+
+def _saved_web(task_source: str, cwd: Path) -> Path | None:
+    """The `web/` beside a resumed session's task file, if it is still there."""
+    if not task_source or task_source.startswith("<"):
+        return None
+    candidate = (cwd / task_source).parent / WEB_DIR
+    return candidate if candidate.is_dir() else None
 
 
 def plan_resume(
@@ -134,6 +152,7 @@ def plan_resume(
         first_turn=saved.last_turn,
         resumed=True,
         script=Path(script) if script else None,
+        web=_saved_web(head.task_source, Path(head.cwd)),
         recorded=min(len(saved.messages), len(history)),
         transcript=saved.path,
         transcript_size=saved.size,

@@ -93,10 +93,7 @@ class Session:
 
 def turn_event_from_json(data: Mapping[str, Any]) -> TurnEvent:
     """A TurnEvent back from its NDJSON/transcript form (`TurnEvent.to_json`)."""
-    calls = tuple(
-        ToolCall("", str(c.get("name", "")), dict(c.get("input") or {}), bool(c.get("is_error")))
-        for c in data.get("tool_calls") or ()
-    )
+    calls = _calls_from_json(data.get("tool_calls"))
     distance = data.get("trigger_distance")
     return TurnEvent(
         turn=int(data.get("turn", 0)),
@@ -108,6 +105,14 @@ def turn_event_from_json(data: Mapping[str, Any]) -> TurnEvent:
         tool_calls=calls,
         trigger_distance=int(distance) if isinstance(distance, int) else None,
         request_id=str(data.get("request_id") or ""),
+        server_tool_calls=_calls_from_json(data.get("server_tool_calls")),
+    )
+
+
+def _calls_from_json(calls: Any) -> tuple[ToolCall, ...]:
+    return tuple(
+        ToolCall("", str(c.get("name", "")), dict(c.get("input") or {}), bool(c.get("is_error")))
+        for c in calls or ()
     )
 
 

@@ -18,8 +18,10 @@ from agentctl.profile.settings import (
     ClearThinking,
     ContextEditing,
     Profile,
+    ServerToolSettings,
     ThinkingSettings,
-    ToolSettings,
+    WebFetchSettings,
+    WebSearchSettings,
 )
 
 MEMORY = {"type": "memory_20250818", "name": "memory"}
@@ -95,13 +97,13 @@ def test_thinking_and_clear_thinking_first() -> None:
 
 
 def test_server_tools_pass_through() -> None:
-    tools = ToolSettings(web_search=True, web_fetch=True)
     from agentctl.agent.request import server_tools
 
-    p = profile(tools=tools)
+    on = ServerToolSettings(WebSearchSettings(enabled=True), WebFetchSettings(enabled=True))
+    p = profile(server_tools=on)
     req = build_request(p, HISTORY, [MEMORY, *server_tools(p)])
     assert [t["name"] for t in req["tools"]] == ["memory", "web_search", "web_fetch"]
-    assert "web-fetch-2025-09-10" in req["betas"]
+    assert req["betas"] == ["context-management-2025-06-27"]  # SDK 2.15: no beta for these
 
 
 _block = st.one_of(

@@ -109,7 +109,7 @@ def test_show_no_editing_sends_no_context_management(in_tmp: Path) -> None:
     # The same list the request builder sends (it owns the rule; show only reports it).
     profile, _ = resolve_profile(CONFIGS / "no-editing.toml", ["tools.web_fetch=true"])
     assert data["betas"] == betas(profile)
-    assert "web-fetch-2025-09-10" in data["betas"]
+    assert profile.server_tools.web_fetch.enabled  # the old key still turns it on
 
 
 def test_show_plain_text_when_piped(in_tmp: Path) -> None:
