@@ -11,10 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
+from agentctl.context.server_model import DEFAULT_CLEARED_RESULT_PLACEHOLDER as DEFAULT_PLACEHOLDER
 from agentctl.emulator.corpus import load_corpus
 from agentctl.emulator.model import Reply
 from agentctl.emulator.policy import DefaultPolicy
-from agentctl.emulator.server import DEFAULT_PLACEHOLDER, running
+from agentctl.emulator.server import running
 from agentctl.home import sessions_dir
 from agentctl.sessions.transcript import read_records
 
