@@ -48,12 +48,15 @@ MEMORY_TOOL = "memory"  # the memory tool's name in requests (memory_20250818)
 
 @dataclass(frozen=True)
 class Usage:
-    """Token usage of one response (or a sum of them), as the API reports it."""
+    """Token usage of one response (or a sum of them), as the API bills it: with compaction,
+    the summarisation call (a `compaction` entry of `usage.iterations`) is added to the
+    top-level figures, and `compactions` counts those calls."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    compactions: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -61,6 +64,7 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.compactions + other.compactions,
         )
 
     @property
@@ -74,6 +78,7 @@ class Usage:
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
+            "compactions": self.compactions,
         }
 
 

@@ -11,7 +11,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agentctl.context.edits import BETA_CONTEXT_MANAGEMENT, build_context_management
+from agentctl.context.edits import betas_for, build_context_management
 from agentctl.profile.settings import Profile
 
 BETA_WEB_FETCH = "web-fetch-2025-09-10"
@@ -32,8 +32,9 @@ def server_tools(profile: Profile) -> list[dict[str, Any]]:
 
 
 def betas(profile: Profile) -> list[str]:
-    """Beta flags: context management always (the memory tool and the edits ride on it)."""
-    flags = [BETA_CONTEXT_MANAGEMENT]
+    """Beta flags: context management always (the memory tool and the edits ride on it), the
+    compaction beta with the compact edit."""
+    flags = betas_for(profile.context_editing)
     if profile.tools.web_fetch:
         flags.append(BETA_WEB_FETCH)
     return flags

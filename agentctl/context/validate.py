@@ -136,6 +136,27 @@ def _check_order(request: Mapping[str, Any], kinds: list[Any]) -> str | None:
     return None
 
 
+def validate_compaction_blocks(request: Mapping[str, Any]) -> str | None:
+    """The 400 for a `compaction` block in `messages` without the compact strategy [OBS] B.4,
+    or with empty content (the SDK says it is not allowed; the text is ours)."""
+    edits = (request.get("context_management") or {}).get("edits")
+    kinds = [e.get("type") for e in edits if isinstance(e, Mapping)] if isinstance(edits, list) else []
+    for i, message in enumerate(request.get("messages") or []):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, Mapping) or block.get("type") != "compaction":
+                continue
+            where = f"messages.{i}.content.{j}"
+            if "compact_20260112" not in kinds:
+                return (
+                    f"{where}: `compaction` blocks require a `compact_20260112` strategy in "
+                    "`context_management.edits`."
+                )
+            if block.get("content") == "":
+                return f"{where}.content: String should have at least 1 character"
+    return None
+
+
 def validate_edits(request: Mapping[str, Any]) -> str | None:
     """The API's 400 message for the request's `context_management`, or None if fine.
 

@@ -48,6 +48,8 @@ def _delta(message: Json) -> Json:
             "cache_read_input_tokens": usage["cache_read_input_tokens"],
         },
     }
+    if "iterations" in usage:  # the SDK takes them from the final delta
+        delta["usage"]["iterations"] = usage["iterations"]
     if "context_management" in message:
         delta["context_management"] = message["context_management"]
     return delta
@@ -62,6 +64,9 @@ def _block_events(index: int, block: Json) -> list[Event]:
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [{"type": "thinking_delta", "thinking": p} for p in split_text(block["thinking"])]
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "compaction":  # the whole summary in ONE delta [DOC S5]
+        start = {"type": "compaction", "content": None}
+        deltas = [{"type": "compaction_delta", "content": block["content"]}]
     else:
         start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
         text = json.dumps(block["input"], ensure_ascii=False)
