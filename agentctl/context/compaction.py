@@ -81,8 +81,10 @@ def compact_edit(request: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 def _is_summary(block: Any) -> bool:
     """A compaction block that counts: `content: null` is a failed one, a no-op [SDK]."""
-    return isinstance(block, Mapping) and block.get("type") == "compaction" and bool(
-        block.get("content")
+    return (
+        isinstance(block, Mapping)
+        and block.get("type") == "compaction"
+        and bool(block.get("content"))
     )
 
 
