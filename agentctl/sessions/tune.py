@@ -62,6 +62,7 @@ class Candidate:
             "peak_prompt": sim.peak_prompt,
             "cleared_input_tokens": sim.cleared_input_tokens,
             "cache_hit_ratio": sim.cache_hit_ratio,
+            "compactions": sim.usage.compactions,
         }
 
 
@@ -74,6 +75,8 @@ def settings_json(ce: ContextEditing) -> dict[str, Any]:
         data["low_water"] = tu.low_water
     if th.enabled:
         data["thinking_keep"] = th.keep
+    if ce.compaction.enabled:  # every candidate keeps the recorded compaction (not searched)
+        data["compaction_trigger"] = ce.compaction.trigger
     return data
 
 
@@ -167,7 +170,7 @@ def _grid_point(recorded: ContextEditing, point: dict[str, GridValue | None]) ->
     think = point["thinking_keep"]
     if think is not None:  # turns clear_thinking on (the replay refuses it without thinking)
         th = dataclasses.replace(th, enabled=True, keep="all" if think == "all" else int(think))
-    return ContextEditing(tu, th)
+    return ContextEditing(tu, th, compaction=recorded.compaction)
 
 
 def _or(value: GridValue | None, default: int) -> int:
