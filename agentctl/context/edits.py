@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentctl.context.batching import Marks, boundary
+from agentctl.context.compaction import compacted
 from agentctl.context.engine import (
     DEFAULT_CLEARED_RESULT_PLACEHOLDER,
     DEFAULT_TRIGGER_BASIS,
@@ -171,6 +172,8 @@ def _tool_uses_edit(
 ) -> dict[str, Any]:
     if ce.tool_uses.strategy == "server" or request is None:
         return clear_tool_uses_edit(ce.tool_uses)
+    if ce.compaction.enabled:  # steer on what the server reads: from the last summary on
+        request = compacted(request)
     if before:  # measure the prompt as the thinking edit leaves it
         request = apply_context_edits(request, before).request
     return batched_edit(ce.tool_uses, request, ce.placeholder)

@@ -19,6 +19,7 @@ from agentctl.context.compaction import (
     summarized_turns,
     summary_task,
 )
+from agentctl.context.edits import build_context_management
 from agentctl.context.tokens import estimate_request_tokens, estimate_text_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from tests.emulator.helpers import conversation
@@ -163,3 +164,29 @@ def test_compaction_block_needs_the_strategy_and_content() -> None:
     assert validate_compaction_blocks(body(history, edit())) == (
         "messages.1.content.0.content: String should have at least 1 character"
     )
+
+
+def test_batched_clearing_steers_on_the_compacted_history() -> None:
+    from agentctl.context.edits import ClearToolUses, Compaction, ContextEditing
+
+    tu = ClearToolUses(strategy="batched", trigger=1_000, low_water=500, keep=1)
+    history = [
+        *conversation(30),  # 30 tool uses before the summary: the server ignores them
+        {"role": "assistant", "content": [summary_block("s"), tool_use_block(99)]},
+        {"role": "user", "content": [result_block(99)]},
+    ]
+    request = {"model": "m", "messages": history}
+    with_summary = ContextEditing(tu, compaction=Compaction(enabled=True))
+    edits = build_context_management(with_summary, request)
+    assert edits is not None
+    # One tool use after the summary: nothing to clear, so the profile's own edit is sent.
+    assert edits["edits"][0]["trigger"] == {"type": "input_tokens", "value": 1_000}
+    assert edits["edits"][-1]["type"] == "compact_20260112"
+
+
+def tool_use_block(i: int) -> dict[str, Any]:
+    return {"type": "tool_use", "id": f"t{i}", "name": "rf", "input": {"p": "a"}}
+
+
+def result_block(i: int) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": f"t{i}", "content": "word " * 50}
