@@ -48,7 +48,9 @@ MEMORY_TOOL = "memory"  # the memory tool's name in requests (memory_20250818)
 
 @dataclass(frozen=True)
 class Usage:
-    """Token usage of one response (or a sum of them), as the API reports it."""
+    """Token usage of one response (or a sum of them), as the API bills it: with compaction,
+    the summarisation call (a `compaction` entry of `usage.iterations`) is added to the
+    top-level figures, and `compactions` counts those calls."""
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -57,6 +59,7 @@ class Usage:
     # `usage.server_tool_use`: server tool requests (web search is billed per search).
     web_search_requests: int = 0
     web_fetch_requests: int = 0
+    compactions: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -66,6 +69,7 @@ class Usage:
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.web_search_requests + other.web_search_requests,
             self.web_fetch_requests + other.web_fetch_requests,
+            self.compactions + other.compactions,
         )
 
     @property
@@ -80,6 +84,7 @@ class Usage:
             "output_tokens": self.output_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
+            "compactions": self.compactions,
         }
         if self.web_search_requests or self.web_fetch_requests:
             data["server_tool_use"] = {

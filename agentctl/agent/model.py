@@ -84,8 +84,18 @@ def text_of(content: Sequence[Mapping[str, Any]]) -> str:
 
 
 def usage_from(raw: Mapping[str, Any] | None) -> Usage:
-    """Usage from the API's `usage` object; absent or null cache counts are 0."""
+    """Usage from the API's `usage` object (or our own `Usage.to_json`); absent or null counts
+    are 0. The top level leaves out compaction iterations; billing counts them [DOC], so each
+    `compaction` entry of `iterations` is added and counted."""
     raw = raw or {}
+    usage = _counts(raw, int(raw.get("compactions") or 0))
+    for entry in raw.get("iterations") or ():
+        if isinstance(entry, Mapping) and entry.get("type") == "compaction":
+            usage = usage + _counts(entry, 1)
+    return usage
+
+
+def _counts(raw: Mapping[str, Any], compactions: int) -> Usage:
     server = raw.get("server_tool_use")
     server = server if isinstance(server, Mapping) else {}
     return Usage(
@@ -95,7 +105,19 @@ def usage_from(raw: Mapping[str, Any] | None) -> Usage:
         cache_read_input_tokens=int(raw.get("cache_read_input_tokens") or 0),
         web_search_requests=int(server.get("web_search_requests") or 0),
         web_fetch_requests=int(server.get("web_fetch_requests") or 0),
+        compactions=compactions,
     )
+
+
+def resendable(block: Mapping[str, Any]) -> dict[str, Any]:
+    """A content block as history: a compaction block keeps `content` even when null (a
+    failed compaction, a no-op to the server; the key is required) and nothing else that is
+    null (the API refuses extra null fields)."""
+    out = dict(block)
+    if out.get("type") == "compaction":
+        out = {k: v for k, v in out.items() if v is not None}
+        out.setdefault("content", None)
+    return out
 
 
 def response_from_message(message: Mapping[str, Any], request_id: str = "") -> ModelResponse:
@@ -103,7 +125,7 @@ def response_from_message(message: Mapping[str, Any], request_id: str = "") -> M
     cm = message.get("context_management") or {}
     edits = tuple(AppliedEdit.from_json(dict(e)) for e in cm.get("applied_edits") or ())
     return ModelResponse(
-        content=tuple(dict(b) for b in message.get("content") or ()),
+        content=tuple(resendable(b) for b in message.get("content") or ()),
         stop_reason=str(message.get("stop_reason") or ""),
         usage=usage_from(message.get("usage")),
         applied_edits=edits,

@@ -13,7 +13,7 @@ from typing import Any
 
 from agentctl.agent.server_tools import betas as server_betas
 from agentctl.agent.server_tools import definitions
-from agentctl.context.edits import BETA_CONTEXT_MANAGEMENT, build_context_management
+from agentctl.context.edits import betas_for, build_context_management
 from agentctl.profile.settings import Profile
 
 # Blocks the API refuses a cache_control on.
@@ -26,9 +26,9 @@ def server_tools(profile: Profile) -> list[dict[str, Any]]:
 
 
 def betas(profile: Profile) -> list[str]:
-    """Beta flags: context management always (the memory tool and the edits ride on it),
-    plus any the chosen server tool versions need."""
-    return [BETA_CONTEXT_MANAGEMENT, *server_betas(profile.server_tools)]
+    """Beta flags: context management always (the memory tool and the edits ride on it), the
+    compaction beta with the compact edit, and any the chosen server tool versions need."""
+    return [*betas_for(profile.context_editing), *server_betas(profile.server_tools)]
 
 
 def cache_control(profile: Profile) -> dict[str, Any] | None:

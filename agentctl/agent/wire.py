@@ -168,16 +168,24 @@ def _objects(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(item, Mapping) for item in value)
 
 
-def check_usage(usage: Any) -> None:
-    """Input and output counts present, every count a whole number from 0 to 10^9."""
+def check_usage(usage: Any, where: str = "usage") -> None:
+    """Input and output counts present, every count a whole number from 0 to 10^9; the same
+    for each entry of `iterations` (compaction entries are billed)."""
     if not isinstance(usage, Mapping):
-        raise ResponseRejected("the message has no usage object")
+        raise ResponseRejected(f"the message has no {where} object")
     for name in USAGE_FIELDS:
         value = usage.get(name)
         if value is None and name not in _REQUIRED_USAGE:
             continue
         if not _token_count(value):
-            raise ResponseRejected(f"usage.{name} = {value!r} is not a token count")
+            raise ResponseRejected(f"{where}.{name} = {value!r} is not a token count")
+    iterations = usage.get("iterations")
+    if iterations is None or where != "usage":
+        return
+    if not _objects(iterations):
+        raise ResponseRejected("usage.iterations is not a list of objects")
+    for index, entry in enumerate(iterations):
+        check_usage(entry, f"usage.iterations[{index}]")
 
 
 def _token_count(value: Any) -> bool:

@@ -7,11 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentctl.context.batching import Marks, boundary
+from agentctl.context.compaction import compacted
 from agentctl.context.engine import apply_context_edits
 from agentctl.context.pairs import candidates, freed_tokens, tool_pairs
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel, parse_server_model
 
 BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
+BETA_COMPACT = "compact-2026-01-12"  # the compact_20260112 edit
 
 TriggerKind = Literal["input_tokens", "tool_uses"]
 # "server": one edit from the profile, the server decides each turn what to clear.
@@ -46,11 +48,25 @@ class ClearThinking:
 
 
 @dataclass(frozen=True)
+class Compaction:
+    """`compact_20260112`: the server summarises the conversation once the prompt reaches
+    `trigger` input tokens (the API's minimum is 50,000) and continues from the summary."""
+
+    enabled: bool = False
+    trigger: int = 150_000
+    # Replaces the server's default summarisation prompt ("" = not sent, the default prompt).
+    instructions: str = ""
+    # Stop after the compaction block (stop_reason "compaction"); the run resends at once.
+    pause_after_compaction: bool = False
+
+
+@dataclass(frozen=True)
 class ContextEditing:
     """Both server-side strategies; the API receives clear_thinking first when both are on."""
 
     tool_uses: ClearToolUses = field(default_factory=ClearToolUses)
     thinking: ClearThinking = field(default_factory=ClearThinking)
+    compaction: Compaction = field(default_factory=Compaction)
     # The server rules the docs leave open (context.server_model: trigger basis, which results
     # count toward keep, placeholder, clear_thinking's default keep), as a spec: a preset name
     # with optional overrides ("edited,min_result_tokens=100"). "" = the calibration file that
@@ -88,6 +104,25 @@ def clear_thinking_edit(s: ClearThinking) -> dict[str, Any]:
     """One `clear_thinking_20251015` edit."""
     keep: Any = "all" if s.keep == "all" else {"type": "thinking_turns", "value": s.keep}
     return {"type": "clear_thinking_20251015", "keep": keep}
+
+
+def compact_edit(s: Compaction) -> dict[str, Any]:
+    """One `compact_20260112` edit; defaults the API has are still sent, so the request says
+    what the profile says."""
+    edit: dict[str, Any] = {
+        "type": "compact_20260112",
+        "trigger": {"type": "input_tokens", "value": s.trigger},
+        "pause_after_compaction": s.pause_after_compaction,
+    }
+    if s.instructions:
+        edit["instructions"] = s.instructions
+    return edit
+
+
+def betas_for(ce: ContextEditing) -> list[str]:
+    """The beta flags the profile's context management needs (context management always:
+    the memory tool rides on it)."""
+    return [BETA_CONTEXT_MANAGEMENT, *([BETA_COMPACT] if ce.compaction.enabled else [])]
 
 
 def batched_edit(
@@ -130,6 +165,8 @@ def build_context_management(
         edits.append(clear_thinking_edit(ce.thinking))
     if ce.tool_uses.enabled:
         edits.append(_tool_uses_edit(ce, request, edits))
+    if ce.compaction.enabled:  # last: it measures the prompt the other edits leave (ours)
+        edits.append(compact_edit(ce.compaction))
     return {"edits": edits} if edits else None
 
 
@@ -139,6 +176,8 @@ def _tool_uses_edit(
     if ce.tool_uses.strategy == "server" or request is None:
         return clear_tool_uses_edit(ce.tool_uses)
     server = ce.server
+    if ce.compaction.enabled:  # steer on what the server reads: from the last summary on
+        request = compacted(request)
     if before:  # measure the prompt as the thinking edit leaves it
         request = apply_context_edits(request, before, server=server).request
     return batched_edit(ce.tool_uses, request, server)

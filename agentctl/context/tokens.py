@@ -100,6 +100,8 @@ def _block_body_tokens(block: Mapping[str, Any]) -> int:
     if kind in ("tool_use", "server_tool_use", "mcp_tool_use"):
         name = estimate_text_tokens(str(block.get("name", "")))
         return TOOL_USE_OVERHEAD + name + _json_tokens(block.get("input", {}))
+    if kind == "compaction":  # the summary the model reads (ours: its text alone)
+        return estimate_text_tokens(str(block.get("content") or ""))
     if kind == "image":
         return IMAGE_TOKENS
     if kind == "document":

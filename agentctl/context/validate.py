@@ -22,6 +22,15 @@ _CLEAR_TOOL_USES_KEYS = {
 }
 _CLEAR_THINKING_KEYS = {"type", "keep"}
 _COMPACT_KEYS = {"type", "trigger", "pause_after_compaction", "instructions"}
+# BetaCompactionBlockParam's keys [SDK]
+_COMPACTION_BLOCK_KEYS = {
+    "type",
+    "content",
+    "encrypted_content",
+    "signature",
+    "tool_changes",
+    "cache_control",
+}
 
 
 def _is_int(value: Any) -> bool:
@@ -133,6 +142,31 @@ def _check_order(request: Mapping[str, Any], kinds: list[Any]) -> str | None:
             "context_management.edits: `clear_thinking_20251015` must be the first strategy "
             "in `edits` when combined with other strategies"
         )
+    return None
+
+
+def validate_compaction_blocks(request: Mapping[str, Any]) -> str | None:
+    """The 400 for a `compaction` block in `messages` without the compact strategy [OBS] B.4,
+    or with empty content (the SDK says it is not allowed; the text is ours)."""
+    edits = (request.get("context_management") or {}).get("edits")
+    edits = edits if isinstance(edits, list) else []
+    kinds = [e.get("type") for e in edits if isinstance(e, Mapping)]
+    for i, message in enumerate(request.get("messages") or []):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, Mapping) or block.get("type") != "compaction":
+                continue
+            where = f"messages.{i}.content.{j}"
+            if "compact_20260112" not in kinds:
+                return (
+                    f"{where}: `compaction` blocks require a `compact_20260112` strategy in "
+                    "`context_management.edits`."
+                )
+            if block.get("content") == "":
+                return f"{where}.content: String should have at least 1 character"
+            extra = _extra_keys(block, _COMPACTION_BLOCK_KEYS, f"{where}.compaction")
+            if extra:  # what `model_dump()` of the SDK block sends (text/citations: null) [DOC]
+                return extra
     return None
 
 

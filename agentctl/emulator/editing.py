@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
+    from agentctl.context.compaction import Compaction
     from agentctl.context.server_model import ServerModel
 
 Json = dict[str, Any]
@@ -34,8 +35,16 @@ class ContextEngine(Protocol):
         """Apply the request's context edits under the engine's server model."""
         ...
 
+    def compact(self, edited_request: Json) -> Compaction | None:
+        """The compaction the edited request triggers (compact_20260112), or None."""
+        ...
+
     def account(self, edited_request: Json, model: str) -> CacheUsage:
         """Cache reads/writes for the edited prompt; updates the cache state."""
+        ...
+
+    def peek(self, request: Json, model: str) -> CacheUsage:
+        """What `account` would report, without changing the cache state."""
         ...
 
     def count_blocks(self, blocks: list[Json]) -> int:
@@ -55,20 +64,36 @@ class SharedEngine:
     def validate(self, request: Json) -> str | None:
         from agentctl.context.cache import validate_cache_control
         from agentctl.context.engine import validate_edits
+        from agentctl.context.validate import validate_compaction_blocks
 
-        return validate_edits(request) or validate_cache_control(request)
+        return (
+            validate_edits(request)
+            or validate_compaction_blocks(request)
+            or validate_cache_control(request)
+        )
 
     def edit(self, request: Json) -> Edited:
+        from agentctl.context.compaction import compact_edit, compacted
         from agentctl.context.engine import apply_context_edits
 
+        if compact_edit(request) is not None:  # the server ignores what precedes the summary
+            request = compacted(request)
         management = request.get("context_management")
         edits = management.get("edits") or [] if isinstance(management, dict) else []
         outcome = apply_context_edits(request, edits, server=self.server)
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 
+    def compact(self, edited_request: Json) -> Compaction | None:
+        from agentctl.context.compaction import compact
+
+        return compact(edited_request)
+
     def account(self, edited_request: Json, model: str) -> CacheUsage:
         return self._cache.account(edited_request, model)
+
+    def peek(self, request: Json, model: str) -> CacheUsage:
+        return self._cache.peek(request, model)
 
     def count_blocks(self, blocks: list[Json]) -> int:
         from agentctl.context.tokens import estimate_block_tokens

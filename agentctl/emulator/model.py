@@ -57,8 +57,13 @@ class Model(Protocol):
 
 
 def assistant_turns(request: Json) -> int:
-    """How many assistant turns the conversation already has (the script position)."""
-    return sum(1 for m in request["messages"] if m.get("role") == "assistant")
+    """How many assistant turns the conversation already has (the script position); after a
+    compaction, the turns its summary says it covers plus those since."""
+    from agentctl.context.compaction import opening_summary, summarized_turns
+
+    summary = opening_summary(request["messages"])
+    before = summarized_turns(summary) if summary is not None else 0
+    return before + sum(1 for m in request["messages"] if m.get("role") == "assistant")
 
 
 def script_position(request: Json) -> int:

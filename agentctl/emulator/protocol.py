@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
+BETA_COMPACT = "compact-2026-01-12"  # compact_20260112; enough alone for context_management
 ANTHROPIC_VERSION = "2023-06-01"
 
 # HTTP status -> the API's error `type` for that status.

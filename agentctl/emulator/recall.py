@@ -21,7 +21,13 @@ RETRY_HINT = "call it again"
 
 
 def task_text(request: Json) -> str:
-    """The task: the text of the first user message."""
+    """The task: the text of the first user message, or the task a compaction summary that
+    opens the conversation carries."""
+    from agentctl.context.compaction import opening_summary, summary_task
+
+    summary = opening_summary(request["messages"])
+    if summary is not None:
+        return summary_task(summary) or summary
     first = request["messages"][0]
     return result_text(first.get("content"))
 

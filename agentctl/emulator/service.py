@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agentctl.emulator.corpus import Corpus, builtin_corpus
@@ -17,13 +18,20 @@ from agentctl.emulator.model import (
     ToolCall,
     assistant_turns,
 )
-from agentctl.emulator.protocol import header_betas, invalid, new_message_id, stable_id
+from agentctl.emulator.protocol import (
+    BETA_COMPACT,
+    header_betas,
+    invalid,
+    new_message_id,
+    stable_id,
+)
 from agentctl.emulator.server_tools import ServerToolRunner, offered_server_tools
 from agentctl.emulator.threads import ThreadStore
 from agentctl.emulator.validation import validate_count_request, validate_request
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
+    from agentctl.context.compaction import Compaction
 
 Json = dict[str, Any]
 # Continuations of the server-side tool loop in one response before it stops with
@@ -53,10 +61,45 @@ class MessagesService:
         betas = header_betas(headers)
         request = validate_request(self.threads.expand(body, betas), betas)
         edited = self._edit(request)
-        with self._cache_lock:  # the cache state is shared across requests
-            cache = self.engine.account(edited.request, request["model"])
-        message = self._respond(request, edited, cache)
+        compaction = self.engine.compact(edited.request)
+        if compaction is not None:
+            message = self._compact(request, compaction, edited)
+        else:
+            with self._cache_lock:  # the cache state is shared across requests
+                cache = self.engine.account(edited.request, request["model"])
+            message = self._respond(request, edited, cache)
+            if BETA_COMPACT in betas:  # every response under the beta has iterations [DOC]
+                message["usage"]["iterations"] = [_iteration("message", message["usage"])]
         self.threads.hold(body, request["messages"], message)
+        return message
+
+    def _compact(self, request: Json, compaction: Compaction, edited: Edited) -> Json:
+        """The reply that opens with the compaction block: the summarisation call is one
+        iteration (it reads the cached prefix of the prompt it closes, writes nothing: ours),
+        the model's answer from the compacted prompt another, unless paused."""
+        model = request["model"]
+        with self._cache_lock:
+            seen = self.engine.peek(edited.request, model)
+            cache = None if compaction.pause else self.engine.account(compaction.request, model)
+        read = seen.cache_read_input_tokens
+        summarizing = {
+            "type": "compaction",
+            "input_tokens": compaction.input_tokens - read,
+            "output_tokens": compaction.output_tokens,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": 0,
+            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        }
+        block = {"type": "compaction", "content": compaction.summary}
+        if cache is None:  # paused: only the block; top-level usage 0/0 as observed [OBS S9]
+            message = _paused_message(model, block, summarizing)
+            if edited.applied_edits is not None:
+                message["context_management"] = {"applied_edits": edited.applied_edits}
+            return message
+        after = replace(edited, request=compaction.request)
+        message = self._respond(request, after, cache)
+        message["content"] = [block, *message["content"]]
+        message["usage"]["iterations"] = [summarizing, _iteration("message", message["usage"])]
         return message
 
     def count_tokens(self, headers: dict[str, str], body: object) -> Json:
@@ -175,6 +218,31 @@ def build_message(
     if edited.applied_edits is not None:
         message["context_management"] = {"applied_edits": edited.applied_edits}
     return message
+
+
+def _iteration(kind: str, usage: Json) -> Json:
+    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens")
+    entry = {"type": kind, **{k: usage[k] for k in keys}}
+    entry["cache_creation_input_tokens"] = usage["cache_creation_input_tokens"]
+    entry["cache_creation"] = dict(usage["cache_creation"])
+    return entry
+
+
+def _paused_message(model: str, block: Json, summarizing: Json) -> Json:
+    from agentctl.context.cache import CacheUsage
+
+    usage = usage_json(CacheUsage(0, 0, 0, 0, 0), 0)
+    usage["iterations"] = [summarizing]
+    return {
+        "id": new_message_id(),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [block],
+        "stop_reason": "compaction",
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 def stop_at_sequences(reply: Reply, sequences: list[str]) -> Reply:

@@ -50,6 +50,8 @@ def _delta(message: Json) -> Json:
     }
     if "server_tool_use" in usage:
         delta["usage"]["server_tool_use"] = usage["server_tool_use"]
+    if "iterations" in usage:  # the SDK takes them from the final delta
+        delta["usage"]["iterations"] = usage["iterations"]
     if "context_management" in message:
         delta["context_management"] = message["context_management"]
     return delta
@@ -64,6 +66,9 @@ def _block_events(index: int, block: Json) -> list[Event]:
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [{"type": "thinking_delta", "thinking": p} for p in split_text(block["thinking"])]
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
+    elif kind == "compaction":  # the whole summary in ONE delta [DOC S5]
+        start = {"type": "compaction", "content": None}
+        deltas = [{"type": "compaction_delta", "content": block["content"]}]
     elif kind in ("tool_use", "server_tool_use"):
         start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
         text = json.dumps(block["input"], ensure_ascii=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentctl.emulator.protocol import BETA_CONTEXT_MANAGEMENT, ApiFailure, invalid
+from agentctl.emulator.protocol import BETA_COMPACT, BETA_CONTEXT_MANAGEMENT, ApiFailure, invalid
 
 Json = dict[str, Any]
 
@@ -36,9 +36,27 @@ def validate_count_request(body: object, betas: set[str]) -> Json:
     _check_model(body)
     _check_messages(body)
     _check_tools(body.get("tools"))
-    if "context_management" in body and BETA_CONTEXT_MANAGEMENT not in betas:
-        raise invalid("context_management: Extra inputs are not permitted")
+    _check_betas(body, betas)
     return body
+
+
+def _check_betas(body: Json, betas: set[str]) -> None:
+    """`context_management` needs one of the two betas (the compaction beta alone is accepted
+    by the real API [OBS]); each edit its own (ours: stricter than the API may be)."""
+    if "context_management" not in body:
+        return
+    if not betas & {BETA_CONTEXT_MANAGEMENT, BETA_COMPACT}:
+        raise invalid("context_management: Extra inputs are not permitted")
+    management = body["context_management"]
+    edits = management.get("edits") if isinstance(management, dict) else None
+    for index, edit in enumerate(edits if isinstance(edits, list) else []):
+        kind = edit.get("type") if isinstance(edit, dict) else None
+        needs = BETA_COMPACT if kind == "compact_20260112" else BETA_CONTEXT_MANAGEMENT
+        if isinstance(kind, str) and needs not in betas:
+            raise invalid(
+                f"context_management.edits.{index}: `{kind}` requires the `anthropic-beta: "
+                f"{needs}` header"
+            )
 
 
 def _check_model(body: Json) -> None:

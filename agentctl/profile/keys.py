@@ -77,6 +77,25 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "context_editing.thinking.keep": KeyDoc(
         'Thinking turns kept: a count, or "all".', "keep (thinking_turns / all)"
     ),
+    "context_editing.compaction": KeyDoc(
+        "Server-side compaction: summarise the conversation once the prompt reaches a trigger.",
+        "edits[] compact_20260112 + beta compact-2026-01-12",
+    ),
+    "context_editing.compaction.enabled": KeyDoc(
+        "Send the compact_20260112 edit (listed last) and its beta.", "edits[] compact_20260112"
+    ),
+    "context_editing.compaction.trigger": KeyDoc(
+        "Compact once the prompt reaches this many input tokens (the API's minimum: 50000).",
+        "trigger.value",
+    ),
+    "context_editing.compaction.instructions": KeyDoc(
+        'Replaces the server\'s summarisation prompt ("" = not sent: the default prompt).',
+        "instructions",
+    ),
+    "context_editing.compaction.pause_after_compaction": KeyDoc(
+        'Stop after the compaction block (stop_reason "compaction"); the run resends at once.',
+        "pause_after_compaction",
+    ),
     "cache": KeyDoc("Prompt caching."),
     "cache.enabled": KeyDoc("Mark the stable prefix with cache breakpoints.", "cache_control"),
     "cache.ttl": KeyDoc('"5m" (writes cost 1.25x input) or "1h" (2x).', "cache_control.ttl"),

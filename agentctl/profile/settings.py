@@ -14,6 +14,7 @@ from typing import Literal
 # The context-editing tables live with the code that turns them into API JSON (context/edits).
 from agentctl.context.edits import ClearThinking as ClearThinking
 from agentctl.context.edits import ClearToolUses as ClearToolUses
+from agentctl.context.edits import Compaction as Compaction
 from agentctl.context.edits import ContextEditing as ContextEditing
 from agentctl.context.edits import TriggerKind as TriggerKind
 from agentctl.context.prices import Price, Pricing

@@ -17,10 +17,12 @@ from agentctl import clock
 from agentctl.context.server_model import ServerModelError, parse_server_model
 from agentctl.profile.models import model_warning, price_warning, thinking_enabled_deprecated
 from agentctl.profile.schema import FieldError, join_key
-from agentctl.profile.settings import ClearToolUses, McpServer, Profile
+from agentctl.profile.settings import ClearToolUses, Compaction, McpServer, Profile
 
 # The API's rules for extended thinking (budget_tokens >= 1024 and < max_tokens).
 MIN_THINKING_BUDGET = 1024
+# The API refuses a compact_20260112 trigger below this (API-NOTES B.4 [OBS]).
+MIN_COMPACT_TRIGGER = 50_000
 # Below this many input tokens, a clear_tool_uses trigger fires on nearly every turn of a
 # tool-using agent (the system prompt and tool definitions alone take a few thousand).
 LOW_INPUT_TRIGGER = 5_000
@@ -58,6 +60,7 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_strings(profile)
     check_batched(profile.context_editing.tool_uses)
     check_server_model(profile.context_editing.server_model)
+    check_compaction(profile.context_editing.compaction)
     check_mcp_servers(profile)
     check_server_tools(profile)
     return list(collect_warnings(profile, today or clock.today()))
@@ -149,6 +152,31 @@ def check_batched(s: ClearToolUses) -> None:
         )
     if s.keep < 1:
         raise FieldError(f"{key}.keep", 'strategy = "batched" keeps at least 1 tool use')
+
+
+def check_compaction(s: Compaction) -> None:
+    """The API's minimum trigger; settings of a compaction that is off would do nothing."""
+    key = "context_editing.compaction"
+    if not s.enabled:
+        default = Compaction()
+        changed = [
+            name
+            for name in ("trigger", "instructions", "pause_after_compaction")
+            if getattr(s, name) != getattr(default, name)
+        ]
+        if changed:
+            raise FieldError(
+                f"{key}.{changed[0]}",
+                f"has no effect while {key}.enabled = false (enable compaction or remove it)",
+            )
+        return
+    if s.trigger < MIN_COMPACT_TRIGGER:
+        raise FieldError(
+            f"{key}.trigger",
+            f"{s.trigger} is below the API minimum of {MIN_COMPACT_TRIGGER} input tokens",
+        )
+    if s.instructions and not s.instructions.strip():
+        raise FieldError(f"{key}.instructions", 'must not be blank (use "" for the default)')
 
 
 def check_strings(profile: Profile) -> None:

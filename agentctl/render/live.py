@@ -142,8 +142,8 @@ class LiveRenderer:
             self._show(event.turn, fmt_progress(event), force=self._refresh <= 0)
         elif isinstance(event, TurnEvent):
             self._turns.append(event)
-            # Only tool_use and pause_turn lead to another request; others end the run.
-            if event.stop_reason in ("tool_use", "pause_turn"):
+            # Only tool_use, pause_turn and compaction lead to another request.
+            if event.stop_reason in ("tool_use", "pause_turn", "compaction"):
                 self._show(event.turn + 1, fmt_waiting(event.turn + 1))
             else:
                 self._show(None, "")

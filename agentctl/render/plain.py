@@ -49,6 +49,8 @@ def format_turn_line(turn: TurnEvent) -> str:
         f"cleared: tool_uses={cleared_tool_uses(turn)} thinking={cleared_thinking_turns(turn)} "
         f"tokens={fmt_int(turn.cleared_input_tokens)}"
     )
+    if usage.compactions:
+        cleared += f" compactions={usage.compactions}"
     tools = fmt_tools(turn.every_tool_call, sep=",", times="*") or "-"
     return f"turn {turn.turn}  {turn.stop_reason}  {tokens}  {cleared}  tools={tools}"
 
@@ -67,7 +69,8 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
         f"out={fmt_int(usage.output_tokens)}",
         edits_line(edit_tally(turns)),
         f"  cache_hit_ratio={fmt_ratio(cache_hit_ratio(usage))}{peak_text} "
-        f"cost={fmt_cost(totals.cost_usd)}",
+        f"cost={fmt_cost(totals.cost_usd)}"
+        + (f" compactions={usage.compactions}" if usage.compactions else ""),
         f"  session={result.session}  see it again: agentctl sessions show {result.session}",
     ]
     if usage.web_search_requests or usage.web_fetch_requests:

@@ -231,6 +231,8 @@ def totals_table(
         ("peak prompt", lambda s: fmt_int(s.peak_prompt)),
         ("estimated cost", lambda s: fmt_cost(s.cost_usd)),
     )
+    if recorded.usage.compactions or simulated.usage.compactions:
+        rows += (("compactions", lambda s: fmt_int(s.usage.compactions)),)
     for label, get in rows:
         table.add_row(label, get(recorded), get(simulated))
     exact = replay_matches(recorded, replayed)
@@ -250,18 +252,20 @@ def _deviation(a: Simulation, b: Simulation) -> float:
 
 
 def tune_table(results: Sequence[Candidate], title: str) -> Table:
-    """Candidates with their cost, tokens and cache hit ratio."""
+    """Candidates with their cost, tokens and cache hit ratio (and compactions, if any)."""
+    squeezed = any(c.simulation.usage.compactions for c in results)
     table = _table(
         "#", "settings", "cost", "prompt\ntokens", "peak\nprompt", "cleared", "cache\nhit",
-        title=title,
+        *(["compac-\ntions"] if squeezed else []), title=title,
     )  # fmt: skip
     for index, c in enumerate(results, 1):
         sim = c.simulation
         label = c.label() + (" ◀ recorded" if c.recorded else "")
+        extra = [fmt_int(sim.usage.compactions)] if squeezed else []
         _add(
             table, str(index), label, fmt_cost(sim.cost_usd), fmt_int(sim.usage.prompt_tokens),
             fmt_int(sim.peak_prompt), fmt_int(sim.cleared_input_tokens),
-            fmt_ratio(sim.cache_hit_ratio), flex=1,
+            fmt_ratio(sim.cache_hit_ratio), *extra, flex=1,
         )  # fmt: skip
     table.columns[1].justify = "left"
     table.columns[1].no_wrap = False  # the label wraps (at spaces) on a narrow terminal

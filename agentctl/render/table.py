@@ -62,7 +62,9 @@ STOP_SHORT = {
     "stop_sequence": "seq",
     "refusal": "refus",
     "model_context_window_exceeded": "ctx",
+    "compaction": "cmpct",
 }
+COMPACTED = "c:"  # stop-cell marker of a turn whose response holds a compaction
 MAX_TOOLS_WIDTH = 48  # wider terminals do not stretch the table: its shape stays the same
 # `memory:str_replace, read_file`, the usual agent step, on one line: columns give way first.
 ROOMY_TOOLS, TIGHT_TOOLS = 29, 19  # TIGHT: the longest memory command, `memory:str_replace!`
@@ -174,6 +176,8 @@ def _turn_cells(turn: TurnEvent, trigger: int | None, layout: TableLayout) -> li
     stop = turn.stop_reason
     if layout.stop_width < 10:
         stop = STOP_SHORT.get(stop, stop[: layout.stop_width])
+    if turn.usage.compactions and turn.stop_reason != "compaction":
+        stop = (COMPACTED + stop)[: max(layout.stop_width, len(COMPACTED) + 3)]
     cells: list[str | Text] = [
         str(turn.turn),
         safe_text(stop, _stop_style(turn.stop_reason), keep=""),
@@ -252,6 +256,8 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
     if peak is not None:
         rows.insert(6, ("peak prompt", f"{fmt_int(peak.usage.prompt_tokens)} (turn {peak.turn})"))
     rows.extend(server_tool_rows(usage))
+    if usage.compactions:
+        rows.append(("compactions", fmt_int(usage.compactions)))
     if totals.tool_failures:
         rows.append(("tool failures", failures_text(totals.tool_failures)))
     rows.append(("session", result.session))

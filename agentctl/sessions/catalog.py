@@ -226,6 +226,7 @@ class SessionSummary:
     prompt_tokens: int
     output_tokens: int
     cost_usd: float | None
+    compactions: int = 0
 
     def to_json(self) -> dict[str, Any]:
         cost = self.cost_usd
@@ -240,6 +241,7 @@ class SessionSummary:
             "prompt_tokens": self.prompt_tokens,
             "output_tokens": self.output_tokens,
             "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
+            "compactions": self.compactions,
         }
 
 
@@ -264,6 +266,7 @@ def summarize(path: Path) -> SessionSummary | None:
         prompt_tokens=usage.prompt_tokens,
         output_tokens=usage.output_tokens,
         cost_usd=_summary_cost(header, path.stem, turns),
+        compactions=usage.compactions,
     )
 
 

@@ -59,7 +59,10 @@ class ReplaySettings:
             low_water=round(tu.low_water / factor),
             clear_at_least=round(tu.clear_at_least / factor),
         )
-        return dataclasses.replace(self, editing=dataclasses.replace(self.editing, tool_uses=tu))
+        squeeze = self.editing.compaction
+        squeeze = dataclasses.replace(squeeze, trigger=round(squeeze.trigger / factor))
+        editing = dataclasses.replace(self.editing, tool_uses=tu, compaction=squeeze)
+        return dataclasses.replace(self, editing=editing)
 
 
 def replay_request(turn: TurnRecord, settings: ReplaySettings) -> dict[str, Any]:

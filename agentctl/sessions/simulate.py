@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.cache import CacheUsage, PromptCache
+from agentctl.context.compaction import Compaction, compact, compact_edit, compacted
 from agentctl.context.engine import EditOutcome, apply_context_edits, validate_edits
 from agentctl.context.prices import Pricing
 from agentctl.context.tokens import estimate_request_tokens
+from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import Session, TurnRecord
@@ -129,6 +131,7 @@ def calibrate(session: Session, settings: ReplaySettings) -> Calibration:
     pairs = [
         (t.usage.prompt_tokens + t.cleared_input_tokens, _unedited_estimate(t, settings))
         for t in session.turns
+        if not t.usage.compactions  # its prompt is two calls' (the summary's and the reply's)
     ]
     pairs = [(rec, est) for rec, est in pairs if rec > 0 and est > 0]
     if not pairs:
@@ -139,7 +142,9 @@ def calibrate(session: Session, settings: ReplaySettings) -> Calibration:
 
 
 def _unedited_estimate(turn: TurnRecord, settings: ReplaySettings) -> int:
-    return estimate_request_tokens(replay_request(turn, settings))
+    """The prompt as sent, less what precedes a compaction block (never billed)."""
+    request = replay_request(turn, settings)
+    return estimate_request_tokens(compacted(request) if compact_edit(request) else request)
 
 
 def simulate(
@@ -160,24 +165,71 @@ def simulate(
     settings = settings.scaled(factor)
     turns: list[SimTurn] = []
     pricing = prices.pricing(session.model)
+    summaries = _Summaries()
     for turn in session.turns:
         clock.now = turn.ts
         if session.offline and turns and turn.segment != session.turns[len(turns) - 1].segment:
             cache = PromptCache(clock=clock)
-        request = replay_request(turn, settings)
+        request = summaries.insert(replay_request(turn, settings))
         if not turns:
-            _check(request, session)
+            _check(request, session, settings)
         outcome = edit_request(request, settings)
-        figures = cache.account(outcome.request, session.model)
-        turns.append(_sim_turn(pricing, turn, outcome.applied_edits, figures, factor))
+        done = compact(outcome.request)
+        figures: CacheUsage | None
+        if done is None:
+            figures, extra = cache.account(outcome.request, session.model), Usage()
+        else:
+            figures, extra = _compaction_figures(cache, outcome.request, done, session.model)
+            summaries.add(len(turn.messages), done.summary)
+        sim = _sim_turn(pricing, turn, outcome.applied_edits, figures, factor, extra)
+        turns.append(sim)
     return Simulation(label, tuple(turns))
+
+
+class _Summaries:
+    """Compactions the replay made: each later request carries its block where the response
+    put it (after the history of the request that compacted), as a run resends it."""
+
+    def __init__(self) -> None:
+        self.at: tuple[int, str] | None = None
+
+    def add(self, index: int, summary: str) -> None:
+        self.at = (index, summary)
+
+    def insert(self, request: dict[str, Any]) -> dict[str, Any]:
+        if self.at is None:
+            return request
+        index, summary = self.at
+        messages = list(request["messages"])
+        block = {"role": "assistant", "content": [{"type": "compaction", "content": summary}]}
+        return {**request, "messages": [*messages[:index], block, *messages[index:]]}
+
+
+def _compaction_figures(
+    cache: PromptCache, request: Mapping[str, Any], done: Compaction, model: str
+) -> tuple[CacheUsage | None, Usage]:
+    """The emulator's accounting of a compaction (emulator/service.py): the summarising call
+    reads the cached prefix of the prompt it closes; the reply reads the compacted prompt;
+    a paused compaction has no reply."""
+    read = cache.peek(request, model).cache_read_input_tokens
+    summarizing = Usage(done.input_tokens - read, done.output_tokens, 0, read, compactions=1)
+    return (None if done.pause else cache.account(done.request, model)), summarizing
 
 
 def edit_request(request: Mapping[str, Any], settings: ReplaySettings) -> EditOutcome:
     """What the server does to one replayed request: its own edits, under the settings'
-    server model."""
+    server model, after dropping what precedes the last compaction block (compact_20260112)."""
+    if compact_edit(request) is not None:  # the server ignores what precedes the summary
+        request = compacted(request)
     edits = (request.get("context_management") or {}).get("edits") or []
     return apply_context_edits(request, edits, server=settings.server)
+
+
+def _reply_output(turn: TurnRecord) -> int:
+    """The recorded reply's output tokens, without a compaction's summary (the replay adds
+    its own): the top-level `usage` leaves compaction iterations out."""
+    top = (turn.response.get("usage") or {}).get("output_tokens")
+    return int(top) if isinstance(top, int) else turn.usage.output_tokens
 
 
 class _Clock:
@@ -190,8 +242,11 @@ class _Clock:
         return self.now
 
 
-def _check(request: Mapping[str, Any], session: Session) -> None:
-    problem = validate_edits(request)
+def _check(request: Mapping[str, Any], session: Session, settings: ReplaySettings) -> None:
+    """The settings' edits are valid, and the history's compaction blocks (the run received
+    them) have their strategy."""
+    last = replay_request(session.turns[-1], settings)
+    problem = validate_edits(request) or validate_compaction_blocks(last)
     if problem:
         raise ConfigError(f"session {session.id}: these settings cannot replay it: {problem}")
 
@@ -200,21 +255,27 @@ def _sim_turn(
     pricing: Pricing,
     turn: TurnRecord,
     applied: Sequence[Mapping[str, Any]],
-    figures: CacheUsage,
+    figures: CacheUsage | None,
     factor: float,
+    extra: Usage,
 ) -> SimTurn:
     def scale(value: int) -> int:
         return value if factor == 1.0 else round(value * factor)
 
     usage = Usage(
-        input_tokens=scale(figures.input_tokens),
-        output_tokens=turn.usage.output_tokens,
-        cache_creation_input_tokens=scale(figures.cache_creation_input_tokens),
-        cache_read_input_tokens=scale(figures.cache_read_input_tokens),
+        input_tokens=scale(
+            figures.input_tokens + extra.input_tokens if figures else extra.input_tokens
+        ),
+        output_tokens=(_reply_output(turn) if figures else 0) + extra.output_tokens,
+        cache_creation_input_tokens=scale(figures.cache_creation_input_tokens if figures else 0),
+        cache_read_input_tokens=scale(
+            (figures.cache_read_input_tokens if figures else 0) + extra.cache_read_input_tokens
+        ),
+        compactions=extra.compactions,
     )
     edits = tuple(
         {**e, "cleared_input_tokens": scale(int(e["cleared_input_tokens"]))} for e in applied
     )
     cleared = sum(int(e["cleared_input_tokens"]) for e in edits)
-    write_1h = scale(figures.ephemeral_1h_input_tokens)
+    write_1h = scale(figures.ephemeral_1h_input_tokens if figures else 0)
     return SimTurn(turn.turn, usage, cleared, edits, pricing.usd(usage, write_1h), write_1h)

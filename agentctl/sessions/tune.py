@@ -63,6 +63,7 @@ class Candidate:
             "peak_prompt": sim.peak_prompt,
             "cleared_input_tokens": sim.cleared_input_tokens,
             "cache_hit_ratio": sim.cache_hit_ratio,
+            "compactions": sim.usage.compactions,
         }
 
 
@@ -75,6 +76,8 @@ def settings_json(ce: ContextEditing) -> dict[str, Any]:
         data["low_water"] = tu.low_water
     if th.enabled:
         data["thinking_keep"] = th.keep
+    if ce.compaction.enabled:  # every candidate keeps the recorded compaction (not searched)
+        data["compaction_trigger"] = ce.compaction.trigger
     return data
 
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from agentctl.context.edits import trigger_from
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools
 from agentctl.render.table import MIN_WIDTH, choose_layout, summary_table, turn_table
-from agentctl.types import ToolCall, TurnEvent
+from agentctl.types import ToolCall, Totals, TurnEvent
 
 
 def text_of(table: Table, width: int = 100) -> str:
@@ -172,3 +172,25 @@ def test_sessions_list_never_cuts_a_figure_and_keeps_one_line_a_session(width: i
     assert "552k" in lines[2] or "552,257" in lines[2]
     if width >= 80:
         assert "Kestrel" in lines[2] and "…" in lines[2]  # the title gives way, cut with …
+
+
+def test_compaction_is_marked_in_the_stop_cell_and_counted_in_the_summary() -> None:
+    compacted = replace(TURN1, usage=replace(TURN1.usage, compactions=1))
+    paused = replace(compacted, stop_reason="compaction", tool_calls=())
+    wide = lines_of(turn_table([compacted, paused], width=120), width=120)
+    assert wide[3].split()[1] == "c:tool_use"
+    assert wide[4].split()[1] == "compaction"
+    quiet = replace(compacted, tool_calls=())  # one line a row
+    narrowest = lines_of(turn_table([quiet, paused], width=MIN_WIDTH), width=MIN_WIDTH)
+    assert [line.split()[1] for line in narrowest[3:5]] == ["c:too", "cmpct"]
+    turns = [compacted, paused]
+    acc = Totals()
+    for turn in turns:
+        acc = acc.add_turn(turn, 0.0)
+    result = replace(RESULT, totals=acc)
+    rows = {
+        line.split("  ")[0].strip(): line
+        for line in text_of(summary_table(result, turns)).splitlines()
+    }
+    assert rows["compactions"].split()[-1] == "2"
+    assert "compactions" not in text_of(summary_table(RESULT, TURNS))
