@@ -57,20 +57,25 @@ class Model(Protocol):
 
 
 def assistant_turns(request: Json) -> int:
-    """How many assistant turns the conversation already has (the script position); after a
-    compaction, the turns its summary says it covers plus those since."""
+    """How many assistant turns the conversation already has; after a compaction, the turns
+    its summary says it covers plus those since."""
+    return summarized(request) + sum(1 for m in request["messages"] if m.get("role") == "assistant")
+
+
+def summarized(request: Json) -> int:
+    """The turns a compaction summary opening the conversation says it covers (0 without)."""
     from agentctl.context.compaction import opening_summary, summarized_turns
 
     summary = opening_summary(request["messages"])
-    before = summarized_turns(summary) if summary is not None else 0
-    return before + sum(1 for m in request["messages"] if m.get("role") == "assistant")
+    return summarized_turns(summary) if summary is not None else 0
 
 
 def script_position(request: Json) -> int:
     """Sampling steps so far: one per assistant message, plus one per server tool call (the
     model continues after each inside the same response), less one per assistant message that
-    ends on a server tool result (its continuation has not been sampled yet: a pause_turn)."""
-    position = 0
+    ends on a server tool result (its continuation has not been sampled yet: a pause_turn);
+    after a compaction, the turns its summary covers come first."""
+    position = summarized(request)
     for message in request["messages"]:
         content = message.get("content")
         if message.get("role") != "assistant":
