@@ -32,13 +32,13 @@ def make_tasks(folder: Path, count: int) -> Path:
 
 def one(tasks: Path, parallel: int, out: Path) -> dict[str, Any]:
     """In the child: run the batch, report seconds, tasks done and peak memory."""
-    from agentctl.batch import BatchSpec, ResultsStore, create, read_source, run_batch
+    from agentctl.batch import BatchSpec, ResultsStore, create, read_source, run_tasks
 
     spec = BatchSpec(source=str(tasks), offline=True, parallel=parallel)
     started = time.perf_counter()
     create(out, spec)
     store = ResultsStore(out)
-    run_batch(spec, read_source(spec.source), out, store, lambda _: None)
+    run_tasks(spec, read_source(spec.source), out, store, lambda _: None)
     seconds = time.perf_counter() - started
     ok = sum(line["status"] == "ok" for line in store.lines)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -94,6 +94,22 @@ def prepare_folder(folder: Path) -> None:
         raise unusable_folder(folder, err) from None
 
 
+def save_transcript(session: str, data: bytes) -> Path:
+    """A whole transcript recorded elsewhere (a batch task run on another machine), saved
+    where this machine keeps the session's (0600); never over an existing one."""
+    path = session_path(session)
+    prepare_folder(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return path
+
+
 class TranscriptWriteError(AgentctlError):
     """The transcript could not be written (a full disk): the run stops, what was saved stays."""
 
