@@ -82,7 +82,10 @@ class RayExecutor:
         back = self._wait(self.remote.remote(parcel, workspace))
         if isinstance(back, str):
             return failed_line(task, plan, back)
-        return self._land(back, plan, context)
+        with self._lock:  # cancel() waits for a landing under way; none starts after it
+            if self._cancelled:
+                return failed_line(task, plan, "cancelled by Ctrl-C")  # the store is closed
+            return self._land(back, plan, context)
 
     def cancel(self) -> None:
         with self._lock:
@@ -100,8 +103,8 @@ class RayExecutor:
             return self._workspaces[folder]
 
     def _wait(self, ref: Any) -> Returned | str:
-        """The task's return, or why Ray lost it (a worker or node died). A bug in the task
-        is raised again here (the batch stops); after cancel(), TaskCancelledError."""
+        """The task's return, or why there is none (cancelled, or its worker or node died).
+        A bug in the task is raised again here (the batch stops)."""
         errors = self.ray.exceptions
         with self._lock:
             self._running.add(ref)
@@ -112,6 +115,8 @@ class RayExecutor:
             return back
         except errors.RayTaskError as err:
             raise err.as_instanceof_cause() from None
+        except errors.TaskCancelledError:
+            return "cancelled by Ctrl-C"  # the store is closed: this line is not written
         except (errors.WorkerCrashedError, errors.NodeDiedError, errors.ObjectLostError) as err:
             return f"ray: the task was lost with its worker ({type(err).__name__})"
         finally:

@@ -194,3 +194,21 @@ def test_run_batch_from_python(tmp_path: Path) -> None:
     assert len(again.results) == 2 and again.summary.counts["ok"] == 2
     with pytest.raises(agentctl.UsageError, match="resume=DIR runs a saved batch as it was"):
         agentctl.run_batch(source, resume=tmp_path / "b")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_ray_batch_and_resume_finishes_it(ray_instance: Any, tmp_path: Path) -> None:
+    tasks, out = make_tasks(tmp_path, 6), tmp_path / "out"
+
+    def interrupt(event: Any) -> None:  # Ctrl-C as the first task starts
+        if type(event).__name__ == "TaskStarted":
+            raise KeyboardInterrupt
+
+    cut = agentctl.run_batch(
+        tasks, offline=True, executor="ray", parallel=2, out=out, on_event=interrupt
+    )
+    assert cut.interrupted and cut.results == ()
+    assert cut.unfinished == tuple(f"t{n:02}" for n in range(6))
+    assert cut.summary.counts["unfinished"] == 6
+    done = agentctl.run_batch(resume=out)  # the executor saved in batch.json: ray
+    assert not done.interrupted and done.summary.counts["ok"] == 6
