@@ -25,6 +25,7 @@ from agentctl.tools.workspace import walk_files
 # A workspace is packed once per batch and sent to every task that uses it; past this size
 # the task is refused rather than pushing a whole checkout through the object store.
 WORKSPACE_LIMIT = 64 * 1024 * 1024
+TRANSCRIPT = "transcript.jsonl"  # in the worker's folder for the task
 
 
 @dataclass(frozen=True)
@@ -73,34 +74,40 @@ def pack_workspace(root: Path) -> bytes:
     return buffer.getvalue()
 
 
-def unpack_tree(data: bytes, dest: Path) -> None:
+def unpack_tree(data: bytes, dest: Path, what: str) -> None:
     """Tar bytes into `dest` (made if missing); members that would land outside are refused
-    (tarfile's "data" filter)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
-        tar.extractall(dest, filter="data")
+    (tarfile's "data" filter): UsageError naming `what` and the problem."""
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+            tar.extractall(dest, filter="data")
+    except (tarfile.TarError, OSError) as err:
+        raise UsageError(f"{what}: cannot unpack it in {dest} ({err})") from None
 
 
 def run_parcel(parcel: Parcel, workspace: bytes | None) -> Returned:
     """On the worker: unpack, run the plan there (its own emulator when offline, its own retry
     gate), pack what came of it."""
     from agentctl.batch.scheduler import Budget
-    from agentctl.batch.task import run_plan
+    from agentctl.batch.task import refused_line, run_plan
 
     with tempfile.TemporaryDirectory(prefix="agentctl-task-") as tmp:
-        plan = localise(parcel, workspace, Path(tmp))
+        folder = Path(tmp)
+        try:
+            plan = localise(parcel, workspace, folder)
+        except UsageError as err:
+            return Returned(refused_line(parcel.task, err), None, parcel.memory)
         line = run_plan(parcel.task, plan, RetryGate(), Budget(None))
-        transcript = plan.transcript
-        assert transcript is not None
-        saved = transcript.read_bytes() if transcript.is_file() else None
-        return Returned(line, saved, pack_tree(plan.profile.memory.root))
+        saved = folder / TRANSCRIPT
+        transcript = saved.read_bytes() if saved.is_file() else None
+        return Returned(line, transcript, pack_tree(plan.profile.memory.root))
 
 
 def localise(parcel: Parcel, workspace: bytes | None, folder: Path) -> Plan:
     """The parcel's plan pointed at `folder`: memory, workspace, script and transcript."""
     plan = parcel.plan
     memory = folder / "memory"
-    unpack_tree(parcel.memory, memory)
+    unpack_tree(parcel.memory, memory, "the task's memory copy")
     profile = plan.profile
     profile = dataclasses.replace(
         profile, memory=dataclasses.replace(profile.memory, root=memory.resolve())
@@ -108,12 +115,11 @@ def localise(parcel: Parcel, workspace: bytes | None, folder: Path) -> Plan:
     where = plan.workspace
     if workspace is not None:
         where = (folder / "workspace").resolve()
-        unpack_tree(workspace, where)
+        unpack_tree(workspace, where, "the task's workspace")
     script = plan.script
     if parcel.script is not None:
         script = folder / "emulator-script"
         script.write_bytes(parcel.script)
-    transcript = folder / "transcript.jsonl"
     return dataclasses.replace(
-        plan, profile=profile, workspace=where, script=script, transcript=transcript
+        plan, profile=profile, workspace=where, script=script, transcript=folder / TRANSCRIPT
     )

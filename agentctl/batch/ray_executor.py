@@ -126,12 +126,16 @@ class RayExecutor:
     def _land(self, back: Returned, plan: Plan, context: TaskContext) -> dict[str, Any]:
         """The task's memory into its folder here, its transcript into the sessions folder."""
         memory = plan.profile.memory.root
-        shutil.rmtree(memory, ignore_errors=True)
-        unpack_tree(back.memory, memory)
-        if back.transcript is not None:
-            save_transcript(plan.session, back.transcript)
         line = {**back.line, "memory": str(memory)}
         context.budget.add(line_cost(line))
+        shutil.rmtree(memory, ignore_errors=True)
+        try:
+            unpack_tree(back.memory, memory, "the memory a Ray task sent back")
+            if back.transcript is not None:
+                save_transcript(plan.session, back.transcript)
+        except (AgentctlError, OSError) as err:
+            code = err.exit_code if isinstance(err, AgentctlError) else 1
+            return {**line, "status": "failed", "exit_code": code, "error": str(err)}
         return line
 
 
