@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -212,3 +213,15 @@ def test_ctrl_c_stops_a_ray_batch_and_resume_finishes_it(ray_instance: Any, tmp_
     assert cut.summary.counts["unfinished"] == 6
     done = agentctl.run_batch(resume=out)  # the executor saved in batch.json: ray
     assert not done.interrupted and done.summary.counts["ok"] == 6
+
+
+def test_without_ray_installed_the_batch_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    done = batch(str(make_tasks(tmp_path, 1)), "--offline", "--executor", "ray", "--out", "o")
+    assert done.exit_code == 2
+    assert "agentctl: --executor ray needs Ray on this machine: pip install 'agentctl[ray]'" in (
+        done.stderr
+    )
+    assert not (tmp_path / "o" / "results.jsonl").exists()
