@@ -93,8 +93,10 @@ def test_twenty_tasks_give_the_answers_of_a_local_batch(
         assert line["memory"] == str((out / "tasks" / task_id / "memory").resolve())
         assert len(list(Path(line["memory"]).glob("*.md"))) == 1
         transcript = Path(os.environ["AGENTCTL_HOME"]) / "sessions" / f"{line['session']}.jsonl"
-        first = json.loads(transcript.read_text().splitlines()[0])
-        assert first["session"] == line["session"]
+        header = json.loads(transcript.read_text().splitlines()[0])
+        assert (header["session"], header["memory_root"]) == (line["session"], line["memory"])
+        assert header["workspace"] == str((reference["tasks"] / "ws").resolve())
+        assert header["profile"]["memory"]["root"] == line["memory"]
 
 
 @pytest.mark.slow
