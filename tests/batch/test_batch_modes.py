@@ -227,3 +227,16 @@ def test_without_ray_installed_the_batch_says_how_to_get_it(
         done.stderr
     )
     assert not (tmp_path / "o" / "results.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_on_ray_the_budget_counts_when_a_task_comes_back(ray_instance: Any, tmp_path: Path) -> None:
+    tasks, out = make_tasks(tmp_path, 4), tmp_path / "out"
+    flags = ["--offline", "--executor", "ray", "--max-usd", "0.000001", "--json"]
+    done = batch(str(tasks), *flags, "--out", str(out))
+    assert done.exit_code == 3, done.output
+    (first,) = results(out).values()  # planned with the whole budget as its own limit
+    assert (first["id"], first["status"], first["exit_code"]) == ("t00", "limit", 3)
+    assert "cost budget reached" in first["error"]
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [e["id"] for e in events if e["event"] == "task_skipped"] == ["t01", "t02", "t03"]
