@@ -51,7 +51,8 @@ def connected(address: str | None) -> Iterator[RayExecutor]:
         else:
             ray.init(address=address, **quiet)
     except (ConnectionError, ValueError, RuntimeError) as err:
-        raise UsageError(f"--address {address}: cannot connect to a Ray cluster ({err})") from None
+        what = f"--address {address}: cannot connect to a Ray cluster" if address else None
+        raise UsageError(f"{what or 'cannot start a local Ray instance'} ({err})") from None
     where = f"the Ray cluster at {address}" if address else "a local Ray instance started for it"
     try:
         yield RayExecutor(ray, where)
