@@ -2,6 +2,7 @@
 
     import agentctl
     result = agentctl.run("Summarise the notes in memory.", offline=True)
+    batch = agentctl.run_batch("tasks/", offline=True, parallel=4)
 
 The names below load on first use, so `import agentctl` stays light (no anthropic, rich or
 typer until a run needs them).
@@ -19,6 +20,8 @@ _HOMES = {
     "run": "agentctl.runner",
     "load_profile": "agentctl.runner",
     "RunResult": "agentctl.runner",
+    "run_batch": "agentctl.batch",
+    "BatchResult": "agentctl.batch",
     "Profile": "agentctl.profile.settings",
     "ScriptedClient": "agentctl.testing",
     "probe_server": "agentctl.probe.run",
@@ -58,6 +61,8 @@ _HOMES = {
 __all__ = ["__version__", *sorted(_HOMES)]
 
 if TYPE_CHECKING:
+    from agentctl.batch import BatchResult as BatchResult
+    from agentctl.batch import run_batch as run_batch
     from agentctl.context.server_model import SERVER_MODELS as SERVER_MODELS
     from agentctl.context.server_model import ServerModel as ServerModel
     from agentctl.context.server_model import parse_server_model as parse_server_model

@@ -34,6 +34,15 @@ def test_help_does_not_import_the_sdk() -> None:
     assert loaded == []
 
 
+@pytest.mark.slow
+def test_batch_help_imports_neither_the_sdk_nor_ray() -> None:
+    out, loaded = loaded_by_command(
+        ["batch", "--help"], ["anthropic", "httpx", "pydantic", "mcp", "ray"]
+    )
+    assert "--executor" in out and out.rstrip().endswith("EXIT=0")
+    assert loaded == []
+
+
 def test_every_listed_command_loads_and_nothing_registered_is_unlisted() -> None:
     from agentctl.cli.main import COMMANDS, load_command
 

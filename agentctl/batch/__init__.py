@@ -1,28 +1,36 @@
-"""Many tasks at once: `read_source` (a folder, glob or JSONL) -> `run_batch` on worker threads,
-each task a normal run (runner.plan_new / execute); results in a folder (batch.store).
+"""Many tasks at once: `read_source` (a folder, glob or JSONL) -> `run_tasks` on worker threads,
+each task a normal run (runner.plan_new / execute) on an executor (this process, or Ray);
+results in a folder (batch.store). `run_batch` (batch.launch) is the whole batch in one call.
 
-Not here yet: `--via batches` (the Message Batches API) and `--executor ray`.
+Not here yet: `--via batches` (the Message Batches API).
 """
 
 from __future__ import annotations
 
-from agentctl.batch.scheduler import BatchReport, Budget, run_batch
+from agentctl.batch.launch import BatchResult, Prepared, new_spec, prepare, run_batch, start
+from agentctl.batch.scheduler import BatchReport, Budget, run_tasks
 from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.store import BatchSpec, ResultsStore, create, load_spec, new_out_dir
 from agentctl.batch.summary import Summary, summarize, summary_lines
 
 __all__ = [
     "BatchReport",
+    "BatchResult",
     "BatchSpec",
     "BatchTask",
     "Budget",
+    "Prepared",
     "ResultsStore",
     "Summary",
     "create",
     "load_spec",
     "new_out_dir",
+    "new_spec",
+    "prepare",
     "read_source",
     "run_batch",
+    "run_tasks",
+    "start",
     "summarize",
     "summary_lines",
 ]

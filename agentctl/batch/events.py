@@ -33,6 +33,17 @@ class TaskSkipped:
 
 
 @dataclass(frozen=True)
+class ExecutorReady:
+    """Where the tasks run (`--executor`), said once before the first starts."""
+
+    executor: str
+    where: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"event": "executor", "executor": self.executor, "where": self.where}
+
+
+@dataclass(frozen=True)
 class WorkerCrashed:
     """A bug in a worker (not an AgentctlError): the batch stops and it is raised again."""
 
@@ -42,4 +53,4 @@ class WorkerCrashed:
         return {"event": "crash", "error": repr(self.error)}
 
 
-BatchEvent = TaskStarted | TaskEnded | TaskSkipped | WorkerCrashed
+BatchEvent = ExecutorReady | TaskStarted | TaskEnded | TaskSkipped | WorkerCrashed

@@ -1,10 +1,11 @@
 """Run a batch's tasks on N worker threads: one shared retry gate, one budget, one results file.
 
 Each task is a normal run (`runner.plan_new` -> `runner.execute`), with its own emulator when
-offline. Workers only run tasks and write result lines; every event goes through a queue to
+offline, on this process or wherever the executor (batch.executor) sends it. Workers only run
+tasks and write result lines; every event goes through a queue to
 the calling thread, which alone calls `on_event` (so rendering needs no lock) and alone sees
-Ctrl-C: then nothing new starts, running tasks are left unrecorded (a resume runs them again)
-and the report says `interrupted`.
+Ctrl-C: then nothing new starts, the executor gives up on running tasks, which are left
+unrecorded (a resume runs them again), and the report says `interrupted`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentctl.agent.retry import RetryGate
 from agentctl.batch.events import (
@@ -25,9 +25,10 @@ from agentctl.batch.events import (
     TaskStarted,
     WorkerCrashed,
 )
+from agentctl.batch.executor import Executor, LocalExecutor
 from agentctl.batch.source import BatchTask
 from agentctl.batch.store import BatchSpec, ResultsStore
-from agentctl.batch.task import TaskContext, run_task
+from agentctl.batch.task import TaskContext, line_cost
 
 
 class Budget:
@@ -60,7 +61,7 @@ class BatchReport:
     interrupted: bool = False
 
 
-def run_batch(
+def run_tasks(
     spec: BatchSpec,
     tasks: list[BatchTask],
     out: Path,
@@ -68,31 +69,30 @@ def run_batch(
     on_event: Callable[[BatchEvent], None],
     *,
     gate: RetryGate | None = None,
+    executor: Executor | None = None,
 ) -> BatchReport:
-    """Run the tasks of `tasks` that `store` does not hold yet; see the module docstring."""
+    """Run the tasks of `tasks` that `store` does not hold yet (on `executor`, else in this
+    process); see the module docstring."""
     done = store.finished()
     todo = [task for task in tasks if task.id not in done]
-    spent = sum(_cost(line) for line in store.lines)
+    spent = sum(line_cost(line) for line in store.lines)
     context = TaskContext(spec, out, gate or RetryGate(), Budget(spec.max_usd, spent))
-    pool = _Pool(todo, context, store)
+    pool = _Pool(todo, context, store, executor or LocalExecutor())
     pool.start(max(1, min(spec.parallel, len(todo))))
     return pool.drain(on_event)
-
-
-def _cost(line: dict[str, Any]) -> float:
-    cost = line.get("cost_usd")
-    return float(cost) if isinstance(cost, int | float) else 0.0
 
 
 class _Pool:
     """Daemon worker threads taking tasks in order; their events come back through `events`."""
 
-    def __init__(self, todo: list[BatchTask], context: TaskContext, store: ResultsStore) -> None:
+    def __init__(
+        self, todo: list[BatchTask], context: TaskContext, store: ResultsStore, executor: Executor
+    ) -> None:
         self.todo: queue.Queue[BatchTask] = queue.Queue()
         for task in todo:
             self.todo.put(task)
         self.events: queue.Queue[BatchEvent] = queue.Queue()
-        self.context, self.store = context, store
+        self.context, self.store, self.executor = context, store, executor
         self.pending = {task.id for task in todo}
         self.stop = threading.Event()
 
@@ -116,7 +116,7 @@ class _Pool:
         if self.context.budget.exhausted():
             return TaskSkipped(task.id, "the batch budget (--max-usd) is spent")
         self.events.put(TaskStarted(task.id, task.where))
-        outcome = run_task(task, self.context)
+        outcome = self.executor.run(task, self.context)
         self.store.write(outcome)
         return TaskEnded(outcome)
 
@@ -130,6 +130,7 @@ class _Pool:
         except KeyboardInterrupt:
             self.stop.set()
             self.store.close()
+            self.executor.cancel()
             report.interrupted = True
             report.unfinished = sorted(self.pending)
         return report

@@ -36,6 +36,8 @@ class BatchSpec:
     parallel: int = 1
     max_usd: float | None = None
     trust_task: bool = False
+    executor: str = "local"  # or "ray" (batch.executor)
+    address: str | None = None  # the Ray cluster (None: a local instance for the batch)
     cwd: str = field(default_factory=lambda: str(Path.cwd()))
 
     def to_json(self) -> dict[str, Any]:

@@ -53,10 +53,31 @@ def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
     try:
         plan = plan_task(task, context)
     except AgentctlError as err:
-        return _line(task, "failed", err.exit_code, error=str(err))
-    tally = _Tally(plan, context.budget)
+        return refused_line(task, err)
+    return run_plan(task, plan, context.gate, context.budget)
+
+
+def refused_line(task: BatchTask, err: AgentctlError) -> dict[str, Any]:
+    """The line of a task that could not be planned (it never ran)."""
+    return _line(task, "failed", err.exit_code, error=str(err))
+
+
+def failed_line(task: BatchTask, plan: Plan, error: str) -> dict[str, Any]:
+    """The line of a planned task that was lost without an answer (exit code 1)."""
+    return _line(task, "failed", 1, plan=plan, error=error)
+
+
+def line_cost(line: dict[str, Any]) -> float:
+    """What a result line says the task spent (0 when it does not say)."""
+    cost = line.get("cost_usd")
+    return float(cost) if isinstance(cost, int | float) else 0.0
+
+
+def run_plan(task: BatchTask, plan: Plan, gate: RetryGate, budget: Budget) -> dict[str, Any]:
+    """Run the planned task (spending counted into `budget` turn by turn); its result line."""
+    tally = _Tally(plan, budget)
     try:
-        with open_client(plan, gate=context.gate) as model:
+        with open_client(plan, gate=gate) as model:
             result = execute(plan, client=model, on_event=tally.handle)
     except AgentctlError as err:
         status = "limit" if err.exit_code == 3 else "failed"

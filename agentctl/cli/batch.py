@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,7 +13,7 @@ from agentctl.errors import InterruptedRunError, UsageError
 from agentctl.render.safe import visible
 
 if TYPE_CHECKING:
-    from agentctl.batch import BatchReport, BatchSpec
+    from agentctl.batch import BatchResult, Prepared
     from agentctl.batch.events import BatchEvent
 
 HELP = """\
@@ -29,8 +28,12 @@ tasks/ID/memory, copied from the profile's memory root, which is never changed. 
 shared: one root for all tasks, through the store's lock. --max-usd X: no task starts once
 the batch has spent X; running tasks get what is left as their limit.
 
+--executor ray runs each task as a Ray task (pip install 'agentctl[ray]'): on the cluster
+at --address ADDR, else on a local Ray instance started for the batch. Profile, task,
+workspace and memory copy travel with each task; results, transcripts and memory come back.
+
 Ctrl-C stops cleanly; --resume DIR runs what did not finish. Not yet: --via batches (the
-Message Batches API at half price) and --executor ray.
+Message Batches API at half price).
 
 Exit codes: 0 every task finished, 1 a task failed, 2 usage or configuration error,
 3 a task hit a limit or the budget stopped the batch, 130 interrupted.
@@ -40,6 +43,7 @@ Examples:
   agentctl batch tasks/ --offline --parallel 4
   agentctl batch tasks.jsonl --profile configs/balanced.toml --max-usd 5 --out runs/b1
   agentctl batch --resume runs/b1
+  agentctl batch tasks/ --executor ray --address ray://head:10001 --parallel 32
   agentctl batch 'evals/*.md' --json | jq -c 'select(.event == "task_end")'
 """
 
@@ -80,72 +84,62 @@ def batch(
     trust_task: Annotated[
         bool, typer.Option("--trust-task", help="As for run: front matter may widen.")
     ] = False,
+    executor: Annotated[
+        str | None, typer.Option(metavar="NAME", help="local (default) or ray.")
+    ] = None,
+    address: Annotated[
+        str | None, typer.Option(metavar="ADDR", help="Ray cluster (default: a local one).")
+    ] = None,
 ) -> None:
-    from agentctl.batch import BatchSpec
+    from agentctl import batch
 
+    spec = None
     if resume is not None:
         if source is not None or profile is not None or set_ or out is not None:
             raise UsageError(
                 "--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out"
             )
-        _go(resume, None, parallel, max_usd, json_mode=json_mode, quiet=quiet)
-        return
-    if source is None:
+    elif source is None:
         raise UsageError("missing SOURCE: a folder of task files, a glob, or a JSONL file")
-    if memory not in ("isolated", "shared"):
-        raise UsageError(f"--memory {memory}: use isolated or shared")
-    spec = BatchSpec(
-        source=str(Path(source).expanduser().absolute()),
-        profile=str(Path(profile).expanduser().absolute()) if profile else None,
-        sets=tuple(set_ or ()),
-        offline=offline,
-        memory=memory,
-        trust_task=trust_task,
+    else:
+        spec = batch.new_spec(
+            source,
+            profile=profile,
+            sets=set_ or (),
+            offline=offline,
+            memory=memory,
+            trust_task=trust_task,
+            executor=executor or "local",
+            address=address,
+        )
+    ready = batch.prepare(
+        spec, resume or out, parallel=parallel, max_usd=max_usd, executor=executor, address=address
     )
-    _go(out, spec, parallel, max_usd, json_mode=json_mode, quiet=quiet)
+    _go(ready, json_mode=json_mode, quiet=quiet)
 
 
-def _go(
-    out: Path | None,
-    spec: BatchSpec | None,
-    parallel: int | None,
-    max_usd: float | None,
-    *,
-    json_mode: bool,
-    quiet: bool,
-) -> None:
-    """Start (spec given) or resume the batch in `out`; print; exit with the batch's code."""
+def _go(ready: Prepared, *, json_mode: bool, quiet: bool) -> None:
+    """Run the prepared batch; print; exit with the batch's code."""
     from agentctl import batch
 
-    folder = out or batch.new_out_dir()
-    saved = spec or batch.load_spec(folder)
-    saved = replace(saved, parallel=parallel or saved.parallel, max_usd=_budget(max_usd, saved))
-    tasks = batch.read_source(saved.source)  # a bad SOURCE is said before the folder exists
-    if spec is not None:
-        batch.create(folder, saved)
-    elif not quiet and Path(saved.cwd) != Path.cwd():
+    spec = ready.spec
+    if ready.resumed and not quiet and Path(spec.cwd) != Path.cwd():
         # Relative profile paths (the default ./memory root) mean what they meant there.
-        note = f"warning: the batch was started in {saved.cwd}; run --resume from there"
+        note = f"warning: the batch was started in {spec.cwd}; run --resume from there"
         print(visible(f"agentctl: {note}", keep=""), file=sys.stderr)
-    spec = saved
-    store = batch.ResultsStore(folder)
-    show = _Progress(len(tasks), len(store.lines), json_mode=json_mode, quiet=quiet)
-    show.start(folder, len(tasks) - len(store.finished() & {t.id for t in tasks}))
-    report = batch.run_batch(spec, tasks, folder, store, show.handle)
-    summary = batch.summarize(store.lines, report.skipped, report.unfinished)
-    show.end(batch.summary_lines(summary), summary.to_json(), folder)
-    raise typer.Exit(_exit_code(report, summary.counts, folder))
+    show = _Progress(len(ready.tasks), len(ready.store.lines), json_mode=json_mode, quiet=quiet)
+    show.start(ready.out, ready.todo)
+    done = batch.start(ready, show.handle)
+    show.end(batch.summary_lines(done.summary), done.summary.to_json(), ready.out)
+    raise typer.Exit(_exit_code(done))
 
 
-def _budget(max_usd: float | None, spec: BatchSpec) -> float | None:
-    return max_usd if max_usd is not None else spec.max_usd
-
-
-def _exit_code(report: BatchReport, counts: dict[str, int], folder: Path) -> int:
-    if report.interrupted:
+def _exit_code(done: BatchResult) -> int:
+    if done.interrupted:
         raise InterruptedRunError(
-            f"batch stopped by Ctrl-C; continue with: agentctl batch --resume {folder}"
+            f"batch stopped by Ctrl-C; continue with: agentctl batch --resume {done.out}"
         )
+    counts = done.summary.counts
     if counts["failed"]:
         return 1
     return 3 if counts["limit"] or counts["skipped"] else 0
@@ -170,11 +164,13 @@ class _Progress:
             self.board.start()
 
     def handle(self, event: BatchEvent) -> None:
-        from agentctl.batch.events import TaskEnded, TaskSkipped, TaskStarted
+        from agentctl.batch.events import ExecutorReady, TaskEnded, TaskSkipped, TaskStarted
 
         self._emit(event.to_json())
         self.state.running += isinstance(event, TaskStarted)
-        if isinstance(event, TaskEnded):
+        if isinstance(event, ExecutorReady) and event.executor != "local":
+            self._say(f"agentctl: batch: tasks run on {event.where}")
+        elif isinstance(event, TaskEnded):
             self._ended(event.outcome)
         elif isinstance(event, TaskSkipped):
             self._say(f"[{self._count()}] {event.id} skipped: {event.why}")

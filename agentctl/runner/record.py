@@ -80,12 +80,13 @@ def write_header(writer: TranscriptWriter, plan: Plan) -> None:
     if plan.resumed:
         writer.append(ResumeRecord(plan.session, plan.first_turn))
     else:
-        writer.append(_session_header(plan))
+        writer.append(session_header(plan))
     for index in range(plan.recorded, len(plan.messages)):
         writer.message(index, plan.messages[index])
 
 
-def _session_header(plan: Plan) -> SessionHeader:
+def session_header(plan: Plan) -> SessionHeader:
+    """The first record of a new run's transcript, naming the plan's folders and this cwd."""
     return SessionHeader(
         session=plan.session,
         task=plan.prompt,

@@ -94,6 +94,36 @@ def prepare_folder(folder: Path) -> None:
         raise unusable_folder(folder, err) from None
 
 
+def save_transcript(session: str, data: bytes, header: SessionHeader | None = None) -> Path:
+    """A whole transcript recorded elsewhere (a batch task run on another machine), saved
+    where this machine keeps the session's (0600); never over an existing one. `header`
+    replaces its session header (keeping its time): the folders as named on this machine."""
+    if header is not None:
+        data = _with_header(data, header)
+    path = session_path(session)
+    prepare_folder(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        rest = memoryview(data)
+        while rest:
+            rest = rest[os.write(fd, rest) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return path
+
+
+def _with_header(data: bytes, header: SessionHeader) -> bytes:
+    first, _, rest = data.partition(b"\n")
+    try:
+        old = from_json(json.loads(first))
+    except (ValueError, MalformedRecord):
+        return data  # not a header we can read: kept as it came
+    if not isinstance(old, SessionHeader):
+        return data
+    return _encode(replace(header, ts=old.ts)) + rest
+
+
 class TranscriptWriteError(AgentctlError):
     """The transcript could not be written (a full disk): the run stops, what was saved stays."""
 

@@ -53,42 +53,6 @@ def tree_hash(root: Path) -> str:
 
 
 @pytest.mark.slow
-def test_parallel_1_and_4_give_the_same_answers(tmp_path: Path) -> None:
-    tasks = make_tasks(tmp_path, 20)
-    one = batch(str(tasks), "--offline", "--parallel", "1", "--out", str(tmp_path / "p1"))
-    four = batch(str(tasks), "--offline", "--parallel", "4", "--out", str(tmp_path / "p4"))
-    assert one.exit_code == 0 and four.exit_code == 0, one.output + four.output
-    serial, parallel = results(tmp_path / "p1"), results(tmp_path / "p4")
-    assert len(serial) == 20 and {row["status"] for row in serial.values()} == {"ok"}
-    assert {k: r["answer"] for k, r in serial.items()} == {
-        k: r["answer"] for k, r in parallel.items()
-    }
-    assert "RENEWAL 2027-03-01" in serial["t07"]["answer"]
-    assert len({row["session"] for row in [*serial.values(), *parallel.values()]}) == 40
-    assert "batch: 20 tasks: 20 ok" in four.stderr
-
-
-@pytest.mark.slow
-def test_isolated_memory_leaves_the_base_root_unchanged(tmp_path: Path) -> None:
-    tasks = make_tasks(tmp_path, 3)
-    base = tmp_path / "base-memory"
-    (base / "projects").mkdir(parents=True)
-    (base / "projects" / "notes.md").write_text("# Earlier notes\n- kept\n")
-    (base / LOCK_NAME).write_text("")
-    before = tree_hash(base)
-    out = tmp_path / "out"
-    flags = ["--offline", "--parallel", "3", "--set", f"memory.root={base}"]
-    done = batch(str(tasks), *flags, "--out", str(out))
-    assert done.exit_code == 0, done.output
-    assert tree_hash(base) == before
-    for task_id, row in results(out).items():
-        memory = Path(row["memory"])
-        assert memory == (out / "tasks" / task_id / "memory").resolve()
-        assert (memory / "projects" / "notes.md").read_text() == "# Earlier notes\n- kept\n"
-        assert len(list(memory.glob("*.md"))) == 1  # the note this task wrote
-
-
-@pytest.mark.slow
 def test_the_budget_stops_new_tasks(tmp_path: Path) -> None:
     tasks = make_tasks(tmp_path, 4)
     out = tmp_path / "out"

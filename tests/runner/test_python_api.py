@@ -43,6 +43,27 @@ def test_the_docs_example_runs_offline(repo_like: Path) -> None:
     assert (repo_like / "memory").is_dir()  # default.toml: memory beside where you run
 
 
+def test_the_batch_example_runs_offline(repo_like: Path) -> None:
+    rows = [("renewal", "renewal terms"), ("notice", "notice period")]
+    (repo_like / "tasks.jsonl").write_text(
+        "".join(
+            f'{{"id": "{name}", "task": "Summarise the {what}.", '
+            '"set": {"tools.workspace": false}}\n'
+            for name, what in rows
+        )
+    )
+    (example,) = [block for block in doc_examples() if "agentctl.run_batch(" in block]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(example, str(DOC), "exec"), {})
+    first, *lines = out.getvalue().splitlines()
+    assert first.startswith("runs/b1 2 $")
+    memory = repo_like / "runs" / "b1" / "tasks"
+    assert sorted(lines) == [
+        f"{n} ok 2 {(memory / n / 'memory').resolve()}" for n in ("notice", "renewal")
+    ]
+
+
 def test_the_scripted_client_example_runs(repo_like: Path) -> None:
     exec(compile(doc_examples()[-1], str(DOC), "exec"), {})
     assert not sessions_dir().exists() or not list(sessions_dir().glob("*.jsonl"))

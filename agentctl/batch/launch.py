@@ -1,0 +1,177 @@
+"""A whole batch, for the CLI and Python callers alike: the folder (new, or resumed), the
+tasks, the executor, the run, the summary. `run_batch` is `agentctl.run_batch`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from agentctl.batch.events import BatchEvent, ExecutorReady
+from agentctl.batch.executor import check_executor, open_executor
+from agentctl.batch.scheduler import run_tasks
+from agentctl.batch.source import BatchTask, read_source
+from agentctl.batch.store import BatchSpec, ResultsStore, create, load_spec, new_out_dir
+from agentctl.batch.summary import Summary, summarize
+from agentctl.errors import UsageError
+
+MEMORY_MODES = ("isolated", "shared")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A batch ready to run: its folder, settings, tasks and the results it already holds."""
+
+    out: Path
+    spec: BatchSpec
+    tasks: list[BatchTask]
+    store: ResultsStore
+    resumed: bool
+
+    @property
+    def todo(self) -> int:
+        return len(self.tasks) - len(self.store.finished() & {t.id for t in self.tasks})
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What a batch did: its folder, every result line it holds (this call's and earlier
+    ones'), the summary, and what this call skipped (budget) or left unfinished (Ctrl-C)."""
+
+    out: Path
+    results: tuple[dict[str, Any], ...]
+    summary: Summary
+    skipped: tuple[str, ...] = ()
+    unfinished: tuple[str, ...] = ()
+    interrupted: bool = False
+
+
+def new_spec(
+    source: str | Path,
+    *,
+    profile: str | Path | None = None,
+    sets: Sequence[str] = (),
+    offline: bool = False,
+    memory: str = "isolated",
+    trust_task: bool = False,
+    executor: str = "local",
+    address: str | None = None,
+) -> BatchSpec:
+    """A new batch's settings, paths made absolute (a resume may run from elsewhere)."""
+    if memory not in MEMORY_MODES:
+        raise UsageError(f"--memory {memory}: use isolated or shared")
+    spec = BatchSpec(
+        source=str(Path(source).expanduser().absolute()),
+        profile=str(Path(profile).expanduser().absolute()) if profile else None,
+        sets=tuple(sets),
+        offline=offline,
+        memory=memory,
+        trust_task=trust_task,
+        executor=executor,
+        address=address,
+    )
+    check_executor(spec)
+    return spec
+
+
+def prepare(
+    spec: BatchSpec | None,
+    out: Path | None,
+    *,
+    parallel: int | None = None,
+    max_usd: float | None = None,
+    executor: str | None = None,
+    address: str | None = None,
+) -> Prepared:
+    """Start a batch (`spec` given; `out` or a new folder) or resume the one in `out`, with
+    --parallel, --max-usd and --executor/--address as given now, else as saved."""
+    if spec is None and out is None:
+        raise UsageError("a resume needs the batch folder")
+    folder = out or new_out_dir()
+    saved = spec or load_spec(folder)
+    saved = _changed(saved, parallel, max_usd, executor, address)
+    check_executor(saved)
+    tasks = read_source(saved.source)  # a bad SOURCE is said before the folder exists
+    if spec is not None:
+        create(folder, saved)
+    return Prepared(folder, saved, tasks, ResultsStore(folder), resumed=spec is None)
+
+
+def _changed(
+    spec: BatchSpec,
+    parallel: int | None,
+    max_usd: float | None,
+    executor: str | None,
+    address: str | None,
+) -> BatchSpec:
+    spec = replace(
+        spec,
+        parallel=parallel or spec.parallel,
+        max_usd=max_usd if max_usd is not None else spec.max_usd,
+    )
+    if executor is not None:  # a new executor: the saved address was the old one's
+        return replace(spec, executor=executor, address=address)
+    return spec if address is None else replace(spec, address=address)
+
+
+def start(prepared: Prepared, on_event: Callable[[BatchEvent], None]) -> BatchResult:
+    """Run what the batch has not finished; every event goes to `on_event`."""
+    spec, store = prepared.spec, prepared.store
+    with open_executor(spec) as executor:
+        on_event(ExecutorReady(spec.executor, executor.where))
+        report = run_tasks(spec, prepared.tasks, prepared.out, store, on_event, executor=executor)
+    summary = summarize(store.lines, report.skipped, report.unfinished)
+    return BatchResult(
+        out=prepared.out,
+        results=tuple(store.lines),
+        summary=summary,
+        skipped=tuple(report.skipped),
+        unfinished=tuple(report.unfinished),
+        interrupted=report.interrupted,
+    )
+
+
+def run_batch(
+    source: str | Path | None = None,
+    *,
+    profile: str | Path | None = None,
+    sets: Sequence[str] = (),
+    offline: bool = False,
+    memory: str = "isolated",
+    parallel: int | None = None,
+    max_usd: float | None = None,
+    out: str | Path | None = None,
+    resume: str | Path | None = None,
+    executor: str | None = None,
+    address: str | None = None,
+    trust_task: bool = False,
+    on_event: Callable[[BatchEvent], None] | None = None,
+) -> BatchResult:
+    """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does;
+    or, with `resume=DIR`, what the batch in DIR did not finish. See docs/python.md."""
+    named = resume if resume is not None else out
+    where = None if named is None else Path(named).expanduser()
+    if resume is not None:
+        if source is not None or profile is not None or sets or out is not None:
+            raise UsageError(
+                "resume=DIR runs a saved batch as it was: drop source, profile, sets, out"
+            )
+        spec = None
+    elif source is None:
+        raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
+    else:
+        spec = new_spec(
+            source,
+            profile=profile,
+            sets=sets,
+            offline=offline,
+            memory=memory,
+            trust_task=trust_task,
+            executor=executor or "local",
+            address=address,
+        )
+    ready = prepare(
+        spec, where, parallel=parallel, max_usd=max_usd, executor=executor, address=address
+    )
+    return start(ready, on_event or (lambda _event: None))
