@@ -54,11 +54,13 @@ KEY_DOCS: dict[str, KeyDoc] = {
         "Also clear tool_use inputs: true, or a list of tool names.", "clear_tool_inputs"
     ),
     f"{_TU}.strategy": KeyDoc(
-        '"server": the server clears each turn; "batched": agentctl steers it so clearings'
-        " come in batches (trigger = high-water mark) and the cache holds between them."
+        '"batched" (default): agentctl steers the server\'s edit so clearings come in batches'
+        ' (trigger = high-water mark) and the cache holds between them; "server": the edit'
+        " is sent as written and the server clears anew each turn."
     ),
     f"{_TU}.low_water": KeyDoc(
-        "Batched: a clearing brings the prompt down to at most this many input tokens."
+        "Batched: a clearing brings the prompt down to at most this many input tokens"
+        " (0 = as far as keep allows)."
     ),
     "context_editing.trigger_basis": KeyDoc(
         'How the offline emulator and simulate/tune compare the trigger: "unedited" prompt or'

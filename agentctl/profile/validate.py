@@ -116,19 +116,23 @@ def check_thinking(profile: Profile) -> None:
 
 
 def check_batched(s: ClearToolUses) -> None:
-    """Batched clearing needs a token trigger (the high-water mark) above low_water, and
-    keeps at least one tool use; low_water means nothing without it."""
+    """Batched clearing (the default) needs a token trigger (the high-water mark) above
+    low_water, and keeps at least one tool use; low_water means nothing without it."""
     key = "context_editing.tool_uses"
     if s.strategy == "server":
         if s.low_water:
             raise FieldError(f"{key}.low_water", 'only used with strategy = "batched"')
         return
     if s.trigger_kind != "input_tokens":
-        raise FieldError(f"{key}.trigger_kind", 'strategy = "batched" needs "input_tokens"')
-    if not 0 < s.low_water < s.trigger:
+        raise FieldError(
+            f"{key}.trigger_kind",
+            'strategy = "batched" (the default) needs "input_tokens"'
+            ' (set strategy = "server" for a tool_uses trigger)',
+        )
+    if not s.low_water < s.trigger:
         raise FieldError(
             f"{key}.low_water",
-            f"{s.low_water}: batched clearing needs 0 < low_water < trigger ({s.trigger})",
+            f"{s.low_water}: batched clearing needs low_water < trigger ({s.trigger})",
         )
     if s.keep < 1:
         raise FieldError(f"{key}.keep", 'strategy = "batched" keeps at least 1 tool use')

@@ -176,11 +176,19 @@ def test_defaults_have_no_warnings() -> None:
 @pytest.mark.parametrize(
     ("sets", "fragment"),
     [
-        (["context_editing.tool_uses.trigger=4000"], "trigger: 4000 input tokens is so low"),
         (
             [
+                "context_editing.tool_uses.trigger=4000",
+                "context_editing.tool_uses.clear_at_least=0",
+            ],
+            "trigger: 4000 input tokens is so low",
+        ),
+        (
+            [
+                'context_editing.tool_uses.strategy="server"',
                 'context_editing.tool_uses.trigger_kind="tool_uses"',
                 "context_editing.tool_uses.trigger=3",
+                "context_editing.tool_uses.keep=3",
             ],
             "keep (3) is not below the tool_uses trigger (3)",
         ),
@@ -335,3 +343,27 @@ def test_parse_literal_assignment_reads_plain_and_annotated_literals() -> None:
     assert parse_literal_assignment(source, "missing") is None
     with pytest.raises(ValueError):
         parse_literal_assignment(source, "C")  # not a literal: the caller falls back
+
+
+def test_a_tool_uses_trigger_needs_the_server_strategy_now_that_batched_is_the_default() -> None:
+    message = error_of('context_editing.tool_uses.trigger_kind="tool_uses"')
+    assert "context_editing.tool_uses.trigger_kind" in message
+    assert 'set strategy = "server" for a tool_uses trigger' in message
+    profile, _ = build(
+        'context_editing.tool_uses.trigger_kind="tool_uses"',
+        'context_editing.tool_uses.strategy="server"',
+        "context_editing.tool_uses.trigger=10",
+    )
+    assert profile.context_editing.tool_uses.trigger == 10
+
+
+def test_batched_low_water_zero_means_as_far_as_keep_allows_and_must_stay_below_trigger() -> None:
+    profile, _ = build("context_editing.tool_uses.low_water=0")
+    assert profile.context_editing.tool_uses.low_water == 0
+    message = error_of(
+        "context_editing.tool_uses.trigger=10000", "context_editing.tool_uses.low_water=10000"
+    )
+    assert "low_water: 10000: batched clearing needs low_water < trigger (10000)" in message
+    assert "only used with" in error_of(
+        'context_editing.tool_uses.strategy="server"', "context_editing.tool_uses.low_water=5"
+    )
