@@ -5,9 +5,9 @@ Usage: python bench/token_economy.py [--files N] [--json]
 Generates a deterministic workspace (N files of service-log prose, default 48, each read in
 two chunks because the run sets tools.max_result_chars=8000), runs the emulator's default
 policy over it (`agentctl run --offline --json`) once per profile (the built-in default,
-balanced.toml, balanced.toml with the server strategy, no-editing.toml) and per server model
-(`context_editing.trigger_basis`: the trigger compared with the unedited or the already
-edited prompt), with the same task and --max-turns 150, and compares the total input tokens
+api-defaults.toml, balanced.toml, balanced.toml with the server strategy, no-editing.toml) and
+per server model (`context_editing.trigger_basis`: the trigger compared with the unedited or
+the already edited prompt), with the same task and --max-turns 150, and compares the total input tokens
 (input + cache writes + cache reads), the estimated cost and the cache hit ratio against
 no-editing.toml's. Anthropic reports an 84% cut in token use from context editing on a
 100-turn web-search evaluation. `--json` prints one JSON object with a `runs` list.
@@ -44,6 +44,7 @@ class Variant:
 
 VARIANTS = [
     Variant("built-in", BUILTIN, "default"),
+    Variant("api-defaults.toml", "configs/api-defaults.toml", "api-defaults"),
     Variant("balanced.toml", "configs/balanced.toml", "balanced"),
     Variant("balanced, server", "configs/balanced.toml", "balanced-server",
             ("context_editing.tool_uses.strategy=server", "context_editing.tool_uses.low_water=0")),
