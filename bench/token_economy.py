@@ -7,9 +7,9 @@ two chunks because the run sets tools.max_result_chars=8000), runs the emulator'
 policy over it (`agentctl run --offline --json`) once per profile (the built-in default,
 api-defaults.toml, balanced.toml, balanced.toml with the server strategy, no-editing.toml) and
 per server model (`context_editing.trigger_basis`: the trigger compared with the unedited or
-the already edited prompt), with the same task and --max-turns 150, and compares the total input tokens
-(input + cache writes + cache reads), the estimated cost and the cache hit ratio against
-no-editing.toml's. Anthropic reports an 84% cut in token use from context editing on a
+the already edited prompt), with the same task and --max-turns 150, and compares the total
+input tokens (input + cache writes + cache reads), the estimated cost and the cache hit
+ratio against no-editing.toml's. Anthropic reports an 84% cut in token use from context editing on a
 100-turn web-search evaluation. `--json` prints one JSON object with a `runs` list.
 The answer of each run must hold every file's FINDING (they survive clearing through memory).
 """
