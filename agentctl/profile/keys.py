@@ -33,7 +33,12 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "thinking": KeyDoc("Extended thinking."),
     "thinking.enabled": KeyDoc("Turn extended thinking on.", 'thinking.type = "enabled"'),
     "thinking.budget_tokens": KeyDoc(
-        "Thinking budget; the API wants >= 1024 and < max_tokens.", "thinking.budget_tokens"
+        "Thinking budget; the API wants >= 1024 and < max_tokens (not sent when adaptive).",
+        "thinking.budget_tokens",
+    ),
+    "thinking.adaptive": KeyDoc(
+        "With enabled: adaptive thinking, the model decides how much to think (no budget).",
+        'thinking.type = "adaptive"',
     ),
     "context_editing": KeyDoc("Server-side context editing (beta context-management-2025-06-27)."),
     _TU: KeyDoc("Clear old tool results once the prompt grows past a trigger.", _CLEAR),

@@ -262,3 +262,30 @@ def test_in_stream_errors_retry_by_their_type() -> None:
     with stream_error("invalid_request_error") as (url, hits), pytest.raises(ApiError):
         list(make_client(url, [], max_retries=2).stream(a_request()))
     assert len(hits) == 1
+
+
+def test_adaptive_thinking_with_clear_thinking_is_accepted_and_thinks() -> None:
+    """The emulator takes `thinking: {"type": "adaptive"}` as thinking on: the scripted
+    thinking comes back, and clear_thinking (which needs thinking) is accepted."""
+    import dataclasses
+
+    from agentctl.profile.settings import ClearThinking, ContextEditing, ThinkingSettings
+
+    base = Profile()
+    profile = dataclasses.replace(
+        base,
+        thinking=ThinkingSettings(enabled=True, adaptive=True),
+        context_editing=dataclasses.replace(
+            base.context_editing, thinking=ClearThinking(enabled=True, keep=1)
+        ),
+    )
+    script = Script((ScriptTurn(thinking="Consider the notes.", text="done"),))
+    request = build_request(profile, [{"role": "user", "content": "hi"}], [MEMORY])
+    with running(script=script) as emu:
+        response = final(list(make_client(emu.base_url, []).stream(request)))
+        received = emu.requests[0].body
+    assert received["thinking"] == {"type": "adaptive"}
+    assert received["context_management"]["edits"][0]["type"] == "clear_thinking_20251015"
+    assert response.stop_reason == "end_turn"
+    assert [b["type"] for b in response.content] == ["thinking", "text"]
+    assert response.content[0]["thinking"] == "Consider the notes."

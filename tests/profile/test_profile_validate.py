@@ -367,3 +367,23 @@ def test_batched_low_water_zero_means_as_far_as_keep_allows_and_must_stay_below_
     assert "only used with" in error_of(
         'context_editing.tool_uses.strategy="server"', "context_editing.tool_uses.low_water=5"
     )
+
+
+def test_adaptive_thinking_needs_thinking_on_and_no_budget_rule() -> None:
+    message = error_of("thinking.adaptive=true")
+    assert "thinking.adaptive: adaptive thinking is a kind of extended thinking" in message
+    # No budget is sent with adaptive, so the budget rules do not apply.
+    profile, warnings = build(
+        "thinking.enabled=true", "thinking.adaptive=true", "thinking.budget_tokens=9000"
+    )
+    assert profile.thinking.request_field() == {"type": "adaptive"}
+    assert warnings == []
+    assert "must be less than max_tokens" in error_of(
+        "thinking.enabled=true", "thinking.budget_tokens=9000"
+    )
+
+
+def test_adaptive_thinking_silences_the_enabled_deprecation_warning() -> None:
+    on = ("model=claude-opus-4-6", "thinking.enabled=true")
+    assert any("set thinking.adaptive = true" in w for w in build(*on)[1])
+    assert build(*on, "thinking.adaptive=true", "context_editing.thinking.enabled=true")[1] == []
