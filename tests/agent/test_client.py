@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from agentctl.agent.retry import RetryPolicy
 from agentctl.emulator.model import Script, ScriptTurn, ToolCall
 from agentctl.emulator.server import running
 from agentctl.errors import ApiError
-from agentctl.profile.settings import Profile
+from agentctl.profile.settings import ClearThinking, Profile, ThinkingSettings
 
 MEMORY = {"type": "memory_20250818", "name": "memory"}
 LONG_TEXT = "word " * 400
@@ -267,10 +268,6 @@ def test_in_stream_errors_retry_by_their_type() -> None:
 def test_adaptive_thinking_with_clear_thinking_is_accepted_and_thinks() -> None:
     """The emulator takes `thinking: {"type": "adaptive"}` as thinking on: the scripted
     thinking comes back, and clear_thinking (which needs thinking) is accepted."""
-    import dataclasses
-
-    from agentctl.profile.settings import ClearThinking, ContextEditing, ThinkingSettings
-
     base = Profile()
     profile = dataclasses.replace(
         base,
