@@ -72,6 +72,15 @@ def serve(
             help='Compare the clearing trigger with the "unedited" or the already "edited" prompt.',
         ),
     ] = "unedited",
+    context_window: Annotated[
+        int | None,
+        typer.Option(
+            "--context-window",
+            metavar="N",
+            min=1,
+            help="Context window in tokens for every model (default: each model's own).",
+        ),
+    ] = None,
 ) -> None:
     """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
 
@@ -96,6 +105,7 @@ def serve(
             keep_requests=KEEP_REQUESTS,
             keep_bytes=KEEP_BYTES,
             trigger_basis=_basis(trigger_basis),
+            context_window=context_window,
         ) as emu:
             print(emu.base_url, flush=True)
             threading.Event().wait()

@@ -369,13 +369,21 @@ def running(
     keep_requests: int | None = None,
     keep_bytes: int | None = None,
     trigger_basis: TriggerBasis = DEFAULT_TRIGGER_BASIS,
+    context_window: int | None = None,
 ) -> Iterator[Emulator]:
-    """Start an emulator on a background thread for the duration of the block."""
+    """Start an emulator on a background thread for the duration of the block.
+
+    `context_window`: the window enforced for every model (default: the script's
+    `context_window`, else each model's own from context.prices)."""
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
+    if isinstance(script, Path):
+        script = load_script(script)
+    window = context_window or (script.context_window if script else None)
     service = MessagesService(
         engine or default_engine(clock, trigger_basis),
         model or build_model(script, result_placeholder),
         result_placeholder,
+        window,
     )
     emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
     emulator.start()

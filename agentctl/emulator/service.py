@@ -20,10 +20,18 @@ Json = dict[str, Any]
 class MessagesService:
     """Answers /v1/messages and /v1/messages/count_tokens bodies; thread-safe."""
 
-    def __init__(self, engine: ContextEngine, model: Model, placeholder: str) -> None:
+    def __init__(
+        self,
+        engine: ContextEngine,
+        model: Model,
+        placeholder: str,
+        context_window: int | None = None,
+    ) -> None:
         self.engine = engine
         self.model = model
         self.placeholder = placeholder
+        # None: each model's own window (context.prices); a number: that window for all.
+        self.context_window = context_window
         self._cache_lock = threading.Lock()
         self.threads = ThreadStore()
 
@@ -32,10 +40,11 @@ class MessagesService:
         betas = header_betas(headers)
         request = validate_request(self.threads.expand(body, betas), betas)
         edited = self._edit(request)
+        room = self._room(request["model"], edited.input_tokens)
         with self._cache_lock:  # the cache state is shared across requests
             cache = self.engine.account(edited.request, request["model"])
         reply = self.model.reply(edited.request)
-        message = build_message(reply, edited, cache, self.engine)
+        message = build_message(reply, edited, cache, self.engine, room)
         self.threads.hold(body, request["messages"], message)
         return message
 
@@ -49,6 +58,16 @@ class MessagesService:
             answer["context_management"] = {"original_input_tokens": edited.original_input_tokens}
         return answer
 
+    def _room(self, model: str, input_tokens: int) -> int:
+        """Output tokens left in the context window; the API's 400 when the prompt (as
+        edited: the model reads it so) is already larger than the window."""
+        from agentctl.context.prices import context_window
+
+        window = self.context_window or context_window(model)
+        if input_tokens > window:
+            raise invalid(f"prompt is too long: {input_tokens} tokens > {window} maximum")
+        return window - input_tokens
+
     def _edit(self, request: Json) -> Edited:
         problem = self.engine.validate(request)
         if problem:
@@ -56,16 +75,21 @@ class MessagesService:
         return self.engine.edit(request, self.placeholder)
 
 
-def build_message(reply: Reply, edited: Edited, cache: CacheUsage, engine: ContextEngine) -> Json:
-    """Assemble the API's message object from the model's reply and the accounting."""
+def build_message(
+    reply: Reply, edited: Edited, cache: CacheUsage, engine: ContextEngine, room: int
+) -> Json:
+    """Assemble the API's message object from the model's reply and the accounting; the
+    output stops at max_tokens, or where it would run past the context window (`room`
+    tokens left), whichever comes first."""
     request = edited.request
     reply = stop_at_sequences(reply, request.get("stop_sequences") or [])
     turn = assistant_turns(request)
     blocks = [_block_json(block, turn, index) for index, block in enumerate(reply.blocks)]
-    blocks, output_tokens, cut = fit_max_tokens(blocks, request["max_tokens"], engine)
+    limit = min(request["max_tokens"], room)
+    blocks, output_tokens, cut = fit_max_tokens(blocks, limit, engine)
     if reply.output_tokens is not None and not cut:
         output_tokens = reply.output_tokens
-    stop_reason = "max_tokens" if cut else _stop_reason(reply)
+    stop_reason = _cut_reason(request["max_tokens"], room) if cut else _stop_reason(reply)
     message: Json = {
         "id": new_message_id(),
         "type": "message",
@@ -152,6 +176,12 @@ def _shorten(block: Json, share: float) -> Json | None:
         return None
     text = block[key][: int(len(block[key]) * share)]
     return {**block, key: text} if text else None
+
+
+def _cut_reason(max_tokens: int, room: int) -> str:
+    """Newer models stop at the window instead of refusing max_tokens past it (ours for
+    the older ones, which need beta model-context-window-exceeded-2025-08-26)."""
+    return "model_context_window_exceeded" if room < max_tokens else "max_tokens"
 
 
 def _stop_reason(reply: Reply) -> str:
