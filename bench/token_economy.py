@@ -53,6 +53,9 @@ VARIANTS = [
 # The open server rule (docs/context.md, "Server models"): every profile runs under both.
 SERVER_MODELS = ("unedited", "edited")
 ANTHROPIC_REPORTED_CUT = 0.84
+# No editing peaks at 223k tokens, past the 200k window the emulator enforces: every run
+# gets a 1M window (as the 1M-context variants have) so that the baseline can finish.
+WINDOW = 1_000_000
 SEED = 6
 WORDS = [
     *("shard", "replica", "queue", "worker", "batch", "lease", "token", "window", "budget"),
@@ -126,7 +129,8 @@ def run_profile(base: Path, variant: Variant, model: str, facts: list[str]) -> O
     work = base / f"{variant.role}-{model}"
     work.mkdir()
     (work / "task.md").write_text(TASK)
-    env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
+    env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1",
+           "AGENTCTL_EMULATOR_CONTEXT_WINDOW": str(WINDOW)}  # fmt: skip
     env.pop("AGENTCTL_PROFILE", None)
     cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
            "--workspace", str(base / "workspace"), "--max-turns", "150",

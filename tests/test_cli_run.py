@@ -515,3 +515,17 @@ def test_the_context_window_ends_the_run_with_the_documented_code(
         assert usage["output_tokens"] == 6000 - prompt
     else:
         assert "API error 400 (invalid_request_error: prompt is too long: " in lines[-1]["message"]
+
+
+def test_the_offline_window_can_be_set_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = make_task(tmp_path, files=1)
+    monkeypatch.setenv("AGENTCTL_EMULATOR_CONTEXT_WINDOW", "500")
+    small = invoke(str(task), "--offline")
+    assert small.exit_code == 1
+    assert "tokens > 500 maximum" in small.stderr
+    monkeypatch.setenv("AGENTCTL_EMULATOR_CONTEXT_WINDOW", "lots")
+    bad = invoke(str(task), "--offline")
+    assert bad.exit_code == 2
+    assert "$AGENTCTL_EMULATOR_CONTEXT_WINDOW: 'lots' is not a positive integer" in bad.stderr
