@@ -95,35 +95,30 @@ def range_problem(key: str, value: int | float) -> str | None:
 def check_thinking(profile: Profile) -> None:
     """The API's extended-thinking rules, and clear_thinking's need for thinking."""
     thinking = profile.thinking
+    manual = thinking.enabled and not thinking.adaptive  # adaptive sends no budget
     if thinking.adaptive and not thinking.enabled:
         raise FieldError(
             "thinking.adaptive",
             "adaptive thinking is a kind of extended thinking (set thinking.enabled = true,"
             " or thinking.adaptive = false)",
         )
-    if thinking.enabled and not thinking.adaptive:  # adaptive sends no budget
-        check_budget(thinking.budget_tokens, profile.max_tokens)
+    if manual and thinking.budget_tokens < MIN_THINKING_BUDGET:
+        raise FieldError(
+            "thinking.budget_tokens",
+            f"{thinking.budget_tokens} is below the API minimum of {MIN_THINKING_BUDGET}"
+            f" (set it to at least {MIN_THINKING_BUDGET})",
+        )
+    if manual and thinking.budget_tokens >= profile.max_tokens:
+        raise FieldError(
+            "thinking.budget_tokens",
+            f"{thinking.budget_tokens} must be less than max_tokens ({profile.max_tokens})"
+            " (lower the budget or raise max_tokens)",
+        )
     if profile.context_editing.thinking.enabled and not thinking.enabled:
         raise FieldError(
             "context_editing.thinking.enabled",
             "clear_thinking needs extended thinking, the API rejects it otherwise"
             " (set thinking.enabled = true, or context_editing.thinking.enabled = false)",
-        )
-
-
-def check_budget(budget: int, max_tokens: int) -> None:
-    """budget_tokens >= 1024 and < max_tokens, as the API wants."""
-    if budget < MIN_THINKING_BUDGET:
-        raise FieldError(
-            "thinking.budget_tokens",
-            f"{budget} is below the API minimum of {MIN_THINKING_BUDGET}"
-            f" (set it to at least {MIN_THINKING_BUDGET})",
-        )
-    if budget >= max_tokens:
-        raise FieldError(
-            "thinking.budget_tokens",
-            f"{budget} must be less than max_tokens ({max_tokens})"
-            " (lower the budget or raise max_tokens)",
         )
 
 
