@@ -129,9 +129,9 @@ def run_profile(base: Path, variant: Variant, model: str, facts: list[str]) -> O
     work = base / f"{variant.role}-{model}"
     work.mkdir()
     (work / "task.md").write_text(TASK)
-    env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1",
-           "AGENTCTL_EMULATOR_CONTEXT_WINDOW": str(WINDOW)}  # fmt: skip
+    env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
     env.pop("AGENTCTL_PROFILE", None)
+    env["AGENTCTL_EMULATOR_CONTEXT_WINDOW"] = str(WINDOW)  # no editing needs more than 200k
     cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
            "--workspace", str(base / "workspace"), "--max-turns", "150",
            "--set", "tools.max_result_chars=8000",
