@@ -383,8 +383,8 @@ def running(
         engine or default_engine(clock, trigger_basis),
         model or build_model(script, result_placeholder),
         result_placeholder,
-        window,
     )
+    service.context_window = window
     emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
     emulator.start()
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from agentctl.emulator.editing import ContextEngine, Edited
@@ -15,38 +16,51 @@ if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
 
 Json = dict[str, Any]
+WINDOW_STOP = "model_context_window_exceeded"
 
 
 class MessagesService:
     """Answers /v1/messages and /v1/messages/count_tokens bodies; thread-safe."""
 
-    def __init__(
-        self,
-        engine: ContextEngine,
-        model: Model,
-        placeholder: str,
-        context_window: int | None = None,
-    ) -> None:
+    def __init__(self, engine: ContextEngine, model: Model, placeholder: str) -> None:
         self.engine = engine
         self.model = model
         self.placeholder = placeholder
-        # None: each model's own window (context.prices); a number: that window for all.
-        self.context_window = context_window
         self._cache_lock = threading.Lock()
         self.threads = ThreadStore()
+        # None: each model's own window (context.prices); a number: that window for all.
+        self.context_window: int | None = None
 
     def create(self, headers: dict[str, str], body: object) -> Json:
         """The BetaMessage JSON for a request (raises ApiFailure for invalid ones)."""
         betas = header_betas(headers)
         request = validate_request(self.threads.expand(body, betas), betas)
         edited = self._edit(request)
-        room = self._room(request["model"], edited.input_tokens)
+        edited, capped = self._within_window(edited, request)
         with self._cache_lock:  # the cache state is shared across requests
             cache = self.engine.account(edited.request, request["model"])
         reply = self.model.reply(edited.request)
-        message = build_message(reply, edited, cache, self.engine, room)
+        message = build_message(reply, edited, cache, self.engine)
+        if capped and message["stop_reason"] == "max_tokens":
+            message["stop_reason"] = WINDOW_STOP
         self.threads.hold(body, request["messages"], message)
         return message
+
+    def _within_window(self, edited: Edited, request: Json) -> tuple[Edited, bool]:
+        """The API's 400 when the prompt (as edited: the model reads it so) is larger than
+        the context window; else `edited` with max_tokens lowered to the room left, and
+        whether that capped it. Newer models stop at the window (WINDOW_STOP) instead of
+        refusing a max_tokens past it; older ones only with beta
+        model-context-window-exceeded-2025-08-26, which the emulator does not check (ours)."""
+        from agentctl.context.prices import context_window
+
+        window = self.context_window or context_window(request["model"])
+        if edited.input_tokens > window:
+            raise invalid(f"prompt is too long: {edited.input_tokens} tokens > {window} maximum")
+        room = window - edited.input_tokens
+        if room >= request["max_tokens"]:
+            return edited, False
+        return replace(edited, request={**edited.request, "max_tokens": room}), True
 
     def count_tokens(self, headers: dict[str, str], body: object) -> Json:
         """The count_tokens answer: post-edit input tokens (and the pre-edit figure with edits)."""
@@ -58,16 +72,6 @@ class MessagesService:
             answer["context_management"] = {"original_input_tokens": edited.original_input_tokens}
         return answer
 
-    def _room(self, model: str, input_tokens: int) -> int:
-        """Output tokens left in the context window; the API's 400 when the prompt (as
-        edited: the model reads it so) is already larger than the window."""
-        from agentctl.context.prices import context_window
-
-        window = self.context_window or context_window(model)
-        if input_tokens > window:
-            raise invalid(f"prompt is too long: {input_tokens} tokens > {window} maximum")
-        return window - input_tokens
-
     def _edit(self, request: Json) -> Edited:
         problem = self.engine.validate(request)
         if problem:
@@ -75,21 +79,16 @@ class MessagesService:
         return self.engine.edit(request, self.placeholder)
 
 
-def build_message(
-    reply: Reply, edited: Edited, cache: CacheUsage, engine: ContextEngine, room: int
-) -> Json:
-    """Assemble the API's message object from the model's reply and the accounting; the
-    output stops at max_tokens, or where it would run past the context window (`room`
-    tokens left), whichever comes first."""
+def build_message(reply: Reply, edited: Edited, cache: CacheUsage, engine: ContextEngine) -> Json:
+    """Assemble the API's message object from the model's reply and the accounting."""
     request = edited.request
     reply = stop_at_sequences(reply, request.get("stop_sequences") or [])
     turn = assistant_turns(request)
     blocks = [_block_json(block, turn, index) for index, block in enumerate(reply.blocks)]
-    limit = min(request["max_tokens"], room)
-    blocks, output_tokens, cut = fit_max_tokens(blocks, limit, engine)
+    blocks, output_tokens, cut = fit_max_tokens(blocks, request["max_tokens"], engine)
     if reply.output_tokens is not None and not cut:
         output_tokens = reply.output_tokens
-    stop_reason = _cut_reason(request["max_tokens"], room) if cut else _stop_reason(reply)
+    stop_reason = "max_tokens" if cut else _stop_reason(reply)
     message: Json = {
         "id": new_message_id(),
         "type": "message",
@@ -176,12 +175,6 @@ def _shorten(block: Json, share: float) -> Json | None:
         return None
     text = block[key][: int(len(block[key]) * share)]
     return {**block, key: text} if text else None
-
-
-def _cut_reason(max_tokens: int, room: int) -> str:
-    """Newer models stop at the window instead of refusing max_tokens past it (ours for
-    the older ones, which need beta model-context-window-exceeded-2025-08-26)."""
-    return "model_context_window_exceeded" if room < max_tokens else "max_tokens"
 
 
 def _stop_reason(reply: Reply) -> str:
