@@ -113,7 +113,8 @@ def session(turns: int) -> list[tuple[int, int, float]]:
         ]
     }
     rows = []
-    with running(script=script) as emu:
+    # The session grows past the 200k window the emulator enforces: measure with a 1M one.
+    with running(script=script, context_window=1_000_000) as emu:
         conn = connect(emu.base_url)
         for turn in range(1, turns + 1):
             body = {

@@ -480,3 +480,52 @@ def test_a_run_that_fails_before_its_first_answer_is_not_recorded(tmp_path: Path
     assert len(list(sessions_dir().glob("*.jsonl"))) == 1  # `last` is still the good run
     again = invoke("--resume", "last")
     assert again.exit_code == 2 and "already finished" in again.stderr
+
+
+READ_BIG = '[[turn]]\ntext = "Reading the log."\n[[turn.tool_use]]\nname = "read_file"\n'
+READ_BIG += 'input = {path = "big.txt"}\n'
+LONG_ANSWER = f'[[turn]]\ntext = "{"summary word " * 400}"\n'
+
+
+@pytest.mark.parametrize(
+    ("turns", "code", "kind", "says"),
+    [
+        # ~800 output tokens where ~550 are left: the response stops at the window.
+        (READ_BIG + LONG_ANSWER, 3, "limit", "exceeded the model's context window; lower"),
+        # A second read pushes the next prompt past 6,000 tokens: the API's 400.
+        (READ_BIG + READ_BIG, 1, "api", "tokens > 6000 maximum"),
+    ],
+)
+def test_the_context_window_ends_the_run_with_the_documented_code(
+    tmp_path: Path, turns: str, code: int, kind: str, says: str
+) -> None:
+    (tmp_path / "script.toml").write_text("context_window = 6000\n" + turns)
+    task = make_task(tmp_path, front='emulator_script = "script.toml"\n', files=0)
+    (tmp_path / "workspace" / "big.txt").write_text("line of log text number\n" * 600)
+    result = invoke(str(task), "--offline", "--json")
+    assert result.exit_code == code, result.output
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[-1]["event"] == "error" and lines[-1]["kind"] == kind
+    assert says in lines[-1]["message"]
+    last = [e for e in lines if e["event"] == "turn"][-1]
+    if code == 3:
+        usage = last["usage"]
+        prompt = sum(usage[k] for k in usage if k != "output_tokens")
+        assert last["stop_reason"] == "model_context_window_exceeded"
+        assert usage["output_tokens"] == 6000 - prompt
+    else:
+        assert "API error 400 (invalid_request_error: prompt is too long: " in lines[-1]["message"]
+
+
+def test_the_offline_window_can_be_set_from_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = make_task(tmp_path, files=1)
+    monkeypatch.setenv("AGENTCTL_EMULATOR_CONTEXT_WINDOW", "500")
+    small = invoke(str(task), "--offline")
+    assert small.exit_code == 1
+    assert "tokens > 500 maximum" in small.stderr
+    monkeypatch.setenv("AGENTCTL_EMULATOR_CONTEXT_WINDOW", "lots")
+    bad = invoke(str(task), "--offline")
+    assert bad.exit_code == 2
+    assert "$AGENTCTL_EMULATOR_CONTEXT_WINDOW: 'lots' is not a positive integer" in bad.stderr

@@ -45,8 +45,9 @@ def build_request(
     request: dict[str, Any] = {"model": profile.model, "max_tokens": profile.max_tokens}
     if profile.system:
         request["system"] = [{"type": "text", "text": profile.system}]
-    if profile.thinking.enabled:
-        request["thinking"] = {"type": "enabled", "budget_tokens": profile.thinking.budget_tokens}
+    thinking = profile.thinking.request_field()
+    if thinking is not None:
+        request["thinking"] = thinking
     if tools:
         request["tools"] = [copy.deepcopy(dict(t)) for t in tools]
     request["messages"] = [copy.deepcopy(dict(m)) for m in messages]

@@ -64,6 +64,15 @@ def serve(
             help="Folder or JSON file of pages for web_search/web_fetch (default: built-in).",
         ),
     ] = None,
+    context_window: Annotated[
+        int | None,
+        typer.Option(
+            "--context-window",
+            metavar="N",
+            min=1,
+            help="Context window in tokens for every model (default: each model's own).",
+        ),
+    ] = None,
 ) -> None:
     """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
 
@@ -92,6 +101,7 @@ def serve(
             keep_bytes=KEEP_BYTES,
             server_model=server.model,
             web=web,
+            context_window=context_window,
         ) as emu:
             print(server.note(), file=sys.stderr)
             print(emu.base_url, flush=True)

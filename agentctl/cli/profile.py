@@ -11,7 +11,14 @@ import typer
 
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
-from agentctl.profile.view import api_field, flatten, origin_of, profile_origins, show_data
+from agentctl.profile.view import (
+    api_field,
+    batched_note,
+    flatten,
+    origin_of,
+    profile_origins,
+    show_data,
+)
 from agentctl.profile.writer import commented_template, write_template
 from agentctl.render.safe import safe_text, visible
 
@@ -98,6 +105,9 @@ def show(
     from agentctl.agent.request import betas
 
     data = show_data(resolved, betas(resolved))
+    note = batched_note(resolved)
+    if note:
+        typer.echo(note, err=True)
     if as_json:
         print(json.dumps(data, indent=2))
     elif sys.stdout.isatty():

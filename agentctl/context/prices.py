@@ -30,11 +30,16 @@ class Price:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """One row of the table: price (None if unknown), minimum cacheable length, provenance."""
+    """One row of the table: price (None if unknown), minimum cacheable length, provenance,
+    and the context window (prompt + output) in tokens."""
 
     price: Price | None
     min_cacheable: int
     source: str
+    # Ours: the standard Claude window (public "prompt is too long: N tokens > 200000
+    # maximum" errors), not checked per model; 1M variants (beta context-1m-2025-08-07) are
+    # not modelled. A row with a known figure sets its own.
+    context_window: int = 200_000
 
 
 def _derived(inp: float, out: float, read_ratio: float = 0.1) -> Price:
@@ -118,6 +123,15 @@ def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price
     if key in overrides:
         return overrides[key]
     return MODELS[key].price
+
+
+DEFAULT_CONTEXT_WINDOW = 200_000  # ours, for ids the table does not know
+
+
+def context_window(model: str) -> int:
+    """Most tokens (prompt plus output) one request to `model` may hold."""
+    info = model_info(model)
+    return info.context_window if info else DEFAULT_CONTEXT_WINDOW
 
 
 def min_cacheable_tokens(model: str) -> int:

@@ -116,6 +116,9 @@ class Script:
     turns: tuple[ScriptTurn, ...] = ()
     final_text: str = "Done: the script has no more turns."
     source: str = "<script>"
+    # The context window the emulator enforces while this script plays (None: the model's,
+    # from context.prices): a small one lets a short script reach it.
+    context_window: int | None = None
 
 
 class ScriptedModel:

@@ -26,10 +26,12 @@ def load_script(path: Path) -> Script:
 
 def parse_script(data: Json, source: str = "<script>") -> Script:
     """A Script from the TOML document's dict."""
-    unknown = set(data) - {"turn", "final_text"}
+    unknown = set(data) - {"turn", "final_text", "context_window"}
     if unknown:
         key = sorted(unknown)[0]
-        raise ConfigError(f"script {source}: {key}: unknown key (use turn, final_text)")
+        raise ConfigError(
+            f"script {source}: {key}: unknown key (use turn, final_text, context_window)"
+        )
     turns = data.get("turn", [])
     if not isinstance(turns, list):
         raise ConfigError(f"script {source}: turn: must be an array of tables ([[turn]])")
@@ -37,7 +39,8 @@ def parse_script(data: Json, source: str = "<script>") -> Script:
     if not isinstance(final, str) or not final:
         raise ConfigError(f"script {source}: final_text: must be a non-empty string")
     parsed = tuple(_parse_turn(t, f"script {source}: turn.{i}") for i, t in enumerate(turns))
-    return Script(parsed, final, source)
+    window = _positive_int(data.get("context_window"), f"script {source}: context_window")
+    return Script(parsed, final, source, window)
 
 
 def _optional_str(turn: Json, key: str, where: str) -> str | None:
@@ -69,7 +72,7 @@ def _parse_turn(turn: object, where: str) -> ScriptTurn:
         tool_calls=parsed,
         stop_reason=_stop_reason(turn, where),
         stop_sequence=_optional_str(turn, "stop_sequence", where),
-        output_tokens=_output_tokens(turn, where),
+        output_tokens=_positive_int(turn.get("output_tokens"), f"{where}.output_tokens"),
     )
 
 
@@ -89,10 +92,10 @@ def _stop_reason(turn: Json, where: str) -> str | None:
     return value
 
 
-def _output_tokens(turn: Json, where: str) -> int | None:
-    value = turn.get("output_tokens")
+def _positive_int(value: object, name: str) -> int | None:
+    """None when absent; ConfigError naming `name` unless a positive integer."""
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ConfigError(f"{where}.output_tokens: must be a positive integer")
+        raise ConfigError(f"{name}: must be a positive integer")
     return value

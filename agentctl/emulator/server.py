@@ -366,19 +366,26 @@ def running(
     server_model: ServerModel = DEFAULT_SERVER_MODEL,
     web: Path | Corpus | None = None,
     pause_after: int = PAUSE_AFTER,
+    context_window: int | None = None,
 ) -> Iterator[Emulator]:
     """Start an emulator on a background thread for the duration of the block, playing the
     server rules of `server_model` (trigger basis, keep counting, placeholder, ...).
 
     `web`: the corpus (folder or JSON file) web_search and web_fetch answer from; None: the
     built-in one. `pause_after`: server tool continuations in one response before pause_turn.
+    `context_window`: the window enforced for every model (default: the script's
+    `context_window`, else each model's own from context.prices).
     """
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
+    if isinstance(script, Path):
+        script = load_script(script)
+    window = context_window or (script.context_window if script else None)
     service = MessagesService(
         engine or default_engine(clock, server_model),
         model or build_model(script, server_model.placeholder),
         web if isinstance(web, Corpus) else load_corpus(web),
         pause_after,
+        window,
     )
     emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
     emulator.start()

@@ -37,6 +37,7 @@ Json = dict[str, Any]
 # Continuations of the server-side tool loop in one response before it stops with
 # `pause_turn` (ours: the API's number is not public; docs/emulator.md).
 PAUSE_AFTER = 10
+WINDOW_STOP = "model_context_window_exceeded"
 
 
 class MessagesService:
@@ -48,11 +49,13 @@ class MessagesService:
         model: Model,
         corpus: Corpus | None = None,
         pause_after: int = PAUSE_AFTER,
+        context_window: int | None = None,
     ) -> None:
         self.engine = engine
         self.model = model
         self.corpus = corpus or builtin_corpus()
         self.pause_after = pause_after
+        self.context_window = context_window  # None: each model's own (context.prices)
         self._cache_lock = threading.Lock()
         self.threads = ThreadStore()
 
@@ -61,6 +64,7 @@ class MessagesService:
         betas = header_betas(headers)
         request = validate_request(self.threads.expand(body, betas), betas)
         edited = self._edit(request)
+        edited, capped = self._within_window(edited, request)
         compaction = self.engine.compact(edited.request)
         if compaction is not None:
             message = self._compact(request, compaction, edited)
@@ -70,6 +74,8 @@ class MessagesService:
             message = self._respond(request, edited, cache)
             if BETA_COMPACT in betas:  # every response under the beta has iterations [DOC]
                 message["usage"]["iterations"] = [_iteration("message", message["usage"])]
+        if capped and message["stop_reason"] == "max_tokens":
+            message["stop_reason"] = WINDOW_STOP
         self.threads.hold(body, request["messages"], message)
         return message
 
@@ -101,6 +107,22 @@ class MessagesService:
         message["content"] = [block, *message["content"]]
         message["usage"]["iterations"] = [summarizing, _iteration("message", message["usage"])]
         return message
+
+    def _within_window(self, edited: Edited, request: Json) -> tuple[Edited, bool]:
+        """The API's 400 when the prompt (as edited: the model reads it so) is larger than
+        the context window; else `edited` with max_tokens lowered to the room left, and
+        whether that capped it. Newer models stop at the window (WINDOW_STOP) instead of
+        refusing a max_tokens past it; older ones only with beta
+        model-context-window-exceeded-2025-08-26, which the emulator does not check (ours)."""
+        from agentctl.context.prices import context_window
+
+        window = self.context_window or context_window(request["model"])
+        if edited.input_tokens > window:
+            raise invalid(f"prompt is too long: {edited.input_tokens} tokens > {window} maximum")
+        room = window - edited.input_tokens
+        if room >= request["max_tokens"]:
+            return edited, False
+        return replace(edited, request={**edited.request, "max_tokens": room}), True
 
     def count_tokens(self, headers: dict[str, str], body: object) -> Json:
         """The count_tokens answer: post-edit input tokens (and the pre-edit figure with edits)."""

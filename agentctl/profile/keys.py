@@ -35,7 +35,12 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "thinking": KeyDoc("Extended thinking."),
     "thinking.enabled": KeyDoc("Turn extended thinking on.", 'thinking.type = "enabled"'),
     "thinking.budget_tokens": KeyDoc(
-        "Thinking budget; the API wants >= 1024 and < max_tokens.", "thinking.budget_tokens"
+        "Thinking budget; the API wants >= 1024 and < max_tokens (not sent when adaptive).",
+        "thinking.budget_tokens",
+    ),
+    "thinking.adaptive": KeyDoc(
+        "With enabled: adaptive thinking, the model decides how much to think (no budget).",
+        'thinking.type = "adaptive"',
     ),
     "context_editing": KeyDoc("Server-side context editing (beta context-management-2025-06-27)."),
     _TU: KeyDoc("Clear old tool results once the prompt grows past a trigger.", _CLEAR),
@@ -56,11 +61,13 @@ KEY_DOCS: dict[str, KeyDoc] = {
         "Also clear tool_use inputs: true, or a list of tool names.", "clear_tool_inputs"
     ),
     f"{_TU}.strategy": KeyDoc(
-        '"server": the server clears each turn; "batched": agentctl steers it so clearings'
-        " come in batches (trigger = high-water mark) and the cache holds between them."
+        '"batched" (default): agentctl steers the server\'s edit so clearings come in batches'
+        ' (trigger = high-water mark) and the cache holds between them; "server": the edit'
+        " is sent as written and the server clears anew each turn."
     ),
     f"{_TU}.low_water": KeyDoc(
-        "Batched: a clearing brings the prompt down to at most this many input tokens."
+        "Batched: a clearing brings the prompt down to at most this many input tokens"
+        " (0 = as far as keep allows)."
     ),
     "context_editing.server_model": KeyDoc(
         "The server rules the offline emulator and simulate/tune play (trigger basis, which"

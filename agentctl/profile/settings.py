@@ -26,10 +26,21 @@ DEFAULT_MODEL = "claude-sonnet-5"
 
 @dataclass(frozen=True)
 class ThinkingSettings:
-    """Extended thinking: `thinking: {"type": "enabled", "budget_tokens": N}` when enabled."""
+    """Extended thinking, when enabled: `{"type": "enabled", "budget_tokens": N}`, or with
+    `adaptive` `{"type": "adaptive"}` (the model decides when and how much to think; no
+    budget is sent)."""
 
     enabled: bool = False
     budget_tokens: int = 4096
+    adaptive: bool = False
+
+    def request_field(self) -> dict[str, object] | None:
+        """The request's `thinking` field, or None when thinking is off."""
+        if not self.enabled:
+            return None
+        if self.adaptive:
+            return {"type": "adaptive"}
+        return {"type": "enabled", "budget_tokens": self.budget_tokens}
 
 
 @dataclass(frozen=True)

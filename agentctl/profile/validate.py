@@ -105,13 +105,20 @@ def range_problem(key: str, value: int | float) -> str | None:
 def check_thinking(profile: Profile) -> None:
     """The API's extended-thinking rules, and clear_thinking's need for thinking."""
     thinking = profile.thinking
-    if thinking.enabled and thinking.budget_tokens < MIN_THINKING_BUDGET:
+    manual = thinking.enabled and not thinking.adaptive  # adaptive sends no budget
+    if thinking.adaptive and not thinking.enabled:
+        raise FieldError(
+            "thinking.adaptive",
+            "adaptive thinking is a kind of extended thinking (set thinking.enabled = true,"
+            " or thinking.adaptive = false)",
+        )
+    if manual and thinking.budget_tokens < MIN_THINKING_BUDGET:
         raise FieldError(
             "thinking.budget_tokens",
             f"{thinking.budget_tokens} is below the API minimum of {MIN_THINKING_BUDGET}"
             f" (set it to at least {MIN_THINKING_BUDGET})",
         )
-    if thinking.enabled and thinking.budget_tokens >= profile.max_tokens:
+    if manual and thinking.budget_tokens >= profile.max_tokens:
         raise FieldError(
             "thinking.budget_tokens",
             f"{thinking.budget_tokens} must be less than max_tokens ({profile.max_tokens})"
@@ -136,19 +143,23 @@ def check_server_model(spec: str) -> None:
 
 
 def check_batched(s: ClearToolUses) -> None:
-    """Batched clearing needs a token trigger (the high-water mark) above low_water, and
-    keeps at least one tool use; low_water means nothing without it."""
+    """Batched clearing (the default) needs a token trigger (the high-water mark) above
+    low_water, and keeps at least one tool use; low_water means nothing without it."""
     key = "context_editing.tool_uses"
     if s.strategy == "server":
         if s.low_water:
             raise FieldError(f"{key}.low_water", 'only used with strategy = "batched"')
         return
     if s.trigger_kind != "input_tokens":
-        raise FieldError(f"{key}.trigger_kind", 'strategy = "batched" needs "input_tokens"')
-    if not 0 < s.low_water < s.trigger:
+        raise FieldError(
+            f"{key}.trigger_kind",
+            'strategy = "batched" (the default) needs "input_tokens"'
+            ' (set strategy = "server" for a tool_uses trigger)',
+        )
+    if not s.low_water < s.trigger:
         raise FieldError(
             f"{key}.low_water",
-            f"{s.low_water}: batched clearing needs 0 < low_water < trigger ({s.trigger})",
+            f"{s.low_water}: batched clearing needs low_water < trigger ({s.trigger})",
         )
     if s.keep < 1:
         raise FieldError(f"{key}.keep", 'strategy = "batched" keeps at least 1 tool use')
@@ -260,10 +271,15 @@ def collect_warnings(profile: Profile, today: datetime.date) -> Iterator[str]:
     ):
         if warning:
             yield warning
-    if profile.thinking.enabled and profile.model in thinking_enabled_deprecated():
+    thinking = profile.thinking
+    if (
+        thinking.enabled
+        and not thinking.adaptive
+        and profile.model in thinking_enabled_deprecated()
+    ):
         yield (
             f'thinking.enabled: the SDK reports that thinking type "enabled" is deprecated on'
-            f" {profile.model!r} in favour of adaptive thinking, which profiles cannot select yet"
+            f" {profile.model!r} in favour of adaptive thinking (set thinking.adaptive = true)"
         )
     tool_uses = profile.context_editing.tool_uses
     if tool_uses.enabled:

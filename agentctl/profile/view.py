@@ -33,6 +33,20 @@ def show_data(profile: Profile, betas: list[str]) -> dict[str, Any]:
     }
 
 
+def batched_note(profile: Profile) -> str | None:
+    """For batched clearing, what later requests send instead of the edit `show` prints."""
+    tool_uses = profile.context_editing.tool_uses
+    if not tool_uses.enabled or tool_uses.strategy != "batched":
+        return None
+    return (
+        'note: batched clearing (strategy "batched"): requests carry this edit until the prompt'
+        f" first passes {tool_uses.trigger} input tokens; from then on each carries trigger"
+        ' {"type": "tool_uses", "value": B} and keep = (clearable tool uses - B), B being the'
+        ' batch boundary (docs/context.md, "Batched clearing"); strategy = "server" sends the'
+        " edit as written"
+    )
+
+
 def flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     """{"a": {"b": 1}} -> [("a.b", 1)]; empty tables stay as one row with {}."""
     rows: list[tuple[str, Any]] = []

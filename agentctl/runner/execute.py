@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 OFFLINE_KEY = "offline-dummy-key"
 KEY_ENV = "ANTHROPIC_API_KEY"
 TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
+# Offline only: the context window the built-in emulator enforces for every model, instead
+# of each model's own (docs/emulator.md, "The context window").
+WINDOW_ENV = "AGENTCTL_EMULATOR_CONTEXT_WINDOW"
 NO_KEY = (
     "no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...), "
     "or run offline against the built-in emulator (agentctl run --offline; run(offline=True))"
@@ -76,6 +79,16 @@ def build_toolbox(plan: Plan, mcp: Sequence[Tool] = ()) -> ToolBox:
     )
 
 
+def emulator_window() -> int | None:
+    """$AGENTCTL_EMULATOR_CONTEXT_WINDOW as a positive integer, None when unset."""
+    text = os.environ.get(WINDOW_ENV, "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < 1:
+        raise UsageError(f"${WINDOW_ENV}: {text!r} is not a positive integer (a token count)")
+    return int(text)
+
+
 def credentials(offline: bool) -> dict[str, str]:
     """SDK credentials: ANTHROPIC_API_KEY, else ANTHROPIC_AUTH_TOKEN (a bearer token).
 
@@ -112,7 +125,10 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
     from agentctl.emulator.server import running
 
     with running(
-        script=plan.script, web=plan.web, server_model=offline_server(plan).model
+        script=plan.script,
+        web=plan.web,
+        server_model=offline_server(plan).model,
+        context_window=emulator_window(),
     ) as emulator:
         yield AnthropicClient(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire

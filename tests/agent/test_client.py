@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from agentctl.agent.retry import RetryPolicy
 from agentctl.emulator.model import Script, ScriptTurn, ToolCall
 from agentctl.emulator.server import running
 from agentctl.errors import ApiError
-from agentctl.profile.settings import Profile
+from agentctl.profile.settings import ClearThinking, Profile, ThinkingSettings
 
 MEMORY = {"type": "memory_20250818", "name": "memory"}
 LONG_TEXT = "word " * 400
@@ -262,3 +263,26 @@ def test_in_stream_errors_retry_by_their_type() -> None:
     with stream_error("invalid_request_error") as (url, hits), pytest.raises(ApiError):
         list(make_client(url, [], max_retries=2).stream(a_request()))
     assert len(hits) == 1
+
+
+def test_adaptive_thinking_with_clear_thinking_is_accepted_and_thinks() -> None:
+    """The emulator takes `thinking: {"type": "adaptive"}` as thinking on: the scripted
+    thinking comes back, and clear_thinking (which needs thinking) is accepted."""
+    base = Profile()
+    profile = dataclasses.replace(
+        base,
+        thinking=ThinkingSettings(enabled=True, adaptive=True),
+        context_editing=dataclasses.replace(
+            base.context_editing, thinking=ClearThinking(enabled=True, keep=1)
+        ),
+    )
+    script = Script((ScriptTurn(thinking="Consider the notes.", text="done"),))
+    request = build_request(profile, [{"role": "user", "content": "hi"}], [MEMORY])
+    with running(script=script) as emu:
+        response = final(list(make_client(emu.base_url, []).stream(request)))
+        received = emu.requests[0].body
+    assert received["thinking"] == {"type": "adaptive"}
+    assert received["context_management"]["edits"][0]["type"] == "clear_thinking_20251015"
+    assert response.stop_reason == "end_turn"
+    assert [b["type"] for b in response.content] == ["thinking", "text"]
+    assert response.content[0]["thinking"] == "Consider the notes."

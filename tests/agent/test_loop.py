@@ -10,7 +10,7 @@ import pytest
 
 from agentctl.agent.loop import LoopSetup, run_loop
 from agentctl.errors import ApiError, LimitError
-from agentctl.profile.settings import LimitSettings, Profile
+from agentctl.profile.settings import ClearToolUses, ContextEditing, LimitSettings, Profile
 from agentctl.tools.memory import MemoryTool
 from agentctl.tools.registry import ToolBox
 from agentctl.tools.workspace import WorkspaceTools
@@ -195,8 +195,11 @@ def test_applied_edits_pass_through_unchanged_and_sum_in_totals() -> None:
 
 
 def test_trigger_distance_counts_the_prompt_before_editing() -> None:
+    """The server strategy: the server compares the unedited prompt with the trigger."""
     edit = {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3, "cleared_input_tokens": 7}
-    events = run_all(setup_for(ScriptedClient(reply(text("x"), edits=(edit,)))))
+    server = ClearToolUses(strategy="server", trigger=100_000, keep=3, clear_at_least=0)
+    profile = dataclasses.replace(Profile(), context_editing=ContextEditing(tool_uses=server))
+    events = run_all(setup_for(ScriptedClient(reply(text("x"), edits=(edit,))), profile))
     turn = next(e for e in events if isinstance(e, TurnEvent))
     assert turn.trigger_distance == 100 + 7 - 100_000
 
@@ -206,7 +209,8 @@ def test_progress_and_trigger_distance() -> None:
     events = run_all(setup_for(ScriptedClient(reply(text("x"), usage=usage))))
     assert any(isinstance(e, ProgressEvent) for e in events)
     turn = next(e for e in events if isinstance(e, TurnEvent))
-    assert turn.trigger_distance == 100 - 100_000
+    # The built-in default clears in batches: the distance to the high-water mark, 22,000.
+    assert turn.trigger_distance == 100 - 22_000
     assert turn.request_id == "req_end_turn"
 
 

@@ -96,6 +96,17 @@ def test_thinking_and_clear_thinking_first() -> None:
     assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919"]
 
 
+def test_adaptive_thinking_sends_no_budget_and_clear_thinking_still_comes_first() -> None:
+    edits = ContextEditing(thinking=ClearThinking(enabled=True, keep="all"))
+    thinking = ThinkingSettings(enabled=True, budget_tokens=2048, adaptive=True)
+    req = build_request(profile(thinking=thinking, context_editing=edits), HISTORY, [MEMORY])
+    assert req["thinking"] == {"type": "adaptive"}
+    assert req["context_management"]["edits"][0] == {
+        "type": "clear_thinking_20251015",
+        "keep": "all",
+    }
+
+
 def test_server_tools_pass_through() -> None:
     from agentctl.agent.request import server_tools
 

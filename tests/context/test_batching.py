@@ -22,7 +22,9 @@ from agentctl.context.server_model import PRESETS, TRIGGER_BASES, TriggerBasis
 from agentctl.context.tokens import estimate_request_tokens
 
 EXPECTED_BOUNDARY = [0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9]  # turns 1..11
-BATCHED = ClearToolUses(strategy="batched", trigger=4_500, low_water=2_500, keep=1)
+BATCHED = ClearToolUses(
+    strategy="batched", trigger=4_500, low_water=2_500, keep=1, clear_at_least=0
+)
 MARKER = {"type": "ephemeral", "ttl": "5m"}
 
 

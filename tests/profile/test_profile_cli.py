@@ -79,6 +79,28 @@ def test_show_json_has_profile_edits_and_betas(in_tmp: Path) -> None:
     assert data["betas"] == ["context-management-2025-06-27"]
 
 
+def test_show_built_in_default_prints_the_batched_edit_and_says_how_it_moves(in_tmp: Path) -> None:
+    result = CliRunner().invoke(app, ["profile", "show", "--json"])
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["source"] == "<built-in>"
+    assert data["context_management"] == {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": 22000},
+                "keep": {"type": "tool_uses", "value": 4},
+                "clear_at_least": {"type": "input_tokens", "value": 8000},
+            }
+        ]
+    }
+    assert "first passes 22000 input tokens" in result.stderr
+    assert '{"type": "tool_uses", "value": B}' in result.stderr
+    server = CliRunner().invoke(app, ["profile", "show", str(CONFIGS / "api-defaults.toml")])
+    assert server.exit_code == 0
+    assert "batched" not in server.stderr
+
+
 def test_show_puts_clear_thinking_first_and_applies_sets(in_tmp: Path) -> None:
     result = CliRunner().invoke(
         app,

@@ -12,7 +12,7 @@ from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
-NAMES = ["balanced", "aggressive", "no-editing"]
+NAMES = ["balanced", "aggressive", "no-editing", "api-defaults"]
 
 
 def load(name: str) -> Profile:
@@ -43,6 +43,38 @@ def test_balanced_sends_the_documented_edit() -> None:
             }
         ]
     }
+
+
+def test_the_built_in_default_clears_in_batches_with_the_measured_marks() -> None:
+    """What a user gets without a profile: batched clearing (docs/bench.md measures it)."""
+    tool_uses = Profile().context_editing.tool_uses
+    assert tool_uses.strategy == "batched"
+    assert (tool_uses.trigger, tool_uses.low_water, tool_uses.keep) == (22_000, 0, 4)
+    assert tool_uses.clear_at_least == 8_000
+    builtin, _ = resolve_profile(None)
+    assert builtin.source == "<built-in>"
+    assert builtin.context_editing == Profile().context_editing
+
+
+def test_api_defaults_sends_the_apis_own_defaults_unsteered() -> None:
+    """The API documents trigger 100,000 input tokens and keep 3 as its defaults."""
+    tool_uses = load("api-defaults").context_editing.tool_uses
+    assert tool_uses.strategy == "server"
+    assert build_context_management(load("api-defaults").context_editing) == {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": 100_000},
+                "keep": {"type": "tool_uses", "value": 3},
+            }
+        ]
+    }
+    # Everything else is the built-in profile's.
+    built_in = dataclasses.replace(Profile(), source="")
+    same = dataclasses.replace(
+        load("api-defaults"), context_editing=built_in.context_editing, source=""
+    )
+    assert dataclasses.replace(same, memory=built_in.memory, tools=built_in.tools) == built_in
 
 
 def test_no_editing_is_balanced_with_editing_off() -> None:

@@ -117,6 +117,7 @@ def test_profile_to_dict_round_trips(tmp_path: Path) -> None:
         "thinking": {"enabled": True, "budget_tokens": 2048},
         "context_editing": {
             "tool_uses": {
+                "strategy": "server",
                 "trigger_kind": "tool_uses",
                 "trigger": 8,
                 "keep": 2,

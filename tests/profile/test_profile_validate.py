@@ -177,11 +177,19 @@ def test_defaults_have_no_warnings() -> None:
 @pytest.mark.parametrize(
     ("sets", "fragment"),
     [
-        (["context_editing.tool_uses.trigger=4000"], "trigger: 4000 input tokens is so low"),
         (
             [
+                "context_editing.tool_uses.trigger=4000",
+                "context_editing.tool_uses.clear_at_least=0",
+            ],
+            "trigger: 4000 input tokens is so low",
+        ),
+        (
+            [
+                'context_editing.tool_uses.strategy="server"',
                 'context_editing.tool_uses.trigger_kind="tool_uses"',
                 "context_editing.tool_uses.trigger=3",
+                "context_editing.tool_uses.keep=3",
             ],
             "keep (3) is not below the tool_uses trigger (3)",
         ),
@@ -342,3 +350,47 @@ def test_parse_literal_assignment_reads_plain_and_annotated_literals() -> None:
     assert parse_literal_assignment(source, "missing") is None
     with pytest.raises(ValueError):
         parse_literal_assignment(source, "C")  # not a literal: the caller falls back
+
+
+def test_a_tool_uses_trigger_needs_the_server_strategy_now_that_batched_is_the_default() -> None:
+    message = error_of('context_editing.tool_uses.trigger_kind="tool_uses"')
+    assert "context_editing.tool_uses.trigger_kind" in message
+    assert 'set strategy = "server" for a tool_uses trigger' in message
+    profile, _ = build(
+        'context_editing.tool_uses.trigger_kind="tool_uses"',
+        'context_editing.tool_uses.strategy="server"',
+        "context_editing.tool_uses.trigger=10",
+    )
+    assert profile.context_editing.tool_uses.trigger == 10
+
+
+def test_batched_low_water_zero_means_as_far_as_keep_allows_and_must_stay_below_trigger() -> None:
+    profile, _ = build("context_editing.tool_uses.low_water=0")
+    assert profile.context_editing.tool_uses.low_water == 0
+    message = error_of(
+        "context_editing.tool_uses.trigger=10000", "context_editing.tool_uses.low_water=10000"
+    )
+    assert "low_water: 10000: batched clearing needs low_water < trigger (10000)" in message
+    assert "only used with" in error_of(
+        'context_editing.tool_uses.strategy="server"', "context_editing.tool_uses.low_water=5"
+    )
+
+
+def test_adaptive_thinking_needs_thinking_on_and_no_budget_rule() -> None:
+    message = error_of("thinking.adaptive=true")
+    assert "thinking.adaptive: adaptive thinking is a kind of extended thinking" in message
+    # No budget is sent with adaptive, so the budget rules do not apply.
+    profile, warnings = build(
+        "thinking.enabled=true", "thinking.adaptive=true", "thinking.budget_tokens=9000"
+    )
+    assert profile.thinking.request_field() == {"type": "adaptive"}
+    assert warnings == []
+    assert "must be less than max_tokens" in error_of(
+        "thinking.enabled=true", "thinking.budget_tokens=9000"
+    )
+
+
+def test_adaptive_thinking_silences_the_enabled_deprecation_warning() -> None:
+    on = ("model=claude-opus-4-6", "thinking.enabled=true")
+    assert any("set thinking.adaptive = true" in w for w in build(*on)[1])
+    assert build(*on, "thinking.adaptive=true", "context_editing.thinking.enabled=true")[1] == []

@@ -20,6 +20,7 @@ strategy = "{strategy}"
 trigger = 9000
 low_water = {low}
 keep = 2
+clear_at_least = 0
 exclude_tools = []
 [tools]
 memory = true

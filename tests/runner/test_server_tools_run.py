@@ -29,6 +29,7 @@ enabled = true
 [server_tools.web_fetch]
 enabled = true
 [context_editing.tool_uses]
+strategy = "server"
 trigger_kind = "tool_uses"
 trigger = 4
 keep = 2

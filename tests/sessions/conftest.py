@@ -49,8 +49,10 @@ max_tokens = 8192
 enabled = true
 budget_tokens = 2048
 [context_editing.tool_uses]
+strategy = "server"
 trigger = 2500
 keep = 2
+clear_at_least = 0
 [context_editing.thinking]
 enabled = true
 keep = 2
@@ -116,6 +118,9 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     (base / "server.toml").write_text(SERVER_PROFILE)
     shutil.copytree(base / "research", base / "batched")
+    # The example's front matter picks the server strategy; balanced.toml's batches here.
+    task = base / "batched" / "task.md"
+    task.write_text(task.read_text().replace('strategy = "server"\nlow_water = 0\n', ""))
     saved = os.getcwd()
     try:
         os.chdir(base / "research")  # memory and workspace resolve from the task folder

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.loader import build_profile
-from agentctl.profile.settings import ContextEditing
+from agentctl.profile.settings import ClearToolUses, ContextEditing
 from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.report import tuning
 from agentctl.sessions.transcript import read_transcript
@@ -60,13 +60,13 @@ def test_any_list_of_triggers_parses_back(values: list[int]) -> None:
 
 
 def test_candidates_start_with_the_recorded_settings_and_no_clearing() -> None:
-    recorded = ContextEditing()
+    recorded = ContextEditing(ClearToolUses(strategy="server", trigger=100_000, keep=3))
     found = candidates(recorded, {"trigger": (1000, 2000), "keep": (recorded.tool_uses.keep,)})
     assert found[0] == recorded
     assert not found[1].tool_uses.enabled
     assert [settings_label(c) for c in found[2:]] == [
-        "trigger=1000 keep=3 clear_at_least=0",
-        "trigger=2000 keep=3 clear_at_least=0",
+        "trigger=1000 keep=3 clear_at_least=8000",
+        "trigger=2000 keep=3 clear_at_least=8000",
     ]
 
 

@@ -117,7 +117,10 @@ def first_request(recs: list[dict[str, Any]]) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_exclude_tools_keeps_an_mcp_tools_results_from_clearing(tmp_path: Path) -> None:
-    editing = '[context_editing.tool_uses]\ntrigger_kind = "tool_uses"\ntrigger = 2\nkeep = 1\n'
+    editing = (
+        '[context_editing.tool_uses]\nstrategy = "server"\ntrigger_kind = "tool_uses"\n'
+        "trigger = 2\nkeep = 1\nclear_at_least = 0\n"
+    )
     turns = [[("mcp__fx__echo", {"text": f"result {i} " * 40})] for i in range(4)]
     cleared = {}
     for exclude in ("[]", '["mcp__fx__echo"]'):
