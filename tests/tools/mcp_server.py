@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import os
+import subprocess
 import sys
 import threading
 
@@ -16,6 +17,12 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent
 
 server = MCPServer("fixture", log_level="CRITICAL")
+# A process that outlives a polite stop: only SIGKILL ends it.
+STUBBORN = (
+    "import signal, threading\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "threading.Event().wait()\n"
+)
 # A 1x1 PNG: 70 bytes.
 PIXEL = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwAD"
@@ -71,8 +78,11 @@ def die() -> str:
 
 
 @server.tool()
-def hang(gate: str) -> str:
-    """Signal `gate` exists (creates the file), then never answer."""
+def hang(gate: str, child: bool = False) -> str:
+    """Signal `gate` exists (creates the file), then never answer. With `child`, first start a
+    process in the server's group that ignores SIGTERM and never reads stdin."""
+    if child:
+        subprocess.Popen([sys.executable, "-c", STUBBORN], stdin=subprocess.DEVNULL)
     open(gate, "w").close()
     threading.Event().wait()
     return "never"

@@ -190,33 +190,116 @@ def process_gone(pid: int) -> bool:
     return status.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
+def running_in_session(session: int) -> list[int]:
+    """The pids of `session` that still run (zombies run nothing: an init that never reaps
+    them keeps them listed). The server leads its session, so this is the server, what it
+    started and its watchdog."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if int(fields[3]) == session and fields[0] not in ("Z", "X"):
+            pids.append(int(entry.name))
+    return pids
+
+
+def agentctl_argv(task: Path, profile: Path) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "agentctl",
+        "run",
+        str(task),
+        "--offline",
+        "--profile",
+        str(profile),
+    ]
+
+
+def hanging_run(folder: Path) -> tuple[list[str], Path, Path]:
+    """(argv, pid file, gate) of a run whose one tool call hangs in a server that started a
+    SIGTERM-proof child; the gate appears once the server is inside the call."""
+    pid_file, gate = folder / "server.pid", folder / "gate"
+    profile = write_profile(folder, f'env = {{ MCP_PID_FILE = "{pid_file}" }}\n')
+    calls = [("mcp__fx__hang", {"gate": str(gate), "child": True})]
+    task = write_task(folder, calls, [("mcp__fx__add", {"a": 1, "b": 1})])
+    return agentctl_argv(task, profile), pid_file, gate
+
+
+def server_session(pid_file: Path, gate: Path) -> int:
+    """The server's session id (its pid), once it is inside the hanging call."""
+    wait_for(gate.exists)
+    session = int(pid_file.read_text())
+    assert len(running_in_session(session)) == 3  # the server, its child, the watchdog
+    return session
+
+
 @pytest.mark.slow
-def test_ctrl_c_stops_the_server_process(tmp_path: Path) -> None:
-    pid_file, gate = tmp_path / "server.pid", tmp_path / "gate"
-    profile = write_profile(tmp_path, f'env = {{ MCP_PID_FILE = "{pid_file}" }}\n')
-    task = write_task(tmp_path, [("mcp__fx__hang", {"gate": str(gate)})])
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agentctl",
-            "run",
-            str(task),
-            "--offline",
-            "--profile",
-            str(profile),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    wait_for(gate.exists)  # the server is inside the call
-    server_pid = int(pid_file.read_text())
-    assert not process_gone(server_pid)
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=30)
+@pytest.mark.parametrize(
+    ("sig", "said"),
+    [(signal.SIGINT, "stopped by Ctrl-C"), (signal.SIGTERM, "stopped by SIGTERM")],
+)
+def test_ctrl_c_or_sigterm_stops_the_run_and_ends_the_servers_group(
+    tmp_path: Path, sig: signal.Signals, said: str
+) -> None:
+    argv, pid_file, gate = hanging_run(tmp_path)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    session = server_session(pid_file, gate)
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
-    assert process_gone(server_pid)
+    assert f"(interrupted): {said}; continue with: agentctl run --resume " in err
+    wait_for(lambda: not running_in_session(session), timeout=60)
+
+
+@pytest.mark.slow
+def test_sigkill_of_agentctl_ends_the_servers_group_and_resume_goes_on(tmp_path: Path) -> None:
+    argv, pid_file, gate = hanging_run(tmp_path)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    session = server_session(pid_file, gate)
+    proc.kill()
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    wait_for(lambda: not running_in_session(session), timeout=60)
+    resumed = invoke("run", "--resume", "last", "--offline", "-q")
+    assert resumed.exit_code == 0, resumed.output
+    assert [r["content"] for r in tool_results(records())][-1] == "1 + 1 = 2"
+
+
+# Starts agentctl (argv from the command line, output to files), writes its pid, waits.
+PARENT = """
+import subprocess, sys
+with open(sys.argv[1], "w") as out, open(sys.argv[2], "w") as err:
+    child = subprocess.Popen(sys.argv[4:], stdout=out, stderr=err)
+    open(sys.argv[3], "w").write(str(child.pid))
+    child.wait()
+"""
+
+
+@pytest.mark.slow
+def test_when_agentctls_parent_is_killed_the_run_stops_and_ends_the_servers_group(
+    tmp_path: Path,
+) -> None:
+    argv, pid_file, gate = hanging_run(tmp_path)
+    out, err, child = (tmp_path / name for name in ("out", "err", "agentctl.pid"))
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(out), str(err), str(child), *argv])
+    session = server_session(pid_file, gate)
+    agentctl = int(child.read_text())
+    parent.kill()
+    assert parent.wait(timeout=60) == -signal.SIGKILL
+    wait_for(lambda: process_gone(agentctl), timeout=60)
+    wait_for(lambda: not running_in_session(session), timeout=60)
+    assert "(interrupted): stopped: the process that started agentctl ended; continue with:" in (
+        err.read_text()
+    )
+    [error] = [
+        r["event"] for r in records() if r["type"] == "event" and r["event"]["event"] == "error"
+    ]
+    assert error["kind"] == "interrupted"
+    assert error["message"].startswith("stopped: the process that started agentctl ended")
 
 
 def test_task_front_matter_may_not_add_a_server(tmp_path: Path) -> None:
