@@ -14,7 +14,17 @@ import threading
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ImageContent, TextContent
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 server = MCPServer("fixture", log_level="CRITICAL")
 # A process that outlives a polite stop: only SIGKILL ends it.
@@ -62,6 +72,33 @@ def picture() -> list[TextContent | ImageContent]:
         TextContent(type="text", text="a pixel"),
         ImageContent(type="image", data=PIXEL, mime_type="image/png"),
     ]
+
+
+@server.tool()
+def kinds() -> list[ContentBlock]:
+    """One block of each other kind: audio, a resource link, embedded text and binary."""
+    return [
+        AudioContent(
+            type="audio", data=base64.b64encode(b"RIFF" * 4).decode(), mime_type="audio/wav"
+        ),
+        ResourceLink(type="resource_link", name="log", uri="file:///var/log/app.log", size=2048),
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(uri="memo://1", mime_type="text/plain", text="hello"),
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="blob://2", blob=base64.b64encode(b"x" * 10).decode()
+            ),
+        ),
+    ]
+
+
+@server.tool()
+def structured() -> CallToolResult:
+    """A result with structured content only."""
+    return CallToolResult(content=[], structured_content={"rows": 2, "ok": True})
 
 
 @server.tool()

@@ -340,7 +340,7 @@ def test_mcp_list_shows_status_and_tools(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout == (
         "fx  ok, 2 tool(s)\n  mcp__fx__add\n  mcp__fx__fail\n"
-        "  not offered (allow/deny): echo, getenv, header, picture, die, hang\n"
+        "  not offered (allow/deny): echo, getenv, header, picture, kinds, structured, die, hang\n"
     )
     broken = write_profile(tmp_path, 'env = { FAIL_AT_START = "1" }\n')
     result = invoke("mcp", "list", "--profile", str(broken), "--json")
@@ -357,6 +357,20 @@ def test_a_run_without_servers_never_imports_mcp(tmp_path: Path) -> None:
     argv = ["run", str(task), "--offline", "--quiet"]
     out, loaded = loaded_by_command(argv, ["mcp", "mcp_types"], env)
     assert "EXIT=None" in out or "EXIT=0" in out  # the run happened
+    assert loaded == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv", [["profile", "show"], ["profile", "check"], ["memory", "view"], ["sessions", "list"]]
+)
+def test_commands_that_start_no_server_never_import_mcp(tmp_path: Path, argv: list[str]) -> None:
+    """The profile (./agentctl.toml, found by the lookup) declares a server all the same."""
+    write_profile(tmp_path)
+    (tmp_path / "memory").mkdir()  # the profile's memory root, for `memory view`
+    mods = ["mcp", "mcp_types", "agentctl.tools.mcp", "agentctl.tools.mcp_bridge"]
+    out, loaded = loaded_by_command(argv, mods, {**os.environ, "AGENTCTL_PROFILE": ""})
+    assert "EXIT=None" in out or "EXIT=0" in out, out
     assert loaded == []
 
 
@@ -491,3 +505,33 @@ def test_env_values_stay_out_of_the_transcript_and_resume_reads_them_again(
     resumed = invoke("run", "--resume", "last", "--offline", "-q", "--max-turns", "10")
     assert resumed.exit_code == 0, resumed.output
     assert [r["content"] for r in tool_results(records())] == [secret, secret]
+
+
+KINDS = (
+    "[audio audio/wav, 16 bytes]\n"
+    "[resource link file:///var/log/app.log (unknown type, 2048 bytes)]\n"
+    "[resource memo://1 (text/plain, 5 characters)]\nhello\n"
+    "[resource blob://2 (unknown type, 10 bytes)]"
+)
+
+
+@pytest.mark.slow
+def test_other_content_is_summarised_capped_and_shown_in_the_table(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from agentctl import run
+    from agentctl.render.table import turn_table
+
+    profile = write_profile(tmp_path, tools="max_result_chars = 120\n")
+    calls = [("mcp__fx__kinds", {}), ("mcp__fx__structured", {}), ("mcp__fx__fail", {})]
+    result = run(write_task(tmp_path, calls), profile=profile, offline=True)
+    kinds, structured, _ = tool_results(records())
+    assert kinds["content"] == (
+        KINDS[:120] + f"\n[truncated: result cut at 120 of {len(KINDS)} characters]"
+    )
+    assert structured["content"] == '{"rows": 2, "ok": true}'
+    console = Console(width=160, record=True, color_system=None)
+    console.print(turn_table(result.turns, width=160))
+    first_turn = console.export_text().split("   2  end_turn")[0]  # its tools column wraps
+    tools = " ".join(line.split("–")[-1].strip() for line in first_turn.splitlines()[3:])
+    assert tools == "mcp__fx__kinds, mcp__fx__structured, mcp__fx__fail!"  # `!`: it failed
