@@ -361,6 +361,29 @@ def test_a_run_without_servers_never_imports_mcp(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_doctor_has_one_line_per_server(tmp_path: Path) -> None:
+    command = json.dumps([sys.executable, str(SERVER)])
+    profile = tmp_path / "agentctl.toml"
+    profile.write_text(
+        f'[mcp.servers.fx]\ncommand = {command}\nallow = ["add"]\n'
+        f'[mcp.servers.broken]\ncommand = {command}\nenv = {{ FAIL_AT_START = "1" }}\n'
+    )
+    result = invoke("doctor", "--offline", "--json", "--profile", str(profile))
+    assert result.exit_code == 1, result.output
+    checks = {row["check"]: row for row in json.loads(result.stdout)}
+    assert checks["mcp fx"] == {
+        "check": "mcp fx",
+        "value": "starts; 1 tool(s): mcp__fx__add",
+        "ok": True,
+    }
+    assert checks["mcp broken"]["ok"] is False
+    assert checks["mcp broken"]["value"] == (
+        f"mcp.servers.broken: cannot start {sys.executable!r}: Connection closed"
+        " (stderr: fixture: cannot open the database)"
+    )
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv", [["profile", "show"], ["profile", "check"], ["memory", "view"], ["sessions", "list"]]
 )
