@@ -558,3 +558,18 @@ def test_other_content_is_summarised_capped_and_shown_in_the_table(tmp_path: Pat
     first_turn = console.export_text().split("   2  end_turn")[0]  # its tools column wraps
     tools = " ".join(line.split("–")[-1].strip() for line in first_turn.splitlines()[3:])
     assert tools == "mcp__fx__kinds, mcp__fx__structured, mcp__fx__fail!"  # `!`: it failed
+
+
+def test_the_docs_server_examples_are_valid_profiles(tmp_path: Path) -> None:
+    from agentctl.profile.loader import resolve_profile
+
+    docs = (Path(__file__).parents[2] / "docs" / "tools.md").read_text()
+    blocks = [b.split("```")[0] for b in docs.split("```toml\n")[1:] if "[mcp.servers." in b]
+    servers = {}
+    for i, block in enumerate(blocks):
+        path = tmp_path / f"example{i}.toml"
+        path.write_text(block)
+        servers.update(resolve_profile(str(path))[0].mcp.servers)
+    assert servers["units"].cwd == tmp_path / "tools"
+    assert servers["units"].deny == ("define",)
+    assert servers["search"].headers == {"Authorization": "Bearer ..."}
