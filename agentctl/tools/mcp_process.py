@@ -45,8 +45,9 @@ def locate(program: str, path: str | None, cwd: Path) -> None:
 
 @functools.cache
 def reaper_works() -> bool:
-    """True on Linux 5.3 and later (pidfd_open); elsewhere servers start directly."""
-    if not hasattr(os, "pidfd_open"):
+    """True on Linux 5.3 and later (pidfd_open) in a Python that can run a script; elsewhere
+    (or frozen into an application) servers start directly."""
+    if not hasattr(os, "pidfd_open") or not sys.executable or getattr(sys, "frozen", False):
         return False
     try:
         os.close(os.pidfd_open(os.getpid()))

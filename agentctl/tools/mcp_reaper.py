@@ -2,7 +2,7 @@
 is killed (SIGKILL) and can stop nothing itself. Linux (pidfd); standard library only.
 
 agentctl's MCP SDK starts `python -I -S mcp_reaper.py OWNER GRACE_S PROGRAM [ARG...]` in a new
-session (so this process leads the server's process group). It forks a watchdog, then becomes
+session (so this process leads the server's process group). It starts a watchdog, then becomes
 PROGRAM (exec): the server keeps the pid, pipes and exit status the SDK expects of it. The
 watchdog moves to a group of its own, lets go of the server's pipes and waits for agentctl
 (pid OWNER) or the server to end. Then it sends SIGTERM to the server's group and, after
@@ -36,10 +36,20 @@ def main(argv: list[str]) -> int:
         return EXIT_OWNER_GONE
     group = os.getpid()  # the SDK started this process as a session (and group) leader
     server_fd = os.pidfd_open(group)  # this process, which is about to become the server
-    if os.fork() == 0:
-        watch(owner_fd, server_fd, group, grace_s)
+    start_watchdog(owner_fd, server_fd, group, grace_s)
     become(program)
     return EXIT_CANNOT_EXEC  # not reached: become() execs or exits
+
+
+def start_watchdog(owner_fd: int, server_fd: int, group: int, grace_s: float) -> None:
+    """Fork the watchdog twice, so that it is no child of the server: a server that waits for
+    all its children, or counts them, never meets it."""
+    middle = os.fork()
+    if middle == 0:
+        if os.fork() == 0:
+            watch(owner_fd, server_fd, group, grace_s)
+        os._exit(0)
+    os.waitpid(middle, 0)
 
 
 def become(program: list[str]) -> None:

@@ -564,7 +564,8 @@ def test_the_docs_server_examples_are_valid_profiles(tmp_path: Path) -> None:
     from agentctl.profile.loader import resolve_profile
 
     docs = (Path(__file__).parents[2] / "docs" / "tools.md").read_text()
-    blocks = [b.split("```")[0] for b in docs.split("```toml\n")[1:] if "[mcp.servers." in b]
+    blocks = [b.split("```")[0] for b in docs.split("```toml\n")[1:]]
+    blocks = [b for b in blocks if "[mcp.servers." in b]
     servers = {}
     for i, block in enumerate(blocks):
         path = tmp_path / f"example{i}.toml"
