@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from agentctl.cli.main import app
 from agentctl.home import sessions_dir
 from agentctl.sessions.transcript import read_records
+from agentctl.tools.mcp_process import reaper_works
 
 SERVER = Path(__file__).with_name("mcp_server.py")
 KEY = "ANTHROPIC_API_KEY"
@@ -190,6 +191,10 @@ def process_gone(pid: int) -> bool:
     return status.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
+# The launcher (and /proc, which these tests read) are Linux's.
+needs_reaper = pytest.mark.skipif(not reaper_works(), reason="the MCP launcher needs pidfd")
+
+
 def running_in_session(session: int) -> list[int]:
     """The pids of `session` that still run (zombies run nothing: an init that never reaps
     them keeps them listed). The server leads its session, so this is the server, what it
@@ -238,6 +243,7 @@ def server_session(pid_file: Path, gate: Path) -> int:
     return session
 
 
+@needs_reaper
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("sig", "said"),
@@ -256,6 +262,7 @@ def test_ctrl_c_or_sigterm_stops_the_run_and_ends_the_servers_group(
     wait_for(lambda: not running_in_session(session), timeout=60)
 
 
+@needs_reaper
 @pytest.mark.slow
 def test_sigkill_of_agentctl_ends_the_servers_group_and_resume_goes_on(tmp_path: Path) -> None:
     argv, pid_file, gate = hanging_run(tmp_path)
@@ -279,6 +286,7 @@ with open(sys.argv[1], "w") as out, open(sys.argv[2], "w") as err:
 """
 
 
+@needs_reaper
 @pytest.mark.slow
 def test_when_agentctls_parent_is_killed_the_run_stops_and_ends_the_servers_group(
     tmp_path: Path,
