@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from agentctl.cli.lifetime import stop_with_parent
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.render.safe import error_line
@@ -188,7 +189,8 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     screen = _Screen(renderer, note)
     try:
-        result = execute(plan, on_event=screen.handle)
+        with stop_with_parent(bool(plan.profile.mcp.servers)):  # no server outlives the run
+            result = execute(plan, on_event=screen.handle)
     except AgentctlError as err:
         renderer.close()
         # Ctrl-C or a limit: what the run did so far (not when the reader went away).

@@ -201,8 +201,8 @@ def _drive(
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
-    except KeyboardInterrupt:
-        error: AgentctlError = InterruptedRunError("stopped by Ctrl-C")
+    except KeyboardInterrupt as stop:  # Ctrl-C, or a reason the CLI's signal handlers give
+        error: AgentctlError = InterruptedRunError(str(stop) or "stopped by Ctrl-C")
     except AgentctlError as err:
         error = err
     if recorder.opened:  # only a recorded session can be continued

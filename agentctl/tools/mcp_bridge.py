@@ -77,7 +77,7 @@ def wait(future: concurrent.futures.Future[T], timeout: float) -> T:
 
 
 class ServerConnection:
-    """One stdio MCP server: started by `start`, held open by a task until `stop`."""
+    """One MCP server (stdio or HTTP): started by `start`, held open by a task until `stop`."""
 
     def __init__(self, name: str, server: McpServer, loop: LoopThread) -> None:
         self.name = name
@@ -147,12 +147,12 @@ class ServerConnection:
             return
         from mcp import StdioServerParameters, stdio_client
 
+        from agentctl.tools.mcp_process import launch_argv
+
         server = self.server
+        argv = launch_argv(server)
         params = StdioServerParameters(
-            command=server.command[0],
-            args=list(server.command[1:]),
-            env=dict(server.env) or None,
-            cwd=server.cwd,
+            command=argv[0], args=argv[1:], env=dict(server.env) or None, cwd=server.cwd
         )
         async with stdio_client(params, errlog=self._stderr) as streams:  # type: ignore[arg-type]
             yield streams

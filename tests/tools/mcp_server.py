@@ -8,14 +8,31 @@ from __future__ import annotations
 
 import base64
 import os
+import subprocess
 import sys
 import threading
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ImageContent, TextContent
+from mcp.types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 server = MCPServer("fixture", log_level="CRITICAL")
+# A process that outlives a polite stop: only SIGKILL ends it.
+STUBBORN = (
+    "import signal, threading\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "threading.Event().wait()\n"
+)
 # A 1x1 PNG: 70 bytes.
 PIXEL = (
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwAD"
@@ -58,6 +75,33 @@ def picture() -> list[TextContent | ImageContent]:
 
 
 @server.tool()
+def kinds() -> list[ContentBlock]:
+    """One block of each other kind: audio, a resource link, embedded text and binary."""
+    return [
+        AudioContent(
+            type="audio", data=base64.b64encode(b"RIFF" * 4).decode(), mime_type="audio/wav"
+        ),
+        ResourceLink(type="resource_link", name="log", uri="file:///var/log/app.log", size=2048),
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(uri="memo://1", mime_type="text/plain", text="hello"),
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="blob://2", blob=base64.b64encode(b"x" * 10).decode()
+            ),
+        ),
+    ]
+
+
+@server.tool()
+def structured() -> CallToolResult:
+    """A result with structured content only."""
+    return CallToolResult(content=[], structured_content={"rows": 2, "ok": True})
+
+
+@server.tool()
 def fail() -> str:
     """Always fails."""
     raise ToolError("the fixture failed on purpose")
@@ -71,8 +115,11 @@ def die() -> str:
 
 
 @server.tool()
-def hang(gate: str) -> str:
-    """Signal `gate` exists (creates the file), then never answer."""
+def hang(gate: str, child: bool = False) -> str:
+    """Signal `gate` exists (creates the file), then never answer. With `child`, first start a
+    process in the server's group that ignores SIGTERM and never reads stdin."""
+    if child:
+        subprocess.Popen([sys.executable, "-c", STUBBORN], stdin=subprocess.DEVNULL)
     open(gate, "w").close()
     threading.Event().wait()
     return "never"

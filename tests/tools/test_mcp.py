@@ -6,78 +6,28 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from import_probe import loaded_by_command
-from typer.testing import CliRunner
 
-from agentctl.cli.main import app
 from agentctl.home import sessions_dir
-from agentctl.sessions.transcript import read_records
 
-SERVER = Path(__file__).with_name("mcp_server.py")
+from .mcp_harness import (
+    SERVER,
+    invoke,
+    records,
+    tool_results,
+    wait_for,
+    write_profile,
+    write_task,
+)
+
 KEY = "ANTHROPIC_API_KEY"
-
-
-@pytest.fixture(autouse=True)
-def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # the default memory root is ./memory
-
-
-def write_profile(folder: Path, server: str = "", top: str = "", tools: str = "") -> Path:
-    """A profile with the fixture server `fx`: extra keys of its table in `server`, of
-    [tools] in `tools`, other tables in `top`."""
-    command = json.dumps([sys.executable, str(SERVER)])
-    path = folder / "agentctl.toml"
-    path.write_text(
-        f"{top}[tools]\nworkspace = false\n{tools}\n[mcp.servers.fx]\ncommand = {command}\n{server}"
-    )
-    return path
-
-
-def write_task(folder: Path, *turns: list[tuple[str, dict[str, Any]]], front: str = "") -> Path:
-    """A task whose scripted model makes the given tool calls, one list per turn."""
-    script = []
-    for calls in turns:
-        script.append("[[turn]]")
-        for name, tool_input in calls:
-            script += [
-                "[[turn.tool_use]]",
-                f'name = "{name}"',
-                f"input = {toml_inline(tool_input)}",
-            ]
-    (folder / "script.toml").write_text("\n".join(script) + "\n")
-    head = f'+++\nemulator_script = "script.toml"\n{front}+++\n'
-    task = folder / "task.md"
-    task.write_text(head + "Use the fixture's tools.\n")
-    return task
-
-
-def toml_inline(data: dict[str, Any]) -> str:
-    return "{ " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in data.items()) + " }"
-
-
-def invoke(*args: str) -> Any:
-    return CliRunner().invoke(app, list(args))
-
-
-def records() -> list[dict[str, Any]]:
-    files = sorted(sessions_dir().glob("*.jsonl"))
-    assert len(files) == 1
-    return read_records(files[0])
-
-
-def tool_results(recs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The transcript's tool_result records, in order."""
-    return [rec for rec in recs if rec["type"] == "tool_result"]
 
 
 @pytest.mark.slow
@@ -140,88 +90,6 @@ def test_exclude_tools_keeps_an_mcp_tools_results_from_clearing(tmp_path: Path) 
     assert cleared['["mcp__fx__echo"]'] == 0
 
 
-@pytest.mark.slow
-def test_a_server_that_dies_mid_run_gives_an_error_result_with_its_stderr(tmp_path: Path) -> None:
-    profile = write_profile(tmp_path)
-    task = write_task(tmp_path, [("mcp__fx__die", {})], [("mcp__fx__add", {"a": 1, "b": 1})])
-    result = invoke("run", str(task), "--offline", "--profile", str(profile), "--quiet")
-    assert result.exit_code == 0, result.output
-    died, after = tool_results(records())
-    assert died["is_error"] and after["is_error"]
-    assert died["content"].startswith("Error: MCP server 'fx' failed")
-    assert died["content"].endswith("fixture: fatal: out of cheese")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    ("server", "said"),
-    [
-        ('env = { FAIL_AT_START = "1" }\n', "(stderr: fixture: cannot open the database)"),
-        ('command = ["no-such-program-4f1c"]\n', "'no-such-program-4f1c'"),
-    ],
-)
-def test_a_server_that_cannot_start_is_one_line_and_exit_2(
-    tmp_path: Path, server: str, said: str
-) -> None:
-    profile = write_profile(tmp_path, server)
-    if server.startswith("command"):  # replace the fixture's command
-        text = profile.read_text().splitlines()
-        profile.write_text("\n".join(t for t in text if not t.startswith('command = ["/')))
-    task = write_task(tmp_path, [("mcp__fx__add", {"a": 1, "b": 1})])
-    result = invoke("run", str(task), "--offline", "--profile", str(profile))
-    assert result.exit_code == 2, result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith("agentctl: mcp.servers.fx: cannot start ")
-    assert said in lines[0]
-    assert not list(sessions_dir().glob("*.jsonl"))  # nothing was recorded
-
-
-def wait_for(predicate: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
-def process_gone(pid: int) -> bool:
-    """True when `pid` no longer runs (a zombie counts as gone: it runs nothing)."""
-    try:
-        status = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return status.rsplit(")", 1)[1].split()[0] in ("Z", "X")
-
-
-@pytest.mark.slow
-def test_ctrl_c_stops_the_server_process(tmp_path: Path) -> None:
-    pid_file, gate = tmp_path / "server.pid", tmp_path / "gate"
-    profile = write_profile(tmp_path, f'env = {{ MCP_PID_FILE = "{pid_file}" }}\n')
-    task = write_task(tmp_path, [("mcp__fx__hang", {"gate": str(gate)})])
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "agentctl",
-            "run",
-            str(task),
-            "--offline",
-            "--profile",
-            str(profile),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    wait_for(gate.exists)  # the server is inside the call
-    server_pid = int(pid_file.read_text())
-    assert not process_gone(server_pid)
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, err
-    assert process_gone(server_pid)
-
-
 def test_task_front_matter_may_not_add_a_server(tmp_path: Path) -> None:
     front = '[mcp.servers.evil]\ncommand = ["sh", "-c", "echo pwned"]\n'
     task = write_task(tmp_path, [], front=front)
@@ -260,7 +128,7 @@ def test_mcp_list_shows_status_and_tools(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout == (
         "fx  ok, 2 tool(s)\n  mcp__fx__add\n  mcp__fx__fail\n"
-        "  not offered (allow/deny): echo, getenv, header, picture, die, hang\n"
+        "  not offered (allow/deny): echo, getenv, header, picture, kinds, structured, die, hang\n"
     )
     broken = write_profile(tmp_path, 'env = { FAIL_AT_START = "1" }\n')
     result = invoke("mcp", "list", "--profile", str(broken), "--json")
@@ -277,6 +145,43 @@ def test_a_run_without_servers_never_imports_mcp(tmp_path: Path) -> None:
     argv = ["run", str(task), "--offline", "--quiet"]
     out, loaded = loaded_by_command(argv, ["mcp", "mcp_types"], env)
     assert "EXIT=None" in out or "EXIT=0" in out  # the run happened
+    assert loaded == []
+
+
+@pytest.mark.slow
+def test_doctor_has_one_line_per_server(tmp_path: Path) -> None:
+    command = json.dumps([sys.executable, str(SERVER)])
+    profile = tmp_path / "agentctl.toml"
+    profile.write_text(
+        f'[mcp.servers.fx]\ncommand = {command}\nallow = ["add"]\n'
+        f'[mcp.servers.broken]\ncommand = {command}\nenv = {{ FAIL_AT_START = "1" }}\n'
+    )
+    result = invoke("doctor", "--offline", "--json", "--profile", str(profile))
+    assert result.exit_code == 1, result.output
+    checks = {row["check"]: row for row in json.loads(result.stdout)}
+    assert checks["mcp fx"] == {
+        "check": "mcp fx",
+        "value": "starts; 1 tool(s): mcp__fx__add",
+        "ok": True,
+    }
+    assert checks["mcp broken"]["ok"] is False
+    assert checks["mcp broken"]["value"] == (
+        f"mcp.servers.broken: cannot start {sys.executable!r}: Connection closed"
+        " (stderr: fixture: cannot open the database)"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv", [["profile", "show"], ["profile", "check"], ["memory", "view"], ["sessions", "list"]]
+)
+def test_commands_that_start_no_server_never_import_mcp(tmp_path: Path, argv: list[str]) -> None:
+    """The profile (./agentctl.toml, found by the lookup) declares a server all the same."""
+    write_profile(tmp_path)
+    (tmp_path / "memory").mkdir()  # the profile's memory root, for `memory view`
+    mods = ["mcp", "mcp_types", "agentctl.tools.mcp", "agentctl.tools.mcp_bridge"]
+    out, loaded = loaded_by_command(argv, mods, {**os.environ, "AGENTCTL_PROFILE": ""})
+    assert "EXIT=None" in out or "EXIT=0" in out, out
     assert loaded == []
 
 
@@ -307,33 +212,6 @@ def test_the_example_runs_offline_as_documented(
 
 
 GLOSSARY_MILE = "A unit of length equal to 1,609.344 metres (the international mile)."
-
-
-@pytest.mark.slow
-def test_a_call_past_timeout_s_is_an_error_result_and_the_server_goes_on(tmp_path: Path) -> None:
-    profile = write_profile(tmp_path, "timeout_s = 0.5\n")
-    gate = str(tmp_path / "gate")
-    task = write_task(
-        tmp_path, [("mcp__fx__hang", {"gate": gate})], [("mcp__fx__add", {"a": 1, "b": 2})]
-    )
-    result = invoke("run", str(task), "--offline", "--profile", str(profile), "-q")
-    assert result.exit_code == 0, result.output
-    hung, added = tool_results(records())
-    assert hung["is_error"] and "'fx'" in hung["content"] and "0.5" in hung["content"]
-    assert (added["is_error"], added["content"]) == (False, "1 + 2 = 3")
-
-
-@pytest.mark.slow
-def test_resume_starts_the_servers_again(tmp_path: Path) -> None:
-    profile = write_profile(tmp_path)
-    turns = [[("mcp__fx__add", {"a": i, "b": 1})] for i in range(3)]
-    task = write_task(tmp_path, *turns)
-    first = invoke("run", str(task), "--offline", "--profile", str(profile), "--max-turns", "1")
-    assert first.exit_code == 3, first.output
-    resumed = invoke("run", "--resume", "last", "--offline", "-q", "--max-turns", "10")
-    assert resumed.exit_code == 0, resumed.output
-    contents = [r["content"] for r in tool_results(records())]
-    assert contents == ["0 + 1 = 1", "1 + 1 = 2", "2 + 1 = 3"]
 
 
 def free_port() -> int:
@@ -411,3 +289,49 @@ def test_env_values_stay_out_of_the_transcript_and_resume_reads_them_again(
     resumed = invoke("run", "--resume", "last", "--offline", "-q", "--max-turns", "10")
     assert resumed.exit_code == 0, resumed.output
     assert [r["content"] for r in tool_results(records())] == [secret, secret]
+
+
+KINDS = (
+    "[audio audio/wav, 16 bytes]\n"
+    "[resource link file:///var/log/app.log (unknown type, 2048 bytes)]\n"
+    "[resource memo://1 (text/plain, 5 characters)]\nhello\n"
+    "[resource blob://2 (unknown type, 10 bytes)]"
+)
+
+
+@pytest.mark.slow
+def test_other_content_is_summarised_capped_and_shown_in_the_table(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from agentctl import run
+    from agentctl.render.table import turn_table
+
+    profile = write_profile(tmp_path, tools="max_result_chars = 120\n")
+    calls = [("mcp__fx__kinds", {}), ("mcp__fx__structured", {}), ("mcp__fx__fail", {})]
+    result = run(write_task(tmp_path, calls), profile=profile, offline=True)
+    kinds, structured, _ = tool_results(records())
+    assert kinds["content"] == (
+        KINDS[:120] + f"\n[truncated: result cut at 120 of {len(KINDS)} characters]"
+    )
+    assert structured["content"] == '{"rows": 2, "ok": true}'
+    console = Console(width=160, record=True, color_system=None)
+    console.print(turn_table(result.turns, width=160))
+    first_turn = console.export_text().split("   2  end_turn")[0]  # its tools column wraps
+    tools = " ".join(line.split("–")[-1].strip() for line in first_turn.splitlines()[3:])
+    assert tools == "mcp__fx__kinds, mcp__fx__structured, mcp__fx__fail!"  # `!`: it failed
+
+
+def test_the_docs_server_examples_are_valid_profiles(tmp_path: Path) -> None:
+    from agentctl.profile.loader import resolve_profile
+
+    docs = (Path(__file__).parents[2] / "docs" / "tools.md").read_text()
+    blocks = [b.split("```")[0] for b in docs.split("```toml\n")[1:]]
+    blocks = [b for b in blocks if "[mcp.servers." in b]
+    servers = {}
+    for i, block in enumerate(blocks):
+        path = tmp_path / f"example{i}.toml"
+        path.write_text(block)
+        servers.update(resolve_profile(str(path))[0].mcp.servers)
+    assert servers["units"].cwd == tmp_path / "tools"
+    assert servers["units"].deny == ("define",)
+    assert servers["search"].headers == {"Authorization": "Bearer ..."}
