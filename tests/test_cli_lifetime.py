@@ -16,6 +16,8 @@ from agentctl.cli.lifetime import ParentWatch, stop_with_parent
 @pytest.fixture(autouse=True)
 def _keep_handlers() -> Iterator[None]:
     saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    for sig in saved:  # start from the defaults, whatever an earlier test (or Ray) installed
+        signal.signal(sig, signal.SIG_DFL)
     yield
     for sig, handler in saved.items():
         signal.signal(sig, handler)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import logging
 import shutil
+import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +46,7 @@ def connected(address: str | None) -> Iterator[RayExecutor]:
         yield RayExecutor(ray, "the Ray cluster this process is connected to")
         return
     quiet = {"logging_level": logging.ERROR, "log_to_driver": False}
+    handlers = _handlers()  # ray.init installs its own SIGTERM handler in this process
     try:
         if address is None:
             ray.init(address="local", include_dashboard=False, **quiet)
@@ -58,6 +60,20 @@ def connected(address: str | None) -> Iterator[RayExecutor]:
         yield RayExecutor(ray, where)
     finally:
         ray.shutdown()
+        _restore(handlers)
+
+
+def _handlers() -> dict[int, Any]:
+    """The signal handlers Ray replaces, to put back after it (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    for sig, handler in handlers.items():
+        if handler is not None:  # None: set outside Python, cannot be put back
+            signal.signal(sig, handler)
 
 
 class RayExecutor:

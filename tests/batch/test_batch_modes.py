@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +37,7 @@ def ray_instance() -> Iterator[Any]:
     """One local Ray instance for the module, its workers started with the suite's safe
     environment (no key, no reachable API)."""
     ray = pytest.importorskip("ray")
+    term = signal.getsignal(signal.SIGTERM)  # ray.init replaces it in this process
     with pytest.MonkeyPatch.context() as env:
         env.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
         for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "AGENTCTL_PROFILE"):
@@ -49,6 +51,7 @@ def ray_instance() -> Iterator[Any]:
         )
     yield ray
     ray.shutdown()
+    signal.signal(signal.SIGTERM, term)
 
 
 @pytest.fixture(scope="module")
