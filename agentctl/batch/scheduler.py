@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentctl.agent.retry import RetryGate
+from agentctl.agent.rounds import RoundCoordinator
 from agentctl.batch.events import (
     BatchEvent,
     TaskEnded,
@@ -25,6 +26,7 @@ from agentctl.batch.events import (
     TaskStarted,
     WorkerCrashed,
 )
+from agentctl.batch.rounds import open_rounds
 from agentctl.batch.source import BatchTask
 from agentctl.batch.store import BatchSpec, ResultsStore
 from agentctl.batch.task import TaskContext, run_task
@@ -68,12 +70,32 @@ def run_batch(
     on_event: Callable[[BatchEvent], None],
     *,
     gate: RetryGate | None = None,
+    rounds: RoundCoordinator | None = None,
 ) -> BatchReport:
-    """Run the tasks of `tasks` that `store` does not hold yet; see the module docstring."""
+    """Run the tasks of `tasks` that `store` does not hold yet; see the module docstring.
+    `spec.via == "batches"`: every request goes in lockstep rounds (`rounds`, else one
+    opened here from the spec: agentctl.batch.rounds)."""
+    gate = gate or RetryGate()
+    if spec.via != "batches" or rounds is not None:
+        return _run(spec, tasks, out, store, on_event, gate, rounds)
+    with open_rounds(spec, gate) as opened:
+        return _run(spec, tasks, out, store, on_event, gate, opened)
+
+
+def _run(
+    spec: BatchSpec,
+    tasks: list[BatchTask],
+    out: Path,
+    store: ResultsStore,
+    on_event: Callable[[BatchEvent], None],
+    gate: RetryGate,
+    rounds: RoundCoordinator | None,
+) -> BatchReport:
     done = store.finished()
     todo = [task for task in tasks if task.id not in done]
     spent = sum(_cost(line) for line in store.lines)
-    context = TaskContext(spec, out, gate or RetryGate(), Budget(spec.max_usd, spent))
+    budget = Budget(spec.max_usd, spent)
+    context = TaskContext(spec, out, gate, budget, rounds if spec.via == "batches" else None)
     pool = _Pool(todo, context, store)
     pool.start(max(1, min(spec.parallel, len(todo))))
     return pool.drain(on_event)
@@ -130,6 +152,8 @@ class _Pool:
         except KeyboardInterrupt:
             self.stop.set()
             self.store.close()
+            if self.context.rounds is not None:
+                self.context.rounds.cancel()  # best effort: the batch in flight
             report.interrupted = True
             report.unfinished = sorted(self.pending)
         return report

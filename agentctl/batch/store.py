@@ -36,6 +36,7 @@ class BatchSpec:
     parallel: int = 1
     max_usd: float | None = None
     trust_task: bool = False
+    via: str = "messages"  # or "batches": lockstep rounds through Message Batches
     cwd: str = field(default_factory=lambda: str(Path.cwd()))
 
     def to_json(self) -> dict[str, Any]:

@@ -5,19 +5,22 @@ from __future__ import annotations
 import dataclasses
 import math
 import shutil
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentctl.agent.model import ModelClient
 from agentctl.agent.retry import RetryGate
 from agentctl.batch.source import BatchTask
 from agentctl.batch.store import BatchSpec, task_folder
-from agentctl.errors import AgentctlError
+from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
+    from agentctl.agent.rounds import RoundClient, RoundCoordinator
     from agentctl.batch.scheduler import Budget
 
 
@@ -29,13 +32,14 @@ class TaskContext:
     out: Path
     gate: RetryGate
     budget: Budget
+    rounds: RoundCoordinator | None = None  # --via batches: every request goes in its rounds
 
 
 class _Tally:
     """The task's totals turn by turn (a failed task keeps what it spent), fed to the budget."""
 
     def __init__(self, plan: Plan, budget: Budget) -> None:
-        self.cost = plan.profile.pricing().cost
+        self.cost = plan.pricing().cost
         self.budget = budget
         self.totals = Totals()
         self.turns = 0
@@ -49,14 +53,25 @@ class _Tally:
 
 
 def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
-    """Plan and run the task; its line for results.jsonl, whether it finished or failed."""
+    """Plan and run the task; its line for results.jsonl, whether it finished or failed.
+    Via batches, the task takes its seat in the rounds before it is planned, so the first
+    round waits for it."""
+    seat = context.rounds.seat(task.id) if context.rounds else nullcontext(None)
+    with seat as rounds:
+        return _run(task, context, rounds)
+
+
+def _run(task: BatchTask, context: TaskContext, rounds: RoundClient | None) -> dict[str, Any]:
     try:
-        plan = plan_task(task, context)
+        plan = plan_task(task, context, batched=rounds is not None)
     except AgentctlError as err:
         return _line(task, "failed", err.exit_code, error=str(err))
     tally = _Tally(plan, context.budget)
+    connection: AbstractContextManager[ModelClient] = (
+        nullcontext(rounds) if rounds is not None else open_client(plan, gate=context.gate)
+    )
     try:
-        with open_client(plan, gate=context.gate) as model:
+        with connection as model:
             result = execute(plan, client=model, on_event=tally.handle)
     except AgentctlError as err:
         status = "limit" if err.exit_code == 3 else "failed"
@@ -64,15 +79,18 @@ def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
     return _line(task, "ok", 0, tally, plan, result=result)
 
 
-def plan_task(task: BatchTask, context: TaskContext) -> Plan:
+def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -> Plan:
     """The task's plan under the batch's profile, its front matter (and JSONL `set`), then
     --set; with its own copy of the memory root (isolated) and at most what is left of the
-    batch budget as its own limit."""
+    batch budget as its own limit; `batched`: priced as a Message Batches run."""
     spec = context.spec
     overrides = Overrides(sets=spec.sets)
     plan = plan_new(
         task.task, spec.profile, overrides, offline=spec.offline, trust_task=spec.trust_task
     )
+    if batched and spec.offline and plan.script is not None:
+        why = "emulator_script: not with --via batches (one emulator answers every task)"
+        raise UsageError(f"{task.where}: {why}")
     limits = plan.profile.limits
     left = context.budget.remaining()
     if left is not None and not (limits.max_usd and limits.max_usd <= left):
@@ -81,7 +99,7 @@ def plan_task(task: BatchTask, context: TaskContext) -> Plan:
     if spec.memory == "isolated":
         memory = dataclasses.replace(memory, root=_copy_memory(memory.root, context.out, task.id))
     profile = dataclasses.replace(plan.profile, limits=limits, memory=memory)
-    return dataclasses.replace(plan, profile=profile)
+    return dataclasses.replace(plan, profile=profile, batch_price=batched)
 
 
 def _copy_memory(base: Path, out: Path, task_id: str) -> Path:
@@ -122,4 +140,5 @@ def _line(
         "memory": str(plan.profile.memory.root) if plan is not None else None,
         "error": error,
         "source": task.where,
+        "pricing": "batch" if plan is not None and plan.batch_price else "list",
     }

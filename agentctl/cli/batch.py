@@ -29,8 +29,13 @@ tasks/ID/memory, copied from the profile's memory root, which is never changed. 
 shared: one root for all tasks, through the store's lock. --max-usd X: no task starts once
 the batch has spent X; running tasks get what is left as their limit.
 
-Ctrl-C stops cleanly; --resume DIR runs what did not finish. Not yet: --via batches (the
-Message Batches API at half price) and --executor ray.
+--via batches: all tasks advance in lockstep rounds, each round's requests sent as one
+Message Batch (half price; a round can take up to 24 h, so this is for evaluations, not
+interactive use); tool calls are answered locally between rounds. --parallel then defaults to
+every task (a task not in flight waits for a later round). Costs are shown at batch price.
+
+Ctrl-C stops cleanly (via batches: the batch in flight is canceled, best effort); --resume DIR
+runs what did not finish. Not yet: --executor ray.
 
 Exit codes: 0 every task finished, 1 a task failed, 2 usage or configuration error,
 3 a task hit a limit or the budget stopped the batch, 130 interrupted.
@@ -38,6 +43,7 @@ Exit codes: 0 every task finished, 1 a task failed, 2 usage or configuration err
 \b
 Examples:
   agentctl batch tasks/ --offline --parallel 4
+  agentctl batch tasks/ --via batches --max-usd 5
   agentctl batch tasks.jsonl --profile configs/balanced.toml --max-usd 5 --out runs/b1
   agentctl batch --resume runs/b1
   agentctl batch 'evals/*.md' --json | jq -c 'select(.event == "task_end")'
@@ -80,6 +86,9 @@ def batch(
     trust_task: Annotated[
         bool, typer.Option("--trust-task", help="As for run: front matter may widen.")
     ] = False,
+    via: Annotated[
+        str, typer.Option(metavar="API", help="messages (default) or batches (half price).")
+    ] = "messages",
 ) -> None:
     from agentctl.batch import BatchSpec
 
@@ -94,6 +103,8 @@ def batch(
         raise UsageError("missing SOURCE: a folder of task files, a glob, or a JSONL file")
     if memory not in ("isolated", "shared"):
         raise UsageError(f"--memory {memory}: use isolated or shared")
+    if via not in ("messages", "batches"):
+        raise UsageError(f"--via {via}: use messages or batches")
     spec = BatchSpec(
         source=str(Path(source).expanduser().absolute()),
         profile=str(Path(profile).expanduser().absolute()) if profile else None,
@@ -101,6 +112,7 @@ def batch(
         offline=offline,
         memory=memory,
         trust_task=trust_task,
+        via=via,
     )
     _go(out, spec, parallel, max_usd, json_mode=json_mode, quiet=quiet)
 
@@ -121,6 +133,8 @@ def _go(
     saved = spec or batch.load_spec(folder)
     saved = replace(saved, parallel=parallel or saved.parallel, max_usd=_budget(max_usd, saved))
     tasks = batch.read_source(saved.source)  # a bad SOURCE is said before the folder exists
+    if spec is not None and saved.via == "batches" and parallel is None:
+        saved = replace(saved, parallel=max(len(tasks), 1))  # every task in each round
     if spec is not None:
         batch.create(folder, saved)
     elif not quiet and Path(saved.cwd) != Path.cwd():

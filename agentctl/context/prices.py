@@ -88,6 +88,9 @@ MODELS: dict[str, ModelInfo] = {
     "claude-3-haiku": ModelInfo(Price(0.25, 1.25, 0.30, 0.50, 0.03), 2048, "DOC (2026-03 page)"),
 }
 DEFAULT_MIN_CACHEABLE = 1024  # ours, for ids the table does not know
+# Message Batches bill every token kind at half the list price (API-NOTES C.2/C.4: "Batch =
+# 50% of input/output"; the multipliers stack, so cache writes and reads are halved too).
+BATCH_FACTOR = 0.5
 
 
 def model_info(model: str) -> ModelInfo | None:
@@ -133,12 +136,18 @@ class Pricing:
     model: str
     price: Price | None  # None: the model has no known price
     cache_ttl: str = "5m"
+    batch: bool = False  # sent through the Message Batches API: BATCH_FACTOR of every price
 
     @classmethod
     def of(
-        cls, model: str, overrides: Mapping[str, Price] | None = None, cache_ttl: str = "5m"
+        cls,
+        model: str,
+        overrides: Mapping[str, Price] | None = None,
+        cache_ttl: str = "5m",
+        *,
+        batch: bool = False,
     ) -> Pricing:
-        return cls(model, price_for(model, overrides), cache_ttl)
+        return cls(model, price_for(model, overrides), cache_ttl, batch)
 
     def write_1h(self, usage: Usage, reported: int | None = None) -> int:
         """Cache-write tokens billed at the 1 h rate: what the API reported (its
@@ -160,7 +169,7 @@ class Pricing:
             + one_hour * price.cache_write_1h
             + usage.cache_read_input_tokens * price.cache_read
         )
-        return total / 1_000_000
+        return total / 1_000_000 * (BATCH_FACTOR if self.batch else 1.0)
 
     def usd(self, usage: Usage, write_1h: int | None = None) -> float | None:
         """`cost`, with None for an unknown price (for JSON and tables)."""

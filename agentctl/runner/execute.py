@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from agentctl.agent.loop import LoopSetup, run_loop
 from agentctl.agent.model import ModelClient
@@ -25,8 +25,11 @@ from agentctl.tools.workspace import WorkspaceTools
 from agentctl.types import ErrorEvent, Event, ResultEvent, Totals, TurnEvent
 
 if TYPE_CHECKING:
+    from agentctl.agent.client import AnthropicClient
     from agentctl.agent.retry import RetryGate
+    from agentctl.profile.settings import Profile
 
+SdkClient = TypeVar("SdkClient", bound="AnthropicClient")
 OFFLINE_KEY = "offline-dummy-key"
 KEY_ENV = "ANTHROPIC_API_KEY"
 TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
@@ -96,27 +99,43 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
     """The SDK client; offline, aimed at a built-in emulator started here for this run.
     `gate`: a retry gate shared with other clients (a batch's workers back off together)."""
     from agentctl.agent.client import AnthropicClient
+
+    with connect(
+        plan.profile, AnthropicClient, offline=plan.offline, script=plan.script, gate=gate
+    ) as client:
+        yield client
+
+
+@contextmanager
+def connect(
+    profile: Profile,
+    kind: type[SdkClient],
+    *,
+    offline: bool,
+    script: Path | None = None,
+    gate: RetryGate | None = None,
+) -> Iterator[SdkClient]:
+    """A `kind` (AnthropicClient, or AnthropicBatches for the Message Batches calls) set up
+    from the profile's [api] settings; offline, aimed at an emulator started here."""
     from agentctl.agent.retry import RetryPolicy
     from agentctl.agent.wire import WireLimits
 
-    api = plan.profile.api
+    api = profile.api
     policy = RetryPolicy(max_retries=api.max_retries, gate=gate)
-    creds = credentials(plan.offline)
+    creds = credentials(offline)
     wire = WireLimits(deadline_s=api.deadline_s)
-    if not plan.offline:
-        yield AnthropicClient(
-            **creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
-        )
+    if not offline:
+        yield kind(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire)
         return
     from agentctl.emulator.server import running
 
-    editing = plan.profile.context_editing
+    editing = profile.context_editing
     with running(
-        script=plan.script,
+        script=script,
         result_placeholder=editing.placeholder,
         trigger_basis=editing.trigger_basis,
     ) as emulator:
-        yield AnthropicClient(
+        yield kind(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
 
@@ -172,7 +191,7 @@ def _drive(
         tools=build_toolbox(plan, mcp),
         session=plan.session,
         recorder=recorder,
-        cost=plan.profile.pricing().cost,
+        cost=plan.pricing().cost,
         first_turn=plan.first_turn,
         task=plan.task_source,
     )
