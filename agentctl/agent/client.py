@@ -130,12 +130,16 @@ class AnthropicClient:
             failure = yield from self._try(request)
             if failure is None:
                 return
-            if not failure.retryable or retries >= self._retry.max_retries:
-                # Raised outside the `except`: the SDK's exception (the server's unredacted
-                # text) is neither the cause nor the context of the ApiError.
-                raise _api_error(failure, retries + 1, self._secrets)
-            self._retry.wait(retries, failure.retry_after)
+            self._settle(failure, retries)
             retries += 1
+
+    def _settle(self, failure: Failure, retries: int) -> None:
+        """After a failed attempt: the ApiError if it was the last one, else the wait."""
+        if not failure.retryable or retries >= self._retry.max_retries:
+            # Raised outside the `except`: the SDK's exception (the server's unredacted
+            # text) is neither the cause nor the context of the ApiError.
+            raise _api_error(failure, retries + 1, self._secrets)
+        self._retry.wait(retries, failure.retry_after)
 
     def _try(self, request: Mapping[str, Any]) -> Generator[StreamItem, None, Failure | None]:
         """One attempt: None once the response is out, else the classified failure."""
@@ -231,9 +235,7 @@ class AnthropicBatches(AnthropicClient):
                 failure = classify(exc, self._timeout_s)
                 if failure is None:
                     raise
-            if not failure.retryable or retries >= self._retry.max_retries:
-                raise _api_error(failure, retries + 1, self._secrets)
-            self._retry.wait(retries, failure.retry_after)
+            self._settle(failure, retries)
             retries += 1
 
 
