@@ -78,3 +78,19 @@ def test_cost_splits_writes_by_ttl() -> None:
     one_hour = Pricing.of("claude-opus-5-5", cache_ttl="1h")
     assert one_hour.cost(usage) == pytest.approx(4 + 2 + 0.3 * 8 + 0.4)
     assert one_hour.cost(usage, write_1h=100_000) == pytest.approx(expected)
+
+
+def test_batch_pricing_halves_every_token_kind() -> None:
+    usage = Usage(
+        input_tokens=1000,
+        output_tokens=500,
+        cache_creation_input_tokens=2000,
+        cache_read_input_tokens=8000,
+    )
+    listed = Pricing.of("claude-sonnet-5")
+    batch = Pricing.of("claude-sonnet-5", batch=True)
+    # Sonnet 5: $2 in, $10 out, $2.50 5m write, $0.20 read per million tokens.
+    assert listed.cost(usage) == pytest.approx((2000 + 5000 + 5000 + 1600) / 1e6)
+    assert batch.cost(usage) == pytest.approx(listed.cost(usage) / 2)
+    assert batch.cost(usage, write_1h=2000) == pytest.approx(listed.cost(usage, 2000) / 2)
+    assert math.isnan(Pricing.of("gpt-4o", batch=True).cost(usage))
