@@ -28,6 +28,7 @@ Json = dict[str, Any]
 PREFIX = "/v1/messages/batches"
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_REQUESTS = 100_000  # the documented per-batch limit
+KEEP_BATCHES = 1_000  # a long-lived emulator forgets the oldest batches past this many
 FAULT_KINDS = ("errored", "expired")
 _HEADERS_KEPT = ("anthropic-beta", "anthropic-version", "x-api-key", "authorization")
 
@@ -141,6 +142,8 @@ class BatchesService:
             "msgbatch_emu" + uuid.uuid4().hex[:20], requests, kept, wall.now(), self.clock()
         )
         self._batches[batch.id] = batch
+        while len(self._batches) > KEEP_BATCHES:
+            del self._batches[next(iter(self._batches))]
         return self._view(batch)
 
     def _list(self) -> Json:
