@@ -66,7 +66,10 @@ def batch(
         typer.Option("--set", metavar="KEY=VALUE", help="Override a profile key (repeatable)."),
     ] = None,
     offline: Annotated[
-        bool, typer.Option("--offline", help="Each task against its own in-process emulator.")
+        bool,
+        typer.Option(
+            "--offline", help="In-process emulators: one per task (--via batches: one for all)."
+        ),
     ] = False,
     parallel: Annotated[
         int | None, typer.Option(metavar="N", help="Tasks run at once (default 1).", min=1)
