@@ -4,6 +4,11 @@ emulator, against `--via messages` (the default) on the same tasks."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +18,9 @@ from agentctl.agent.client import AnthropicBatches
 from agentctl.agent.retry import RetryPolicy
 from agentctl.agent.rounds import RoundCoordinator
 from agentctl.batch import BatchSpec, ResultsStore, read_source, run_batch
-from agentctl.emulator.batches import parse_batch_faults
+from agentctl.emulator.batches import BatchTiming, parse_batch_faults
 from agentctl.emulator.server import running
+from tests.emulator.helpers import make_client
 
 from .test_batch_cli import batch, make_tasks, results
 
@@ -131,3 +137,26 @@ def test_a_batch_via_batches_resumes_the_same_way(tmp_path: Path) -> None:
     assert sorted(e["id"] for e in events if e["event"] == "task_end") == ["t01", "t02"]
     assert json.loads((out / "batch.json").read_text())["via"] == "batches"
     assert {row["pricing"] for row in results(out).values()} == {"batch"}
+
+
+@pytest.mark.slow
+def test_ctrl_c_cancels_the_batch_in_flight(tmp_path: Path) -> None:
+    tasks = make_tasks(tmp_path, 2)
+    out = tmp_path / "out"
+    with running(batch_timing=BatchTiming(ready_after=10**9)) as emu:  # never ends by itself
+        flags = ["--via", "batches", "--set", f"api.base_url={emu.base_url}", "--out", str(out)]
+        command = [sys.executable, "-m", "agentctl", "batch", str(tasks), *flags]
+        env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test-not-a-real-key"}
+        child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+        polled = threading.Event()
+        for _ in range(600):  # up to 30 s for the child to start and poll its first batch
+            if any(r.method == "GET" for r in emu.requests) or polled.wait(0.05):
+                break
+        child.send_signal(signal.SIGINT)
+        _, rest = child.communicate(timeout=60)
+        cancels = [r.path for r in emu.requests if r.path.endswith("/cancel")]
+        listed = make_client(emu.base_url).beta.messages.batches.list().data
+    assert child.returncode == 130, rest
+    assert "2 unfinished" in rest and "agentctl batch --resume" in rest
+    assert [batch.id for batch in listed] == [path.split("/")[-2] for path in cancels]
+    assert listed[0].processing_status == "canceling"
