@@ -115,7 +115,8 @@ class AnthropicClient:
 
     def _guard(self, response: httpx2.Response) -> None:
         """Headers are in: check time and encoding, then meter the body as it arrives."""
-        budget = BodyBudget(self._wire, response.request.extensions[_STARTED])
+        lines = response.request.url.path.endswith("/results")  # a batch's JSONL results
+        budget = BodyBudget(self._wire, response.request.extensions[_STARTED], lines=lines)
         budget.check_time()
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +15,7 @@ from agentctl.agent.model import ModelResponse
 from agentctl.agent.request import build_request
 from agentctl.agent.retry import RetryPolicy
 from agentctl.agent.rounds import PollPolicy, RoundCoordinator
+from agentctl.agent.wire import WireLimits
 from agentctl.emulator.batches import BatchTiming, parse_batch_faults
 from agentctl.emulator.server import Emulator, running
 from agentctl.errors import ApiError, InterruptedRunError
@@ -141,3 +143,21 @@ def test_cancel_stops_the_wait_and_cancels_the_batch_in_flight() -> None:
     assert isinstance(got["a"], InterruptedRunError)
     cancels = [r.path for r in emu.requests if r.path.endswith("/cancel")]
     assert cancels == [f"/v1/messages/batches/{rounds.stats.batch_ids[0]}/cancel"]
+
+
+def test_the_event_size_cap_counts_each_results_line_not_the_whole_file() -> None:
+    params = {name: ask(f"Summarise part {name}.") for name in "abcde"}
+    with running() as emu:
+        limits = WireLimits(max_event_bytes=1500)  # one result line fits, five do not
+        api = AnthropicBatches(
+            api_key="k", base_url=emu.base_url, timeout_s=5, retry=RetryPolicy(0), wire=limits
+        )
+        requests = [
+            (name, {k: v for k, v in p.items() if k != "betas"}) for name, p in params.items()
+        ]
+        batch_id = api.create(requests, params["a"]["betas"])
+        assert api.ended(batch_id)
+        found = api.results(batch_id)
+    assert {outcome.kind for outcome in found.values()} == {"succeeded"}
+    sizes = [len(json.dumps(o.response.raw)) for o in found.values() if o.response is not None]
+    assert max(sizes) < 1400 and sum(sizes) > 1500
