@@ -14,7 +14,7 @@ from agentctl.agent.model import ModelClient
 from agentctl.agent.retry import RetryGate
 from agentctl.batch.source import BatchTask
 from agentctl.batch.store import BatchSpec, task_folder
-from agentctl.errors import AgentctlError, UsageError
+from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
 from agentctl.types import Event, Totals, TurnEvent
@@ -36,11 +36,14 @@ class TaskContext:
 
 
 class _Tally:
-    """The task's totals turn by turn (a failed task keeps what it spent), fed to the budget."""
+    """The task's totals turn by turn (a failed task keeps what it spent), fed to the budget.
+    `stop_at_budget` (via batches, where every task is in flight at once, so "no new task
+    starts" bounds nothing): a turn that finds the batch budget spent ends the task."""
 
-    def __init__(self, plan: Plan, budget: Budget) -> None:
+    def __init__(self, plan: Plan, budget: Budget, *, stop_at_budget: bool = False) -> None:
         self.cost = plan.pricing().cost
         self.budget = budget
+        self.stop_at_budget = stop_at_budget
         self.totals = Totals()
         self.turns = 0
 
@@ -50,6 +53,8 @@ class _Tally:
             self.totals = self.totals.add_turn(event, cost)
             self.turns += 1
             self.budget.add(cost)
+            if self.stop_at_budget and self.budget.exhausted():
+                raise LimitError(f"the batch budget is spent (--max-usd {self.budget.limit:g})")
 
 
 def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
@@ -66,7 +71,7 @@ def _run(task: BatchTask, context: TaskContext, rounds: RoundClient | None) -> d
         plan = plan_task(task, context, batched=rounds is not None)
     except AgentctlError as err:
         return _line(task, "failed", err.exit_code, error=str(err))
-    tally = _Tally(plan, context.budget)
+    tally = _Tally(plan, context.budget, stop_at_budget=rounds is not None)
     connection: AbstractContextManager[ModelClient] = (
         nullcontext(rounds) if rounds is not None else open_client(plan, gate=context.gate)
     )

@@ -160,3 +160,22 @@ def test_ctrl_c_cancels_the_batch_in_flight(tmp_path: Path) -> None:
     assert "2 unfinished" in rest and "agentctl batch --resume" in rest
     assert [batch.id for batch in listed] == [path.split("/")[-2] for path in cancels]
     assert listed[0].processing_status == "canceling"
+
+
+def test_the_batch_budget_stops_tasks_in_flight(tmp_path: Path) -> None:
+    """Every task is in flight at once via batches: the turn that spends the budget ends
+    each task (a limit), instead of only keeping new tasks from starting."""
+    out = tmp_path / "out"
+    tasks = make_tasks(tmp_path, 4)
+    done = batch(
+        str(tasks), "--offline", "--via", "batches", "--max-usd", "0.004", "--out", str(out)
+    )
+    assert done.exit_code == 3, done.output
+    lines = results(out)
+    assert {row["status"] for row in lines.values()} == {"limit"}
+    assert all(row["turns"] < 7 for row in lines.values())  # a whole task takes 7
+    assert "the batch budget is spent (--max-usd 0.004)" in lines["t00"]["error"]
+    spent = sum(row["cost_usd"] for row in lines.values())
+    assert (
+        0.004 <= spent < 0.004 + 4 * max(row["cost_usd"] / row["turns"] for row in lines.values())
+    )
