@@ -175,7 +175,8 @@ def test_the_batch_budget_stops_tasks_in_flight(tmp_path: Path) -> None:
     assert {row["status"] for row in lines.values()} == {"limit"}
     assert all(row["turns"] < 7 for row in lines.values())  # a whole task takes 7
     assert "the batch budget is spent (--max-usd 0.004)" in lines["t00"]["error"]
+    # Over by less than two rounds: the one that crossed it, and the next for the tasks whose
+    # turn was counted before the crossing.
     spent = sum(row["cost_usd"] for row in lines.values())
-    assert (
-        0.004 <= spent < 0.004 + 4 * max(row["cost_usd"] / row["turns"] for row in lines.values())
-    )
+    turn = max(row["cost_usd"] / row["turns"] for row in lines.values())
+    assert 0.004 <= spent < 0.004 + 2 * 4 * turn
