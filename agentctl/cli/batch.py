@@ -32,7 +32,8 @@ the batch has spent X; running tasks get what is left as their limit.
 --via batches: all tasks advance in lockstep rounds, each round's requests sent as one
 Message Batch (half price; a round can take up to 24 h, so this is for evaluations, not
 interactive use); tool calls are answered locally between rounds. --parallel then defaults to
-every task (a task not in flight waits for a later round). Costs are shown at batch price.
+every task (a task not in flight waits for a later round). Costs are shown at batch price;
+--max-usd then also stops tasks in flight once the batch has spent X.
 
 Ctrl-C stops cleanly (via batches: the batch in flight is canceled, best effort); --resume DIR
 runs what did not finish. Not yet: --executor ray.
