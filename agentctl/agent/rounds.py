@@ -1,12 +1,15 @@
 """Lockstep rounds through the Message Batches API: a ModelClient per task, one batch per round.
 
 Every task runs the normal loop with a `RoundClient`. Its `stream(request)` hands the request
-to the `RoundCoordinator` and blocks. When every live task (seated and not finished) has a
-request waiting, one of the waiting threads sends them all as one batch (one per distinct set
-of betas), polls until it has ended, and hands each task its response: the same ModelResponse
-a streamed call gives. A request that came back `errored` with a transient error type or
-`expired` waits for the next round, at most `max_retries` times; any other outcome fails that
-task with an ApiError. Tool calls are answered by each task's loop between rounds.
+to the `RoundCoordinator` and blocks. The coordinator counts places: a worker that runs tasks
+one after another `join`s before its first task and `leave`s after its last, so between two
+tasks it still holds the round back (a round never goes out half full just because a worker
+was between tasks). When every place has a request waiting, one of the waiting threads sends
+them all as one batch (one per distinct set of betas), polls until it has ended, and hands
+each task its response: the same ModelResponse a streamed call gives. A request that came
+back `errored` with a transient error type or `expired` waits for the next round, at most
+`max_retries` times; any other outcome fails that task with an ApiError. Tool calls are
+answered by each task's loop between rounds.
 """
 
 from __future__ import annotations
@@ -107,23 +110,33 @@ class RoundCoordinator:
         self.sleep = sleep or self.stopped.wait  # Ctrl-C (cancel) cuts a wait short
         self.stats = RoundStats()
         self._cond = threading.Condition()
-        self._live: set[str] = set()
+        self._places = 0  # joined and not left: each holds a round back until it has a request
         self._pending: dict[str, _Slot] = {}
         self._used: set[str] = set()
         self._busy = False
         self._in_flight: list[str] = []
 
+    def join(self, places: int = 1) -> None:
+        """`places` more takers of the rounds (a worker each), before any of them asks."""
+        with self._cond:
+            self._places += places
+
+    def leave(self) -> None:
+        """A place is done (its worker has no more tasks): rounds no longer wait for it."""
+        with self._cond:
+            self._places -= 1
+            self._cond.notify_all()
+
     @contextmanager
     def seat(self, name: str) -> Iterator[RoundClient]:
-        """A task takes part in the rounds for the duration of the block."""
+        """A task's client (its custom_id from `name`) for the duration of the block, run in a
+        place that has joined."""
         with self._cond:
             custom_id = self._new_id(name)
-            self._live.add(custom_id)
         try:
             yield RoundClient(self, custom_id)
         finally:
             with self._cond:
-                self._live.discard(custom_id)
                 self._pending.pop(custom_id, None)
                 self._cond.notify_all()
 
@@ -158,7 +171,7 @@ class RoundCoordinator:
         return slot.response
 
     def _ready(self) -> bool:
-        return not self._busy and bool(self._pending) and self._live <= set(self._pending)
+        return not self._busy and bool(self._pending) and len(self._pending) >= self._places
 
     def _lead(self) -> None:
         """Run one round with the lock released; then settle its slots (lock held)."""

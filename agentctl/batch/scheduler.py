@@ -119,10 +119,19 @@ class _Pool:
         self.stop = threading.Event()
 
     def start(self, workers: int) -> None:
+        if self.context.rounds is not None:
+            self.context.rounds.join(workers)  # before any worker can ask
         for n in range(workers):
             threading.Thread(target=self._work, name=f"batch-{n}", daemon=True).start()
 
     def _work(self) -> None:
+        try:
+            self._tasks()
+        finally:
+            if self.context.rounds is not None:
+                self.context.rounds.leave()
+
+    def _tasks(self) -> None:
         while not self.stop.is_set():
             try:
                 task = self.todo.get_nowait()

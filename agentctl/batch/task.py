@@ -59,8 +59,7 @@ class _Tally:
 
 def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
     """Plan and run the task; its line for results.jsonl, whether it finished or failed.
-    Via batches, the task takes its seat in the rounds before it is planned, so the first
-    round waits for it."""
+    Via batches, its requests go in the rounds, from the worker's place (batch.scheduler)."""
     seat = context.rounds.seat(task.id) if context.rounds else nullcontext(None)
     with seat as rounds:
         return _run(task, context, rounds)

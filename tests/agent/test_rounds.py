@@ -42,18 +42,18 @@ def coordinator(
 
 def run_tasks(rounds: RoundCoordinator, names: list[str], turns: int = 1) -> dict[str, Any]:
     """Each name on its own thread: `turns` requests in a row; what each got (or raised).
-    All are seated before any thread starts, and each leaves its seat when it is done."""
+    Every place is joined before any thread starts; each leaves when it is done."""
     got: dict[str, Any] = {}
-    seats = {name: rounds.seat(name) for name in names}
-    clients = {name: seat.__enter__() for name, seat in seats.items()}
+    rounds.join(len(names))  # a place each, as the batch scheduler gives its workers
 
     def work(name: str) -> None:
         try:
-            got[name] = [_one(clients[name], f"{name} turn {n}") for n in range(turns)]
+            with rounds.seat(name) as client:
+                got[name] = [_one(client, f"{name} turn {n}") for n in range(turns)]
         except BaseException as err:
             got[name] = err
         finally:
-            seats[name].__exit__(None, None, None)
+            rounds.leave()
 
     threads = [threading.Thread(target=work, args=(name,)) for name in names]
     for thread in threads:
@@ -84,13 +84,39 @@ def test_the_live_tasks_requests_go_as_one_batch_per_round() -> None:
     assert (rounds.stats.rounds, rounds.stats.batches) == (2, 2)
 
 
-def test_a_finished_task_no_longer_holds_a_round_back() -> None:
+def test_a_place_that_leaves_no_longer_holds_a_round_back() -> None:
     with coordinator() as (rounds, emu):
-        with rounds.seat("early"):
-            pass  # seated and gone before it asked anything
+        rounds.join()  # a worker that will find no task
+        done = threading.Thread(target=rounds.leave)
+        done.start()  # leaves while "x" waits for it, or before: either way x goes alone
         got = run_tasks(rounds, ["x"])
+        done.join()
     assert batch_posts(emu) == [["x"]]
     assert "x turn 0" in got["x"][0].text
+
+
+def test_a_worker_between_two_tasks_holds_the_round_back() -> None:
+    with coordinator() as (rounds, emu):
+        rounds.join(2)
+        second = threading.Event()
+
+        def worker_a() -> None:  # two short tasks in a row, as a batch worker runs them
+            for name in ("a1", "a2"):
+                with rounds.seat(name) as client:
+                    _one(client, f"{name} turn 0")
+                if name == "a1":
+                    second.wait(20)
+            rounds.leave()
+
+        thread = threading.Thread(target=worker_a)
+        thread.start()
+        with rounds.seat("b") as client:
+            _one(client, "b turn 0")
+            second.set()  # a1 is done; b's next request must wait for a2's first
+            _one(client, "b turn 1")
+        rounds.leave()
+        thread.join(20)
+    assert batch_posts(emu) == [["a1", "b"], ["a2", "b"]]
 
 
 def test_an_in_progress_batch_is_polled_with_growing_waits() -> None:
