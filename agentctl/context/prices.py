@@ -153,7 +153,7 @@ class Pricing:
         *,
         batch: bool = False,
     ) -> Pricing:
-        return cls(model, price_for(model, overrides), cache_ttl, batch)
+        return cls(model, price_for(model, overrides), cache_ttl, batch=batch)
 
     def write_1h(self, usage: Usage, reported: int | None = None) -> int:
         """Cache-write tokens billed at the 1 h rate: what the API reported (its

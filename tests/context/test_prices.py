@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -89,3 +90,13 @@ def test_batch_pricing_halves_every_token_kind() -> None:
     assert batch.cost(USAGE) == pytest.approx(listed.cost(USAGE) / 2)
     assert batch.cost(USAGE, write_1h=100_000) == pytest.approx((4 + 2 + 1 + 0.8 + 0.4) / 2)
     assert math.isnan(Pricing.of("gpt-4o", batch=True).cost(USAGE))
+
+
+def test_batch_pricing_keeps_web_search_fees_at_list_price() -> None:
+    """The batch discount covers tokens; a web search costs its $10 per 1,000 either way."""
+    searched = dataclasses.replace(USAGE, web_search_requests=3)
+    listed = Pricing.of("claude-opus-5-5")
+    batch = Pricing.of("claude-opus-5-5", batch=True)
+    assert batch.per_search == listed.per_search == pytest.approx(0.01)
+    assert batch.cost(searched) == pytest.approx(listed.cost(USAGE) / 2 + 3 * 0.01)
+    assert listed.cost(searched) == pytest.approx(listed.cost(USAGE) + 3 * 0.01)
