@@ -1,5 +1,6 @@
 """`agentctl batch --via batches`: lockstep rounds through the Message Batches endpoints of the
-emulator, against `--via messages` (the default) on the same tasks."""
+emulator, against `--via messages` (the default) on the same tasks. That it gives the answers
+of every other way to run a batch: tests/batch/test_batch_modes.py."""
 
 from __future__ import annotations
 
@@ -24,43 +25,10 @@ from tests.emulator.helpers import make_client
 
 from .test_batch_cli import batch, make_tasks, results
 
-# How each way of running a batch is asked for; a new one (e.g. Ray) is one more entry.
-MODES: dict[str, list[str]] = {
-    "messages": ["--parallel", "4"],
-    "batches": ["--via", "batches"],
-}
-
 
 @pytest.fixture(autouse=True)
 def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # the default memory root is ./memory
-
-
-def answers(out: Path) -> dict[str, str]:
-    return {task_id: row["answer"] for task_id, row in results(out).items()}
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """The 20 tasks run the default way (--via messages), once for every mode compared."""
-    root = tmp_path_factory.mktemp("reference")
-    tasks = make_tasks(root, 20)
-    done = batch(str(tasks), "--offline", *MODES["messages"], "--out", str(root / "out"))
-    assert done.exit_code == 0, done.output
-    return tasks, answers(root / "out")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("mode", [mode for mode in MODES if mode != "messages"])
-def test_every_mode_gives_the_same_answers(
-    mode: str, reference: tuple[Path, dict[str, str]], tmp_path: Path
-) -> None:
-    tasks, expected = reference
-    done = batch(str(tasks), "--offline", *MODES[mode], "--out", str(tmp_path / "out"))
-    assert done.exit_code == 0, done.output
-    assert len(expected) == 20 and answers(tmp_path / "out") == expected
-    assert "RENEWAL 2027-03-01" in expected["t07"]
-    assert "batch: 20 tasks: 20 ok" in done.stderr
 
 
 @pytest.mark.slow
