@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import agentctl
 from agentctl.agent.client import AnthropicBatches
 from agentctl.agent.retry import RetryPolicy
 from agentctl.agent.rounds import RoundCoordinator
@@ -148,3 +149,45 @@ def test_the_batch_budget_stops_tasks_in_flight(tmp_path: Path) -> None:
     spent = sum(row["cost_usd"] for row in lines.values())
     turn = max(row["cost_usd"] / row["turns"] for row in lines.values())
     assert 0.004 <= spent < 0.004 + 2 * 4 * turn
+
+
+def test_via_batches_on_ray_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    done = batch(
+        str(make_tasks(tmp_path, 1)), "--via", "batches", "--executor", "ray", "--out", "o"
+    )
+    assert done.exit_code == 2
+    assert "--via batches cannot be used with --executor ray" in done.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_resume_on_ray_of_a_batch_via_batches_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = batch(str(make_tasks(tmp_path, 1)), "--offline", "--via", "batches", "--out", str(out))
+    assert done.exit_code == 0, done.output
+    again = batch("--resume", str(out), "--executor", "ray")
+    assert again.exit_code == 2
+    assert "--via batches cannot be used with --executor ray" in again.stderr
+
+
+def test_offline_via_batches_refuses_a_task_with_its_own_web(tmp_path: Path) -> None:
+    """One emulator answers every task via batches: a `web/` beside the tasks, which an
+    offline run would serve, cannot be the web of that one emulator for some tasks only."""
+    tasks = make_tasks(tmp_path, 2)
+    (tasks / "web").mkdir()
+    out = tmp_path / "out"
+    done = batch(str(tasks), "--offline", "--via", "batches", "--out", str(out))
+    assert done.exit_code == 1, done.output
+    lines = results(out)
+    assert {row["exit_code"] for row in lines.values()} == {2}
+    assert "not with --via batches --offline" in lines["t00"]["error"]
+    assert str(tasks / "t00.md") in lines["t00"]["error"]
+
+
+def test_run_batch_via_batches_from_python(tmp_path: Path) -> None:
+    tasks = make_tasks(tmp_path, 3)
+    report = agentctl.run_batch(tasks, offline=True, via="batches", out=tmp_path / "b")
+    assert report.summary.counts["ok"] == 3
+    assert {line["pricing"] for line in report.results} == {"batch"}
+    assert json.loads((tmp_path / "b" / "batch.json").read_text())["parallel"] == 3
+    with pytest.raises(agentctl.UsageError, match="--via post: use messages or batches"):
+        agentctl.run_batch(tasks, via="post")
