@@ -152,7 +152,7 @@ def run_batch(
     resume: str | Path | None = None,
     executor: str | None = None,
     address: str | None = None,
-    via: str = "messages",
+    via: str | None = None,
     trust_task: bool = False,
     on_event: Callable[[BatchEvent], None] | None = None,
 ) -> BatchResult:
@@ -162,9 +162,9 @@ def run_batch(
     named = resume if resume is not None else out
     where = None if named is None else Path(named).expanduser()
     if resume is not None:
-        if source is not None or profile is not None or sets or out is not None:
+        if source is not None or profile is not None or sets or out is not None or via:
             raise UsageError(
-                "resume=DIR runs a saved batch as it was: drop source, profile, sets, out"
+                "resume=DIR runs a saved batch as it was: drop source, profile, sets, out, via"
             )
         spec = None
     elif source is None:
@@ -179,7 +179,7 @@ def run_batch(
             trust_task=trust_task,
             executor=executor or "local",
             address=address,
-            via=via,
+            via=via or "messages",
         )
     ready = prepare(
         spec, where, parallel=parallel, max_usd=max_usd, executor=executor, address=address

@@ -102,16 +102,17 @@ def batch(
         str | None, typer.Option(metavar="ADDR", help="Ray cluster (default: a local one).")
     ] = None,
     via: Annotated[
-        str, typer.Option(metavar="API", help="messages (default) or batches (half price).")
-    ] = "messages",
+        str | None,
+        typer.Option(metavar="API", help="messages (default) or batches (half price)."),
+    ] = None,
 ) -> None:
     from agentctl import batch
 
     spec = None
     if resume is not None:
-        if source is not None or profile is not None or set_ or out is not None:
+        if source is not None or profile is not None or set_ or out is not None or via:
             raise UsageError(
-                "--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out"
+                "--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out/--via"
             )
     elif source is None:
         raise UsageError("missing SOURCE: a folder of task files, a glob, or a JSONL file")
@@ -125,7 +126,7 @@ def batch(
             trust_task=trust_task,
             executor=executor or "local",
             address=address,
-            via=via,
+            via=via or "messages",
         )
     ready = batch.prepare(
         spec, resume or out, parallel=parallel, max_usd=max_usd, executor=executor, address=address

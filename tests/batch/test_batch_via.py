@@ -191,3 +191,15 @@ def test_run_batch_via_batches_from_python(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "b" / "batch.json").read_text())["parallel"] == 3
     with pytest.raises(agentctl.UsageError, match="--via post: use messages or batches"):
         agentctl.run_batch(tasks, via="post")
+
+
+def test_a_resume_takes_via_from_the_batch_not_from_the_call(tmp_path: Path) -> None:
+    """--via is saved in batch.json; given again on a resume it would do nothing: refused."""
+    out = tmp_path / "out"
+    done = batch(str(make_tasks(tmp_path, 1)), "--offline", "--via", "batches", "--out", str(out))
+    assert done.exit_code == 0, done.output
+    again = batch("--resume", str(out), "--via", "messages")
+    assert again.exit_code == 2
+    assert "drop SOURCE/--profile/--set/--out/--via" in again.stderr
+    with pytest.raises(agentctl.UsageError, match="drop source, profile, sets, out, via"):
+        agentctl.run_batch(resume=out, via="messages")
