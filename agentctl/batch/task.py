@@ -17,11 +17,13 @@ from agentctl.batch.store import BatchSpec, task_folder
 from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
+from agentctl.runner.plan import resolve
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
     from agentctl.agent.rounds import RoundClient, RoundCoordinator
     from agentctl.batch.scheduler import Budget
+    from agentctl.profile.settings import Profile
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -
         task.task, spec.profile, overrides, offline=spec.offline, trust_task=spec.trust_task
     )
     if batched and spec.offline:
-        _one_emulator(task, plan)
+        _one_emulator(task, plan, resolve(spec.profile, overrides)[0])
     limits = plan.profile.limits
     left = context.budget.remaining()
     if left is not None and not (limits.max_usd and limits.max_usd <= left):
@@ -129,9 +131,16 @@ def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -
     return dataclasses.replace(plan, profile=profile, batch_price=batched)
 
 
-def _one_emulator(task: BatchTask, plan: Plan) -> None:
+def _one_emulator(task: BatchTask, plan: Plan, batch_profile: Profile) -> None:
     """UsageError for what a task would need its own emulator for: `--via batches --offline`
     has one emulator answer every task (the batch profile's server model, built-in web)."""
+    mine = plan.profile.context_editing.server_model
+    shared = batch_profile.context_editing.server_model
+    if mine != shared:
+        why = f"context_editing.server_model {mine!r}: not with --via batches --offline"
+        raise UsageError(
+            f"{task.where}: {why} (its one emulator plays {shared or 'the default'!r})"
+        )
     if plan.script is not None:
         why = "emulator_script: not with --via batches (one emulator answers every task)"
         raise UsageError(f"{task.where}: {why}")

@@ -201,3 +201,19 @@ def test_a_resume_of_a_batch_via_batches_refuses(
     assert (again.exit_code, says in again.stderr) == (2, True), again.stderr
     with pytest.raises(agentctl.UsageError, match="drop source, profile, sets, out, via"):
         agentctl.run_batch(resume=out, via="messages")
+
+
+def test_offline_via_batches_refuses_a_task_with_its_own_server_model(tmp_path: Path) -> None:
+    """The one emulator plays the batch profile's server model: a task naming another would
+    silently get the batch's, so it is refused (the others run)."""
+    tasks = make_tasks(tmp_path, 2)
+    front = '+++\nworkspace = "ws"\n[context_editing]\nserver_model = "edited"\n+++\n'
+    (tasks / "t01.md").write_text(f"{front}Summarise the notes, part 1.\n")
+    out = tmp_path / "out"
+    done = batch(str(tasks), "--offline", "--via", "batches", "--out", str(out))
+    assert done.exit_code == 1, done.output
+    lines = results(out)
+    assert (lines["t00"]["status"], lines["t01"]["exit_code"]) == ("ok", 2)
+    said = "context_editing.server_model 'edited': not with --via batches --offline"
+    assert said in lines["t01"]["error"] and str(tasks / "t01.md") in lines["t01"]["error"]
+    assert batch(str(tasks), "--offline", "--out", str(tmp_path / "o2")).exit_code == 0
