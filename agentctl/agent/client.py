@@ -11,12 +11,19 @@ text is redacted (`agentctl.redact`) before it leaves this module.
 from __future__ import annotations
 
 import functools
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from agentctl.agent.model import Progress, ProgressKind, StreamItem, response_from_message
+from agentctl.agent.model import (
+    ModelResponse,
+    Progress,
+    ProgressKind,
+    StreamItem,
+    response_from_message,
+)
 from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
+from agentctl.agent.rounds import Outcome
 from agentctl.agent.wire import (
     BodyBudget,
     ResponseRejected,
@@ -32,6 +39,8 @@ if TYPE_CHECKING:
     import anthropic
     import httpx2
     from anthropic.lib.streaming import BetaMessageStream
+    from anthropic.types.beta import BetaMessage
+    from anthropic.types.beta.messages import BetaMessageBatchResult
 
 # A progress item every this many characters of a block (plus one when a block starts).
 PROGRESS_STEP = 400
@@ -106,7 +115,8 @@ class AnthropicClient:
 
     def _guard(self, response: httpx2.Response) -> None:
         """Headers are in: check time and encoding, then meter the body as it arrives."""
-        budget = BodyBudget(self._wire, response.request.extensions[_STARTED])
+        lines = response.request.url.path.endswith("/results")  # a batch's JSONL results
+        budget = BodyBudget(self._wire, response.request.extensions[_STARTED], lines=lines)
         budget.check_time()
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
@@ -121,12 +131,16 @@ class AnthropicClient:
             failure = yield from self._try(request)
             if failure is None:
                 return
-            if not failure.retryable or retries >= self._retry.max_retries:
-                # Raised outside the `except`: the SDK's exception (the server's unredacted
-                # text) is neither the cause nor the context of the ApiError.
-                raise _api_error(failure, retries + 1, self._secrets)
-            self._retry.wait(retries, failure.retry_after)
+            self._settle(failure, retries)
             retries += 1
+
+    def _settle(self, failure: Failure, retries: int) -> None:
+        """After a failed attempt: the ApiError if it was the last one, else the wait."""
+        if not failure.retryable or retries >= self._retry.max_retries:
+            # Raised outside the `except`: the SDK's exception (the server's unredacted
+            # text) is neither the cause nor the context of the ApiError.
+            raise _api_error(failure, retries + 1, self._secrets)
+        self._retry.wait(retries, failure.retry_after)
 
     def _try(self, request: Mapping[str, Any]) -> Generator[StreamItem, None, Failure | None]:
         """One attempt: None once the response is out, else the classified failure."""
@@ -172,11 +186,68 @@ def _sdk_events(stream: BetaMessageStream[Any]) -> Iterator[Any]:
 
 
 def _response(stream: BetaMessageStream[Any], secrets: tuple[str | None, ...]) -> StreamItem:
-    message = stream.get_final_message()
+    return _checked(stream.get_final_message(), stream.request_id or "", secrets)
+
+
+def _checked(
+    message: BetaMessage, request_id: str, secrets: tuple[str | None, ...]
+) -> ModelResponse:
+    """Our ModelResponse from an SDK message, held to the wire limits and redacted."""
     raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True, warnings=False)
     check_message(raw)
-    request_id = redact(stream.request_id or "", secrets)
-    return response_from_message(redact_json(raw, secrets), request_id)
+    return response_from_message(redact_json(raw, secrets), redact(request_id, secrets))
+
+
+class AnthropicBatches(AnthropicClient):
+    """The Message Batches calls (agent/rounds.BatchApi) over the same client setup: retries,
+    redirects refused, bodies metered, errors redacted. One caller at a time, plus `cancel`."""
+
+    def create(self, requests: Sequence[tuple[str, Mapping[str, Any]]], betas: list[str]) -> str:
+        body = [{"custom_id": custom_id, "params": dict(params)} for custom_id, params in requests]
+        args: dict[str, Any] = {"requests": body, **({"betas": betas} if betas else {})}
+        batch = self._call(lambda sdk: sdk.beta.messages.batches.create(**args))
+        return str(batch.id)
+
+    def ended(self, batch_id: str) -> bool:
+        batch = self._call(lambda sdk: sdk.beta.messages.batches.retrieve(batch_id))
+        return bool(batch.processing_status == "ended")
+
+    def results(self, batch_id: str) -> dict[str, Outcome]:
+        lines = self._call(lambda sdk: list(sdk.beta.messages.batches.results(batch_id)))
+        found: dict[str, Outcome] = {}
+        for line in lines:
+            try:
+                found[str(line.custom_id)] = _outcome(line.result, self._secrets)
+            except ResponseRejected as err:
+                found[str(line.custom_id)] = Outcome("errored", message=f"refused: {err}")
+        return found
+
+    def cancel(self, batch_id: str) -> None:
+        self._call(lambda sdk: sdk.beta.messages.batches.cancel(batch_id))
+
+    def _call(self, call: Callable[[anthropic.Anthropic], Any]) -> Any:
+        """One SDK call under the retry policy; ApiError once retries run out."""
+        retries = 0
+        while True:
+            self._retry.before_attempt()
+            try:
+                return call(self._sdk)
+            except Exception as exc:
+                failure = classify(exc, self._timeout_s)
+                if failure is None:
+                    raise
+            self._settle(failure, retries)
+            retries += 1
+
+
+def _outcome(result: BetaMessageBatchResult, secrets: tuple[str | None, ...]) -> Outcome:
+    if result.type == "succeeded":
+        return Outcome("succeeded", _checked(result.message, "", secrets))
+    if result.type == "errored":
+        error = result.error.error
+        message = redact(str(error.message)[:300], secrets)
+        return Outcome("errored", error_type=str(error.type), message=message)
+    return Outcome(result.type)
 
 
 @functools.cache

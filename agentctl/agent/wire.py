@@ -36,6 +36,7 @@ USAGE_FIELDS = (
 _REQUIRED_USAGE = USAGE_FIELDS[:2]
 EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
+_LINE_ENDS = (b"\n",)  # JSONL (Message Batches results): each line is one record
 # httpcore trace events whose return value is a new network stream (a connection).
 _CONNECTED = (".connect_tcp.complete", ".start_tls.complete", ".connect_unix_socket.complete")
 
@@ -57,11 +58,12 @@ class WireLimits:
 class BodyBudget:
     """Counts one response's bytes and time as they arrive; raises once a limit is passed."""
 
-    def __init__(self, limits: WireLimits, started: float) -> None:
+    def __init__(self, limits: WireLimits, started: float, *, lines: bool = False) -> None:
         self.limits = limits
         self.deadline = started + limits.deadline_s
+        self.ends = _LINE_ENDS if lines else _EVENT_ENDS
         self.total = 0
-        self.pending = 0  # bytes since the last event boundary (blank line)
+        self.pending = 0  # bytes since the last event boundary (blank line; JSONL: newline)
         self._tail = b""
 
     def check_time(self) -> None:
@@ -75,7 +77,7 @@ class BodyBudget:
         if self.total > self.limits.max_body_bytes:
             raise ResponseRejected(f"response body larger than {_size(self.limits.max_body_bytes)}")
         data = self._tail + chunk
-        end = max(data.rfind(sep) + len(sep) if sep in data else -1 for sep in _EVENT_ENDS)
+        end = max(data.rfind(sep) + len(sep) if sep in data else -1 for sep in self.ends)
         self.pending = len(data) - end if end >= 0 else self.pending + len(chunk)
         self._tail = data[-3:]
         if self.pending > self.limits.max_event_bytes:

@@ -46,6 +46,11 @@ def check_executor(spec: BatchSpec) -> None:
         raise UsageError(f"--executor {spec.executor}: use local or ray")
     if spec.address is not None and spec.executor != "ray":
         raise UsageError("--address names a Ray cluster: use it with --executor ray")
+    if spec.executor == "ray" and spec.via == "batches":
+        raise UsageError(
+            "--via batches cannot be used with --executor ray: the rounds gather every task's "
+            "request in this process; use --executor local (the default) with --via batches"
+        )
     if spec.executor == "ray" and spec.memory == "shared":
         raise UsageError(
             "--memory shared cannot be used with --executor ray: Ray tasks may run on other "

@@ -10,6 +10,7 @@ from typing import Any
 
 from agentctl.batch.events import BatchEvent, ExecutorReady
 from agentctl.batch.executor import check_executor, open_executor
+from agentctl.batch.rounds import VIAS
 from agentctl.batch.scheduler import run_tasks
 from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.store import BatchSpec, ResultsStore, create, load_spec, new_out_dir
@@ -57,10 +58,13 @@ def new_spec(
     trust_task: bool = False,
     executor: str = "local",
     address: str | None = None,
+    via: str = "messages",
 ) -> BatchSpec:
     """A new batch's settings, paths made absolute (a resume may run from elsewhere)."""
     if memory not in MEMORY_MODES:
         raise UsageError(f"--memory {memory}: use isolated or shared")
+    if via not in VIAS:
+        raise UsageError(f"--via {via}: use messages or batches")
     spec = BatchSpec(
         source=str(Path(source).expanduser().absolute()),
         profile=str(Path(profile).expanduser().absolute()) if profile else None,
@@ -70,6 +74,7 @@ def new_spec(
         trust_task=trust_task,
         executor=executor,
         address=address,
+        via=via,
     )
     check_executor(spec)
     return spec
@@ -93,6 +98,8 @@ def prepare(
     saved = _changed(saved, parallel, max_usd, executor, address)
     check_executor(saved)
     tasks = read_source(saved.source)  # a bad SOURCE is said before the folder exists
+    if spec is not None and saved.via == "batches" and parallel is None:
+        saved = replace(saved, parallel=max(len(tasks), 1))  # every task in each round
     if spec is not None:
         create(folder, saved)
     return Prepared(folder, saved, tasks, ResultsStore(folder), resumed=spec is None)
@@ -145,17 +152,19 @@ def run_batch(
     resume: str | Path | None = None,
     executor: str | None = None,
     address: str | None = None,
+    via: str | None = None,
     trust_task: bool = False,
     on_event: Callable[[BatchEvent], None] | None = None,
 ) -> BatchResult:
-    """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does;
-    or, with `resume=DIR`, what the batch in DIR did not finish. See docs/python.md."""
+    """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does
+    (`via="batches"`: in lockstep rounds through Message Batches, at batch price); or, with
+    `resume=DIR`, what the batch in DIR did not finish. See docs/python.md."""
     named = resume if resume is not None else out
     where = None if named is None else Path(named).expanduser()
     if resume is not None:
-        if source is not None or profile is not None or sets or out is not None:
+        if source is not None or profile is not None or sets or out is not None or via:
             raise UsageError(
-                "resume=DIR runs a saved batch as it was: drop source, profile, sets, out"
+                "resume=DIR runs a saved batch as it was: drop source, profile, sets, out, via"
             )
         spec = None
     elif source is None:
@@ -170,6 +179,7 @@ def run_batch(
             trust_task=trust_task,
             executor=executor or "local",
             address=address,
+            via=via or "messages",
         )
     ready = prepare(
         spec, where, parallel=parallel, max_usd=max_usd, executor=executor, address=address

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentctl.agent.retry import RetryGate
+from agentctl.agent.rounds import RoundCoordinator
 from agentctl.batch.events import (
     BatchEvent,
     TaskEnded,
@@ -26,6 +27,7 @@ from agentctl.batch.events import (
     WorkerCrashed,
 )
 from agentctl.batch.executor import Executor, LocalExecutor
+from agentctl.batch.rounds import open_rounds
 from agentctl.batch.source import BatchTask
 from agentctl.batch.store import BatchSpec, ResultsStore
 from agentctl.batch.task import TaskContext, line_cost
@@ -70,14 +72,35 @@ def run_tasks(
     *,
     gate: RetryGate | None = None,
     executor: Executor | None = None,
+    rounds: RoundCoordinator | None = None,
 ) -> BatchReport:
     """Run the tasks of `tasks` that `store` does not hold yet (on `executor`, else in this
-    process); see the module docstring."""
+    process); see the module docstring. `spec.via == "batches"`: every request goes in
+    lockstep rounds (`rounds`, else one opened here from the spec: agentctl.batch.rounds)."""
+    gate = gate or RetryGate()
+    runner = executor or LocalExecutor()
+    if spec.via != "batches" or rounds is not None:
+        return _run(spec, tasks, out, store, on_event, gate, runner, rounds)
+    with open_rounds(spec, gate) as opened:
+        return _run(spec, tasks, out, store, on_event, gate, runner, opened)
+
+
+def _run(
+    spec: BatchSpec,
+    tasks: list[BatchTask],
+    out: Path,
+    store: ResultsStore,
+    on_event: Callable[[BatchEvent], None],
+    gate: RetryGate,
+    executor: Executor,
+    rounds: RoundCoordinator | None,
+) -> BatchReport:
     done = store.finished()
     todo = [task for task in tasks if task.id not in done]
     spent = sum(line_cost(line) for line in store.lines)
-    context = TaskContext(spec, out, gate or RetryGate(), Budget(spec.max_usd, spent))
-    pool = _Pool(todo, context, store, executor or LocalExecutor())
+    budget = Budget(spec.max_usd, spent)
+    context = TaskContext(spec, out, gate, budget, rounds if spec.via == "batches" else None)
+    pool = _Pool(todo, context, store, executor)
     pool.start(max(1, min(spec.parallel, len(todo))))
     return pool.drain(on_event)
 
@@ -97,10 +120,19 @@ class _Pool:
         self.stop = threading.Event()
 
     def start(self, workers: int) -> None:
+        if self.context.rounds is not None:
+            self.context.rounds.join(workers)  # before any worker can ask
         for n in range(workers):
             threading.Thread(target=self._work, name=f"batch-{n}", daemon=True).start()
 
     def _work(self) -> None:
+        try:
+            self._tasks()
+        finally:
+            if self.context.rounds is not None:
+                self.context.rounds.leave()
+
+    def _tasks(self) -> None:
         while not self.stop.is_set():
             try:
                 task = self.todo.get_nowait()
@@ -131,6 +163,8 @@ class _Pool:
             self.stop.set()
             self.store.close()
             self.executor.cancel()
+            if self.context.rounds is not None:
+                self.context.rounds.cancel()  # best effort: the batch in flight
             report.interrupted = True
             report.unfinished = sorted(self.pending)
         return report

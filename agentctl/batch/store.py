@@ -38,6 +38,7 @@ class BatchSpec:
     trust_task: bool = False
     executor: str = "local"  # or "ray" (batch.executor)
     address: str | None = None  # the Ray cluster (None: a local instance for the batch)
+    via: str = "messages"  # or "batches": lockstep rounds through Message Batches
     cwd: str = field(default_factory=lambda: str(Path.cwd()))
 
     def to_json(self) -> dict[str, Any]:

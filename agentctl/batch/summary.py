@@ -25,6 +25,7 @@ class Summary:
     cost_usd: float
     sums: dict[str, int]
     costs: tuple[tuple[str, str, int, float | None], ...]  # id, status, turns, cost
+    pricing: str = "list"  # "batch" when the tasks went through Message Batches (half price)
 
     @property
     def tasks(self) -> int:
@@ -41,6 +42,7 @@ class Summary:
             "tasks": self.tasks,
             "counts": self.counts,
             "cost_usd": round(self.cost_usd, 6),
+            "pricing": self.pricing,
             "cache_hit_ratio": self.cache_hit_ratio,
             **self.sums,
         }
@@ -56,7 +58,8 @@ def summarize(
     sums = {key: sum(int(t.get(key) or 0) for t in totals) for key in (*USAGE_KEYS, *_CLEARING)}
     costs = tuple(_cost_row(line) for line in lines)
     spent = sum(cost for *_, cost in costs if cost is not None)
-    return Summary(dict(counts), spent, sums, costs)
+    batch = any(line.get("pricing") == "batch" for line in lines)
+    return Summary(dict(counts), spent, sums, costs, "batch" if batch else "list")
 
 
 def _cost_row(line: dict[str, Any]) -> tuple[str, str, int, float | None]:
@@ -74,7 +77,8 @@ def summary_lines(summary: Summary, *, rows: int = 30) -> list[str]:
     s = summary.sums
     head = [
         f"batch: {summary.tasks} tasks: {counts or 'none'}",
-        f"  cost: ${summary.cost_usd:.4f} total, ${mean:.4f} per finished task",
+        f"  cost: ${summary.cost_usd:.4f} total, ${mean:.4f} per finished task"
+        + (" (batch price: half of list)" if summary.pricing == "batch" else ""),
         f"  cache: {'-' if ratio is None else f'{ratio:.0%}'} of prompt tokens read from cache",
         f"  clearing: {s['cleared_input_tokens']} input tokens cleared, "
         f"{s['cleared_tool_uses']} tool uses, {s['cleared_thinking_turns']} thinking turns",

@@ -5,20 +5,25 @@ from __future__ import annotations
 import dataclasses
 import math
 import shutil
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentctl.agent.model import ModelClient
 from agentctl.agent.retry import RetryGate
 from agentctl.batch.source import BatchTask
 from agentctl.batch.store import BatchSpec, task_folder
-from agentctl.errors import AgentctlError
+from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
+from agentctl.runner.plan import resolve
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
+    from agentctl.agent.rounds import RoundClient, RoundCoordinator
     from agentctl.batch.scheduler import Budget
+    from agentctl.profile.settings import Profile
 
 
 @dataclass(frozen=True)
@@ -29,14 +34,18 @@ class TaskContext:
     out: Path
     gate: RetryGate
     budget: Budget
+    rounds: RoundCoordinator | None = None  # --via batches: every request goes in its rounds
 
 
 class _Tally:
-    """The task's totals turn by turn (a failed task keeps what it spent), fed to the budget."""
+    """The task's totals turn by turn (a failed task keeps what it spent), fed to the budget.
+    `stop_at_budget` (via batches, where every task is in flight at once, so "no new task
+    starts" bounds nothing): a turn that finds the batch budget spent ends the task."""
 
-    def __init__(self, plan: Plan, budget: Budget) -> None:
-        self.cost = plan.profile.pricing().cost
+    def __init__(self, plan: Plan, budget: Budget, *, stop_at_budget: bool = False) -> None:
+        self.cost = plan.pricing().cost
         self.budget = budget
+        self.stop_at_budget = stop_at_budget
         self.totals = Totals()
         self.turns = 0
 
@@ -46,15 +55,20 @@ class _Tally:
             self.totals = self.totals.add_turn(event, cost)
             self.turns += 1
             self.budget.add(cost)
+            if self.stop_at_budget and self.budget.exhausted():
+                raise LimitError(f"the batch budget is spent (--max-usd {self.budget.limit:g})")
 
 
 def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
-    """Plan and run the task; its line for results.jsonl, whether it finished or failed."""
-    try:
-        plan = plan_task(task, context)
-    except AgentctlError as err:
-        return refused_line(task, err)
-    return run_plan(task, plan, context.gate, context.budget)
+    """Plan and run the task; its line for results.jsonl, whether it finished or failed.
+    Via batches, its requests go in the rounds, from the worker's place (batch.scheduler)."""
+    seat = context.rounds.seat(task.id) if context.rounds else nullcontext(None)
+    with seat as rounds:
+        try:
+            plan = plan_task(task, context, batched=rounds is not None)
+        except AgentctlError as err:
+            return refused_line(task, err)
+        return run_plan(task, plan, context.gate, context.budget, rounds)
 
 
 def refused_line(task: BatchTask, err: AgentctlError) -> dict[str, Any]:
@@ -73,11 +87,21 @@ def line_cost(line: dict[str, Any]) -> float:
     return float(cost) if isinstance(cost, int | float) else 0.0
 
 
-def run_plan(task: BatchTask, plan: Plan, gate: RetryGate, budget: Budget) -> dict[str, Any]:
-    """Run the planned task (spending counted into `budget` turn by turn); its result line."""
-    tally = _Tally(plan, budget)
+def run_plan(
+    task: BatchTask,
+    plan: Plan,
+    gate: RetryGate,
+    budget: Budget,
+    rounds: RoundClient | None = None,
+) -> dict[str, Any]:
+    """Run the planned task (spending counted into `budget` turn by turn); its result line.
+    `rounds`: its requests go in the batch's lockstep rounds instead of its own client."""
+    tally = _Tally(plan, budget, stop_at_budget=rounds is not None)
+    connection: AbstractContextManager[ModelClient] = (
+        nullcontext(rounds) if rounds is not None else open_client(plan, gate=gate)
+    )
     try:
-        with open_client(plan, gate=gate) as model:
+        with connection as model:
             result = execute(plan, client=model, on_event=tally.handle)
     except AgentctlError as err:
         status = "limit" if err.exit_code == 3 else "failed"
@@ -85,15 +109,17 @@ def run_plan(task: BatchTask, plan: Plan, gate: RetryGate, budget: Budget) -> di
     return _line(task, "ok", 0, tally, plan, result=result)
 
 
-def plan_task(task: BatchTask, context: TaskContext) -> Plan:
+def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -> Plan:
     """The task's plan under the batch's profile, its front matter (and JSONL `set`), then
     --set; with its own copy of the memory root (isolated) and at most what is left of the
-    batch budget as its own limit."""
+    batch budget as its own limit; `batched`: priced as a Message Batches run."""
     spec = context.spec
     overrides = Overrides(sets=spec.sets)
     plan = plan_new(
         task.task, spec.profile, overrides, offline=spec.offline, trust_task=spec.trust_task
     )
+    if batched and spec.offline:
+        _one_emulator(task, plan, resolve(spec.profile, overrides)[0])
     limits = plan.profile.limits
     left = context.budget.remaining()
     if left is not None and not (limits.max_usd and limits.max_usd <= left):
@@ -102,7 +128,25 @@ def plan_task(task: BatchTask, context: TaskContext) -> Plan:
     if spec.memory == "isolated":
         memory = dataclasses.replace(memory, root=_copy_memory(memory.root, context.out, task.id))
     profile = dataclasses.replace(plan.profile, limits=limits, memory=memory)
-    return dataclasses.replace(plan, profile=profile)
+    return dataclasses.replace(plan, profile=profile, batch_price=batched)
+
+
+def _one_emulator(task: BatchTask, plan: Plan, batch_profile: Profile) -> None:
+    """UsageError for what a task would need its own emulator for: `--via batches --offline`
+    has one emulator answer every task (the batch profile's server model, built-in web)."""
+    mine = plan.profile.context_editing.server_model
+    shared = batch_profile.context_editing.server_model
+    if mine != shared:
+        why = f"context_editing.server_model {mine!r}: not with --via batches --offline"
+        raise UsageError(
+            f"{task.where}: {why} (its one emulator plays {shared or 'the default'!r})"
+        )
+    if plan.script is not None:
+        why = "emulator_script: not with --via batches (one emulator answers every task)"
+        raise UsageError(f"{task.where}: {why}")
+    if plan.web is not None:
+        why = f"{plan.web}: an offline web for one task, not with --via batches --offline"
+        raise UsageError(f"{task.where}: {why} (one emulator with the built-in web answers all)")
 
 
 def _copy_memory(base: Path, out: Path, task_id: str) -> Path:
@@ -143,4 +187,5 @@ def _line(
         "memory": str(plan.profile.memory.root) if plan is not None else None,
         "error": error,
         "source": task.where,
+        "pricing": "batch" if plan is not None and plan.batch_price else "list",
     }

@@ -32,8 +32,15 @@ the batch has spent X; running tasks get what is left as their limit.
 at --address ADDR, else on a local Ray instance started for the batch. Profile, task,
 workspace and memory copy travel with each task; results, transcripts and memory come back.
 
-Ctrl-C stops cleanly; --resume DIR runs what did not finish. Not yet: --via batches (the
-Message Batches API at half price).
+--via batches: all tasks advance in lockstep rounds, each round's requests sent as one
+Message Batch (half price; a round can take up to 24 h, so this is for evaluations, not
+interactive use); tool calls are answered locally between rounds. --parallel then defaults to
+every task (a task not in flight waits for a later round). Costs are shown at batch price;
+--max-usd then also stops tasks in flight once the batch has spent X. Not with --executor ray
+(the rounds are kept in this process).
+
+Ctrl-C stops cleanly (via batches: the batch in flight is canceled, best effort); --resume DIR
+runs what did not finish.
 
 Exit codes: 0 every task finished, 1 a task failed, 2 usage or configuration error,
 3 a task hit a limit or the budget stopped the batch, 130 interrupted.
@@ -41,6 +48,7 @@ Exit codes: 0 every task finished, 1 a task failed, 2 usage or configuration err
 \b
 Examples:
   agentctl batch tasks/ --offline --parallel 4
+  agentctl batch tasks/ --via batches --max-usd 5
   agentctl batch tasks.jsonl --profile configs/balanced.toml --max-usd 5 --out runs/b1
   agentctl batch --resume runs/b1
   agentctl batch tasks/ --executor ray --address ray://head:10001 --parallel 32
@@ -64,7 +72,10 @@ def batch(
         typer.Option("--set", metavar="KEY=VALUE", help="Override a profile key (repeatable)."),
     ] = None,
     offline: Annotated[
-        bool, typer.Option("--offline", help="Each task against its own in-process emulator.")
+        bool,
+        typer.Option(
+            "--offline", help="In-process emulators: one per task (--via batches: one for all)."
+        ),
     ] = False,
     parallel: Annotated[
         int | None, typer.Option(metavar="N", help="Tasks run at once (default 1).", min=1)
@@ -90,14 +101,18 @@ def batch(
     address: Annotated[
         str | None, typer.Option(metavar="ADDR", help="Ray cluster (default: a local one).")
     ] = None,
+    via: Annotated[
+        str | None,
+        typer.Option(metavar="API", help="messages (default) or batches (half price)."),
+    ] = None,
 ) -> None:
     from agentctl import batch
 
     spec = None
     if resume is not None:
-        if source is not None or profile is not None or set_ or out is not None:
+        if source is not None or profile is not None or set_ or out is not None or via:
             raise UsageError(
-                "--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out"
+                "--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out/--via"
             )
     elif source is None:
         raise UsageError("missing SOURCE: a folder of task files, a glob, or a JSONL file")
@@ -111,6 +126,7 @@ def batch(
             trust_task=trust_task,
             executor=executor or "local",
             address=address,
+            via=via or "messages",
         )
     ready = batch.prepare(
         spec, resume or out, parallel=parallel, max_usd=max_usd, executor=executor, address=address

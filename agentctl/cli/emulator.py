@@ -73,8 +73,26 @@ def serve(
             help="Context window in tokens for every model (default: each model's own).",
         ),
     ] = None,
+    batch_ready_after: Annotated[
+        int,
+        typer.Option(
+            metavar="N", min=0, help="A message batch ends at its Nth retrieve (0: the first)."
+        ),
+    ] = 0,
+    batch_delay: Annotated[
+        float,
+        typer.Option(metavar="S", min=0, help="And not before S seconds after its create."),
+    ] = 0.0,
+    batch_faults: Annotated[
+        str | None,
+        typer.Option(
+            metavar="SPEC",
+            help="Batch requests that come back errored or expired: 't03:errored,t05:expired*2'.",
+        ),
+    ] = None,
 ) -> None:
-    """Serve POST /v1/messages and /v1/messages/count_tokens on 127.0.0.1.
+    """Serve POST /v1/messages, /v1/messages/count_tokens and the Message Batches endpoints
+    (/v1/messages/batches) on 127.0.0.1.
 
     Prints the base URL as the only line on stdout (use it as ANTHROPIC_BASE_URL), then
     serves until Ctrl-C, which exits with code 130 and no message. Without --script the
@@ -87,13 +105,18 @@ def serve(
       agentctl emulator serve --faults '429@1,529@3'        the client must retry twice
       agentctl emulator serve --server-model edited-large
       agentctl emulator serve --web pages/                  web_search/web_fetch offline
+      agentctl emulator serve --batch-ready-after 2 --batch-faults 't03:errored'
     """
     from agentctl.context.calibration import resolve_server_model
+    from agentctl.emulator.batches import BatchTiming, parse_batch_faults
     from agentctl.emulator.server import running
 
     server = resolve_server_model(server_model, source="--server-model")
+    timing = BatchTiming(ready_after=batch_ready_after, delay_s=batch_delay)
     try:
         with running(
+            batch_timing=timing,
+            batch_faults=parse_batch_faults(batch_faults or ""),
             script=script,
             faults=faults,
             port=port,

@@ -97,6 +97,10 @@ DEFAULT_MIN_CACHEABLE = 1024  # ours, for ids the table does not know
 # searches on top of tokens; web fetch costs only the tokens it adds. Code execution is billed
 # by container time, which the API does not report per response: not modelled (docs/tools.md).
 WEB_SEARCH_USD = 10.0 / 1000
+# Message Batches bill every token kind at half the list price (API-NOTES C.2/C.4: "Batch =
+# 50% of input/output"; the multipliers stack, so cache writes and reads are halved too).
+# The batch discount is stated for tokens only: web search fees stay at list price.
+BATCH_FACTOR = 0.5
 
 
 def model_info(model: str) -> ModelInfo | None:
@@ -152,12 +156,18 @@ class Pricing:
     price: Price | None  # None: the model has no known price
     cache_ttl: str = "5m"
     per_search: float = WEB_SEARCH_USD  # USD per web search request
+    batch: bool = False  # sent through the Message Batches API: BATCH_FACTOR of token prices
 
     @classmethod
     def of(
-        cls, model: str, overrides: Mapping[str, Price] | None = None, cache_ttl: str = "5m"
+        cls,
+        model: str,
+        overrides: Mapping[str, Price] | None = None,
+        cache_ttl: str = "5m",
+        *,
+        batch: bool = False,
     ) -> Pricing:
-        return cls(model, price_for(model, overrides), cache_ttl)
+        return cls(model, price_for(model, overrides), cache_ttl, batch=batch)
 
     def write_1h(self, usage: Usage, reported: int | None = None) -> int:
         """Cache-write tokens billed at the 1 h rate: what the API reported (its
@@ -179,7 +189,9 @@ class Pricing:
             + one_hour * price.cache_write_1h
             + usage.cache_read_input_tokens * price.cache_read
         )
-        return total / 1_000_000 + usage.web_search_requests * self.per_search
+        tokens = total / 1_000_000 * (BATCH_FACTOR if self.batch else 1.0)
+        # Search fees are not halved via batches: the batch discount covers tokens only.
+        return tokens + usage.web_search_requests * self.per_search
 
     def usd(self, usage: Usage, write_1h: int | None = None) -> float | None:
         """`cost`, with None for an unknown price (for JSON and tables)."""

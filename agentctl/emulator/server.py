@@ -18,6 +18,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
+from agentctl.emulator.batches import PREFIX as BATCHES
+from agentctl.emulator.batches import BatchesService, BatchFaults, BatchTiming
 from agentctl.emulator.corpus import Corpus, load_corpus
 from agentctl.emulator.editing import ContextEngine, default_engine
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
@@ -82,6 +84,7 @@ class Emulator:
     ) -> None:
         self.service = service
         self.faults = faults
+        self.batches = BatchesService(service)  # `running(batch_timing=...)` sets its rules
         self.requests: list[ReceivedRequest] = []
         # None: keep all (tests); a long-lived server keeps the last few, and bodies of at
         # most `keep_bytes` in all (a body larger than that is recorded without it).
@@ -150,11 +153,15 @@ class Emulator:
             else:
                 self._connections.discard(connection)
 
-    def answer(self, route: str, headers: dict[str, str], body: Any) -> Response:
-        """The response for one API request, errors included."""
+    def answer(
+        self, route: str, headers: dict[str, str], body: Any, method: str = "POST"
+    ) -> Response:
+        """The response for one API request, errors included (GET: the batches endpoints)."""
         try:
             check_auth(headers)
             check_version(headers)
+            if route.startswith(BATCHES):  # a cancel has no body
+                return Response(200, self.batches.handle(method, route, headers, body))
             if body is None:
                 raise ApiFailure(400, "There was an error parsing the body: invalid JSON")
             if route == ROUTES[1]:
@@ -221,7 +228,13 @@ class _Handler(BaseHTTPRequestHandler):
         pass  # the core never prints; requests are inspectable through Emulator.requests
 
     def do_GET(self) -> None:
-        self._not_found()
+        route = urlsplit(self.path).path.rstrip("/")
+        if not route.startswith(BATCHES):
+            self._not_found()
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self.emulator.record("GET", self.path, headers, None)
+        self._send(self.emulator.answer(route, headers, None, method="GET"), None)
 
     def do_POST(self) -> None:
         route = urlsplit(self.path).path.rstrip("/")
@@ -235,7 +248,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self._read_json(size)
         number = self.emulator.record("POST", self.path, headers, body, size)
-        if route not in ROUTES:
+        if route not in ROUTES and not route.startswith(BATCHES):
             self._not_found()
             return
         fault = self.emulator.faults.fault_for(number)
@@ -262,10 +275,11 @@ class _Handler(BaseHTTPRequestHandler):
         payload = response.body
         if isinstance(payload, ApiFailure):
             payload = error_body(payload, request_id)
-        data = json.dumps(payload).encode()
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        kind = "application/x-jsonl" if isinstance(payload, bytes) else "application/json"
         if fault is not None and fault.kind == "malformed":
             data = data[: max(1, len(data) // 2)]  # 200 with a cut-off JSON body
-        self._head(response.status, request_id, "application/json", response.headers)
+        self._head(response.status, request_id, kind, response.headers)
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -367,6 +381,8 @@ def running(
     web: Path | Corpus | None = None,
     pause_after: int = PAUSE_AFTER,
     context_window: int | None = None,
+    batch_timing: BatchTiming | None = None,
+    batch_faults: BatchFaults | None = None,
 ) -> Iterator[Emulator]:
     """Start an emulator on a background thread for the duration of the block, playing the
     server rules of `server_model` (trigger basis, keep counting, placeholder, ...).
@@ -375,6 +391,7 @@ def running(
     built-in one. `pause_after`: server tool continuations in one response before pause_turn.
     `context_window`: the window enforced for every model (default: the script's
     `context_window`, else each model's own from context.prices).
+    `batch_timing`, `batch_faults`: when a Message Batch ends, which requests in it fail.
     """
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
     if isinstance(script, Path):
@@ -388,6 +405,7 @@ def running(
         window,
     )
     emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
+    emulator.batches = BatchesService(service, batch_timing, batch_faults, clock)
     emulator.start()
     try:
         yield emulator

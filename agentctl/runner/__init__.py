@@ -8,12 +8,13 @@ the built-in emulator when offline, or any `ModelClient` handed in), records the
 
 from __future__ import annotations
 
-from agentctl.runner.execute import RunResult, execute, open_client, run
+from agentctl.runner.execute import RunResult, connect, execute, open_client, run
 from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, task_of
 
 __all__ = [
     "Plan",
     "RunResult",
+    "connect",
     "execute",
     "load_profile",
     "open_client",

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from agentctl.agent.loop import LoopSetup, run_loop
 from agentctl.agent.model import ModelClient
@@ -25,9 +25,12 @@ from agentctl.tools.workspace import WorkspaceTools
 from agentctl.types import ErrorEvent, Event, ResultEvent, Totals, TurnEvent
 
 if TYPE_CHECKING:
+    from agentctl.agent.client import AnthropicClient
     from agentctl.agent.retry import RetryGate
     from agentctl.context.calibration import ResolvedModel
+    from agentctl.profile.settings import Profile
 
+SdkClient = TypeVar("SdkClient", bound="AnthropicClient")
 OFFLINE_KEY = "offline-dummy-key"
 KEY_ENV = "ANTHROPIC_API_KEY"
 TOKEN_ENV = "ANTHROPIC_AUTH_TOKEN"
@@ -110,27 +113,50 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
     """The SDK client; offline, aimed at a built-in emulator started here for this run.
     `gate`: a retry gate shared with other clients (a batch's workers back off together)."""
     from agentctl.agent.client import AnthropicClient
+
+    with connect(
+        plan.profile,
+        AnthropicClient,
+        offline=plan.offline,
+        script=plan.script,
+        web=plan.web,
+        gate=gate,
+    ) as client:
+        yield client
+
+
+@contextmanager
+def connect(
+    profile: Profile,
+    kind: type[SdkClient],
+    *,
+    offline: bool,
+    script: Path | None = None,
+    web: Path | None = None,
+    gate: RetryGate | None = None,
+) -> Iterator[SdkClient]:
+    """A `kind` (AnthropicClient, or AnthropicBatches for the Message Batches calls) set up
+    from the profile's [api] settings; offline, aimed at an emulator started here (playing
+    the profile's server model, with `script` and the offline `web`)."""
     from agentctl.agent.retry import RetryPolicy
     from agentctl.agent.wire import WireLimits
 
-    api = plan.profile.api
+    api = profile.api
     policy = RetryPolicy(max_retries=api.max_retries, gate=gate)
-    creds = credentials(plan.offline)
+    creds = credentials(offline)
     wire = WireLimits(deadline_s=api.deadline_s)
-    if not plan.offline:
-        yield AnthropicClient(
-            **creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
-        )
+    if not offline:
+        yield kind(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire)
         return
     from agentctl.emulator.server import running
 
     with running(
-        script=plan.script,
-        web=plan.web,
-        server_model=offline_server(plan).model,
+        script=script,
+        web=web,
+        server_model=profile_server(profile).model,
         context_window=emulator_window(),
     ) as emulator:
-        yield AnthropicClient(
+        yield kind(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
 
@@ -138,10 +164,15 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
 def offline_server(plan: Plan) -> ResolvedModel:
     """The server model an offline run's emulator plays: the profile's, else the calibration
     from `agentctl probe`, else the default."""
+    return profile_server(plan.profile)
+
+
+def profile_server(profile: Profile) -> ResolvedModel:
+    """`offline_server` for a profile (a `--via batches` emulator serves a whole batch)."""
     from agentctl.context.calibration import resolve_server_model
 
-    spec = plan.profile.context_editing.server_model
-    return resolve_server_model(spec, source=plan.profile.source)
+    spec = profile.context_editing.server_model
+    return resolve_server_model(spec, source=profile.source)
 
 
 def execute(
@@ -195,7 +226,7 @@ def _drive(
         tools=build_toolbox(plan, mcp),
         session=plan.session,
         recorder=recorder,
-        cost=plan.profile.pricing().cost,
+        cost=plan.pricing().cost,
         first_turn=plan.first_turn,
         task=plan.task_source,
     )

@@ -18,6 +18,7 @@ from agentctl.agent.task import (
     parse_task,
     read_task,
 )
+from agentctl.context.prices import Pricing
 from agentctl.errors import UsageError
 from agentctl.profile.loader import (
     Overrides,
@@ -55,6 +56,11 @@ class Plan:
     recorded: int = 0
     transcript: Path | None = None  # the file resumed (None: a new file named by the session)
     transcript_size: int | None = None  # its size when read (a resume refuses if it grew)
+    batch_price: bool = False  # its requests go through Message Batches (half price)
+
+    def pricing(self) -> Pricing:
+        """How this run's tokens are priced: the profile's prices, halved for a batch."""
+        return dataclasses.replace(self.profile.pricing(), batch=self.batch_price)
 
 
 def load_profile(

@@ -1,5 +1,5 @@
-"""The ways a batch can run (`--parallel`, `--executor ray`) give the same answers, keep the
-base memory unchanged and resume; plus the Python API (`agentctl.run_batch`).
+"""The ways a batch can run (`--parallel`, `--via batches`, `--executor ray`) give the same
+answers, keep the base memory unchanged and resume; plus the Python API (`agentctl.run_batch`).
 
 Ray tests share one local Ray instance per module (2 CPUs, no dashboard): starting one costs
 seconds, a task on it well under one.
@@ -27,6 +27,7 @@ from .test_batch_cli import batch, make_tasks, results, tree_hash
 # --parallel 1 (a new way to run a batch adds a line here).
 MODES: dict[str, list[str]] = {
     "local-parallel-4": ["--parallel", "4"],
+    "via-batches": ["--via", "batches"],
     "ray": ["--executor", "ray", "--parallel", "4"],
 }
 NEEDS_RAY = {"ray"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -62,13 +63,16 @@ def test_overrides_win_exact_then_family() -> None:
     )
 
 
+USAGE = Usage(
+    input_tokens=1_000_000,
+    output_tokens=100_000,
+    cache_creation_input_tokens=300_000,
+    cache_read_input_tokens=2_000_000,
+)
+
+
 def test_cost_splits_writes_by_ttl() -> None:
-    usage = Usage(
-        input_tokens=1_000_000,
-        output_tokens=100_000,
-        cache_creation_input_tokens=300_000,
-        cache_read_input_tokens=2_000_000,
-    )
+    usage = USAGE
     # Opus 5.5: 4 in, 20 out, 5 (5m), 8 (1h), 0.20 read.
     expected = 4 + 2 + 0.2 * 5 + 0.1 * 8 + 2 * 0.2
     pricing = Pricing.of("claude-opus-5-5")
@@ -78,3 +82,21 @@ def test_cost_splits_writes_by_ttl() -> None:
     one_hour = Pricing.of("claude-opus-5-5", cache_ttl="1h")
     assert one_hour.cost(usage) == pytest.approx(4 + 2 + 0.3 * 8 + 0.4)
     assert one_hour.cost(usage, write_1h=100_000) == pytest.approx(expected)
+
+
+def test_batch_pricing_halves_every_token_kind() -> None:
+    listed = Pricing.of("claude-opus-5-5")
+    batch = Pricing.of("claude-opus-5-5", batch=True)
+    assert batch.cost(USAGE) == pytest.approx(listed.cost(USAGE) / 2)
+    assert batch.cost(USAGE, write_1h=100_000) == pytest.approx((4 + 2 + 1 + 0.8 + 0.4) / 2)
+    assert math.isnan(Pricing.of("gpt-4o", batch=True).cost(USAGE))
+
+
+def test_batch_pricing_keeps_web_search_fees_at_list_price() -> None:
+    """The batch discount covers tokens; a web search costs its $10 per 1,000 either way."""
+    searched = dataclasses.replace(USAGE, web_search_requests=3)
+    listed = Pricing.of("claude-opus-5-5")
+    batch = Pricing.of("claude-opus-5-5", batch=True)
+    assert batch.per_search == listed.per_search == pytest.approx(0.01)
+    assert batch.cost(searched) == pytest.approx(listed.cost(USAGE) / 2 + 3 * 0.01)
+    assert listed.cost(searched) == pytest.approx(listed.cost(USAGE) + 3 * 0.01)

@@ -98,3 +98,20 @@ def test_port_in_use_is_a_usage_error() -> None:
         )
     assert result.returncode == 2
     assert f"--port {port}: cannot listen on 127.0.0.1" in result.stderr
+
+
+@pytest.mark.slow
+def test_serve_takes_the_batch_rules() -> None:
+    process = _serve("--batch-ready-after", "2", "--batch-faults", "b:expired")
+    try:
+        assert process.stdout is not None
+        client = make_client(process.stdout.readline().strip())
+        requests = [{"custom_id": name, "params": request()} for name in "ab"]
+        batch = client.beta.messages.batches.create(requests=requests)  # type: ignore[arg-type]
+        states = [client.beta.messages.batches.retrieve(batch.id) for _ in "12"]
+        found = {r.custom_id: r.result.type for r in client.beta.messages.batches.results(batch.id)}
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    assert [s.processing_status for s in states] == ["in_progress", "ended"]
+    assert found == {"a": "succeeded", "b": "expired"}

@@ -1,0 +1,30 @@
+"""`--via batches`: one RoundCoordinator for the whole batch, over one Message Batches client
+(offline: one emulator serving the batches endpoints for every task)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from agentctl.agent.rounds import RoundCoordinator
+from agentctl.profile.loader import Overrides
+from agentctl.runner import connect
+from agentctl.runner.plan import resolve
+
+if TYPE_CHECKING:
+    from agentctl.agent.retry import RetryGate
+    from agentctl.batch.store import BatchSpec
+
+VIAS = ("messages", "batches")
+
+
+@contextmanager
+def open_rounds(spec: BatchSpec, gate: RetryGate | None = None) -> Iterator[RoundCoordinator]:
+    """The coordinator for a `--via batches` run, set up from the batch's profile and --set
+    ([api] for the client, context_editing for the offline emulator)."""
+    from agentctl.agent.client import AnthropicBatches
+
+    profile, _ = resolve(spec.profile, Overrides(sets=spec.sets))
+    with connect(profile, AnthropicBatches, offline=spec.offline, gate=gate) as api:
+        yield RoundCoordinator(api, max_retries=profile.api.max_retries)
