@@ -34,7 +34,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentctl.context.server_model import PRESETS
+
 REPO = Path(__file__).resolve().parent.parent
+
 BUILTIN = "<built-in>"
 
 
@@ -56,8 +59,9 @@ VARIANTS = [
             ("context_editing.tool_uses.strategy=server", "context_editing.tool_uses.low_water=0")),
     Variant("no-editing.toml", "configs/no-editing.toml", "no-editing"),
 ]  # fmt: skip
-# The open server rule (docs/context.md, "Server models"): every profile runs under both.
-SERVER_MODELS = ("unedited", "edited")
+# The open server rules (docs/context.md, "Server rules"): every profile runs under every
+# named server model (agentctl.context.server_model.PRESETS).
+SERVER_MODELS = tuple(PRESETS)
 ANTHROPIC_REPORTED_CUT = 0.84
 # No editing peaks at 223k tokens, past the 200k window the emulator enforces: every run
 # gets a 1M window (as the 1M-context variants have) so that the baseline can finish.
@@ -257,7 +261,8 @@ def render(runs: list[Outcome], files: int, size: int) -> list[str]:
 
 def render_model(runs: list[Outcome], model: str) -> list[str]:
     plain = baseline(runs, model)
-    rows = [f"server model: trigger compared with the {model} prompt",
+    rule = PRESETS[model].describe().split("; placeholder")[0]
+    rows = [f"server model {rule}",
             f"{'':<22}" + "".join(f"{o.variant.label:>18}" for o in runs)]  # fmt: skip
     cells: list[tuple[str, Callable[[Outcome], str]]] = [
         ("turns", lambda o: f"{o.turns:,}"),

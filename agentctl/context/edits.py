@@ -26,15 +26,15 @@ class ClearToolUses:
     """`clear_tool_uses_20250919`. `clear_at_least = 0` means "not set" (omitted from the JSON).
 
     The defaults are agentctl's, not the API's (trigger 100,000, keep 3, no clear_at_least,
-    cleared anew on every request): batched clearing from 22,000 input tokens, keep 4, at
-    least 8,000 per batch, measured to cut the benchmark's input tokens by 84.6% at 0.52x the
-    cost of no editing under both server models (docs/bench.md). configs/api-defaults.toml
-    sends the API's own.
+    cleared anew on every request): batched clearing from 20,000 input tokens, keep 4, at
+    least 8,000 per batch, measured to cut the benchmark's input tokens by 85.1% at 0.52x the
+    cost of no editing (84.1%, 0.56x under the `-large` server models; docs/bench.md).
+    configs/api-defaults.toml sends the API's own.
     """
 
     enabled: bool = True
     trigger_kind: TriggerKind = "input_tokens"
-    trigger: int = 22_000
+    trigger: int = 20_000
     keep: int = 4
     clear_at_least: int = 8_000
     exclude_tools: tuple[str, ...] = ()

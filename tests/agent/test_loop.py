@@ -209,8 +209,8 @@ def test_progress_and_trigger_distance() -> None:
     events = run_all(setup_for(ScriptedClient(reply(text("x"), usage=usage))))
     assert any(isinstance(e, ProgressEvent) for e in events)
     turn = next(e for e in events if isinstance(e, TurnEvent))
-    # The built-in default clears in batches: the distance to the high-water mark, 22,000.
-    assert turn.trigger_distance == 100 - 22_000
+    # The built-in default clears in batches: the distance to the high-water mark, 20,000.
+    assert turn.trigger_distance == 100 - 20_000
     assert turn.request_id == "req_end_turn"
 
 

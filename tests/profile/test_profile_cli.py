@@ -88,13 +88,13 @@ def test_show_built_in_default_prints_the_batched_edit_and_says_how_it_moves(in_
         "edits": [
             {
                 "type": "clear_tool_uses_20250919",
-                "trigger": {"type": "input_tokens", "value": 22000},
+                "trigger": {"type": "input_tokens", "value": 20000},
                 "keep": {"type": "tool_uses", "value": 4},
                 "clear_at_least": {"type": "input_tokens", "value": 8000},
             }
         ]
     }
-    assert "first passes 22000 input tokens" in result.stderr
+    assert "first passes 20000 input tokens" in result.stderr
     assert '{"type": "tool_uses", "value": B}' in result.stderr
     server = CliRunner().invoke(app, ["profile", "show", str(CONFIGS / "api-defaults.toml")])
     assert server.exit_code == 0
@@ -139,7 +139,7 @@ def test_show_plain_text_when_piped(in_tmp: Path) -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0] == f'source = "{CONFIGS / "balanced.toml"}"'
-    assert "context_editing.tool_uses.trigger = 22000" in lines
+    assert "context_editing.tool_uses.trigger = 20000" in lines
     assert 'context_editing.tool_uses.strategy = "batched"' in lines
     assert "context_editing.tool_uses.exclude_tools = []" in lines
     assert f'memory.root = "{in_tmp / "memory"}"' in lines

@@ -37,7 +37,7 @@ def test_balanced_sends_the_documented_edit() -> None:
         "edits": [
             {
                 "type": "clear_tool_uses_20250919",
-                "trigger": {"type": "input_tokens", "value": 22000},
+                "trigger": {"type": "input_tokens", "value": 20000},
                 "keep": {"type": "tool_uses", "value": 4},
                 "clear_at_least": {"type": "input_tokens", "value": 8000},
             }
@@ -49,7 +49,7 @@ def test_the_built_in_default_clears_in_batches_with_the_measured_marks() -> Non
     """What a user gets without a profile: batched clearing (docs/bench.md measures it)."""
     tool_uses = Profile().context_editing.tool_uses
     assert tool_uses.strategy == "batched"
-    assert (tool_uses.trigger, tool_uses.low_water, tool_uses.keep) == (22_000, 0, 4)
+    assert (tool_uses.trigger, tool_uses.low_water, tool_uses.keep) == (20_000, 0, 4)
     assert tool_uses.clear_at_least == 8_000
     builtin, _ = resolve_profile(None)
     assert builtin.source == "<built-in>"
@@ -89,12 +89,14 @@ def test_no_editing_is_balanced_with_editing_off() -> None:
     assert flipped == default
 
 
-def test_aggressive_clears_earlier_and_keeps_less() -> None:
+def test_aggressive_clears_every_turn_from_no_later_and_keeps_less() -> None:
     default, aggressive = (
         load("balanced").context_editing.tool_uses,
         load("aggressive").context_editing.tool_uses,
     )
-    assert aggressive.trigger < default.trigger
+    # Same high-water mark (20,000), but the server's per-turn clearing instead of batches.
+    assert (aggressive.strategy, default.strategy) == ("server", "batched")
+    assert aggressive.trigger <= default.trigger
     assert aggressive.keep < default.keep
     assert aggressive.clear_at_least < default.clear_at_least
 
