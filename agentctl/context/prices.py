@@ -169,6 +169,16 @@ class Pricing:
     ) -> Pricing:
         return cls(model, price_for(model, overrides), cache_ttl, batch=batch)
 
+    @property
+    def billed(self) -> Price | None:
+        """The token price as billed: `price`, or BATCH_FACTOR of every column for a batch
+        (what the per-edit ledger weighs rewrites and savings with)."""
+        if self.price is None or not self.batch:
+            return self.price
+        p = self.price
+        columns = (p.input, p.output, p.cache_write_5m, p.cache_write_1h, p.cache_read)
+        return Price(*(value * BATCH_FACTOR for value in columns))
+
     def write_1h(self, usage: Usage, reported: int | None = None) -> int:
         """Cache-write tokens billed at the 1 h rate: what the API reported (its
         `cache_creation.ephemeral_1h_input_tokens`), else every write when the TTL is 1 h."""

@@ -280,11 +280,22 @@ def show_report(session: Session, width: int | None) -> RenderableType:
 def stats_view(stats: Stats, width: int) -> list[RenderableType]:
     """The chart, the per-edit ledger, the summary table."""
     session = stats.session
-    title = f"session {session.id}: prompt size per turn ({session.model})"
+    title = f"session {session.id}: prompt size per turn ({session.model}){price_note(session)}"
     chart = prompt_chart(stats.rows, width=width, trigger=stats.trigger, title=title)
     result = result_of(session, summary_cost(stats.recorded))
     summary = summary_table(result, [t.event for t in session.turns])
     return [chart, ledger_table(stats.balances, remedies=stats.remedies), summary]
+
+
+_PRICE_NOTES = {
+    "batch": " (batch price: run through Message Batches)",
+    "mixed": " (batch price, list price after a resume)",
+}
+
+
+def price_note(session: Session) -> str:
+    """How the session's figures are priced, when not at list price ("" then)."""
+    return _PRICE_NOTES.get(session.pricing, "")
 
 
 def _honesty(session: Session, other_model: str = "") -> RenderableType:
@@ -304,7 +315,11 @@ def _honesty(session: Session, other_model: str = "") -> RenderableType:
 
 
 def what_if_view(w: WhatIf) -> list[RenderableType]:
-    head = safe_text(f"session {w.session.id}: recorded vs {w.profile_source}", "bold", keep="")
+    head = safe_text(
+        f"session {w.session.id}: recorded vs {w.profile_source}{price_note(w.session)}",
+        "bold",
+        keep="",
+    )
     return [
         head,
         comparison_table(w.recorded, w.simulated),
@@ -330,6 +345,7 @@ def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
         else f"session {t.session.id}: {len(t.ranked)} settings replayed",
         style="bold",
     )
+    head.append(price_note(t.session), style="bold")
     return [
         head,
         tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"),

@@ -266,7 +266,7 @@ def with_resume_hint(err: AgentctlError, session: str) -> AgentctlError:
 def _result(
     plan: Plan, result: ResultEvent, turns: tuple[TurnEvent, ...], recorded: bool
 ) -> RunResult:
-    balances, whole = session_balances(plan.session, plan.profile, turns, recorded=recorded)
+    balances, whole = session_balances(plan.session, plan.pricing(), turns, recorded=recorded)
     return RunResult(
         session_id=result.session,
         text=result.text,

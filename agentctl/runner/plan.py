@@ -30,6 +30,8 @@ from agentctl.profile.loader import (
     resolve_profile,
 )
 from agentctl.profile.settings import Profile
+from agentctl.sessions.catalog import priced
+from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
 from agentctl.sessions.transcript import new_session_id
 
 ProfileArg = Profile | str | Path | None
@@ -58,9 +60,15 @@ class Plan:
     transcript_size: int | None = None  # its size when read (a resume refuses if it grew)
     batch_price: bool = False  # its requests go through Message Batches (half price)
 
+    @property
+    def priced(self) -> str:
+        """How this run's turns are billed, as its transcript records it."""
+        return BATCH_PRICE if self.batch_price else LIST_PRICE
+
     def pricing(self) -> Pricing:
-        """How this run's tokens are priced: the profile's prices, halved for a batch."""
-        return dataclasses.replace(self.profile.pricing(), batch=self.batch_price)
+        """How this run's tokens are priced: the profile's prices, halved for a batch (the
+        same rule that prices the recorded session: `sessions.catalog.priced`)."""
+        return priced(self.profile, self.profile.model, self.priced)
 
 
 def load_profile(

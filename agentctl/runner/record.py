@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 
 from agentctl import __version__, clock
 from agentctl.agent.model import ModelResponse
+from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError
-from agentctl.profile.settings import Profile
 from agentctl.profile.writer import profile_to_dict
-from agentctl.sessions.breakeven import EditBalance, balances_for_run, edit_balances
+from agentctl.sessions.breakeven import EditBalance, balances_for_run
 from agentctl.sessions.record import Record, ResumeRecord, SessionHeader
 from agentctl.sessions.transcript import TranscriptWriter, WriteFn, prepare_folder
 from agentctl.tools.mcp import masked
@@ -78,7 +78,7 @@ class SessionRecorder(TranscriptWriter):
 def write_header(writer: TranscriptWriter, plan: Plan) -> None:
     """The session record (new run) or a resume record, then the messages not yet recorded."""
     if plan.resumed:
-        writer.append(ResumeRecord(plan.session, plan.first_turn))
+        writer.append(ResumeRecord(plan.session, plan.first_turn, plan.priced))
     else:
         writer.append(session_header(plan))
     for index in range(plan.recorded, len(plan.messages)):
@@ -100,31 +100,33 @@ def session_header(plan: Plan) -> SessionHeader:
         memory_root=str(plan.profile.memory.root),
         emulator_script=str(plan.script) if plan.script else None,
         agentctl_version=__version__,
+        pricing=plan.priced,
     )
 
 
 def session_balances(
-    session: str, profile: Profile, turns: Sequence[TurnEvent], *, recorded: bool
+    session: str, pricing: Pricing, turns: Sequence[TurnEvent], *, recorded: bool
 ) -> tuple[tuple[EditBalance, ...] | None, bool]:
     """(per-edit cache accounting, whether it covers the whole session). From the transcript,
     as `stats` computes it, when there is a readable one (a resumed run then counts its
-    earlier turns too); else from this run's `turns`. None: the model has no price."""
+    earlier turns too, each at its own pricing); else from this run's `turns` at `pricing`
+    (the plan's). None: the model has no price."""
     if recorded:
         try:
             return _from_transcript(session), True
         except AgentctlError:  # e.g. a record cut by an earlier crash: this run's turns only
             pass
-    balances = balances_for_run(turns, profile.pricing())
+    balances = balances_for_run(turns, pricing)
     return (None if balances is None else tuple(balances)), False
 
 
 def _from_transcript(session: str) -> tuple[EditBalance, ...] | None:
     from agentctl.sessions.catalog import load_session, session_profile
+    from agentctl.sessions.report import ledger
     from agentctl.sessions.simulate import recorded_run
 
     saved = load_session(session)
     prices = session_profile(saved)
-    price = prices.pricing(saved.model).price
-    if price is None:
+    if prices.pricing(saved.model).price is None:
         return None
-    return tuple(edit_balances(recorded_run(saved, prices).turns, price))
+    return tuple(ledger(saved, prices, recorded_run(saved, prices)))

@@ -90,17 +90,21 @@ class EditBalance:
         }
 
 
-def edit_balances(turns: Sequence[TurnFigures], price: Price) -> list[EditBalance]:
-    """One EditBalance per edit event of the run, in turn order."""
+def edit_balances(
+    turns: Sequence[TurnFigures], price: Price | Sequence[Price]
+) -> list[EditBalance]:
+    """One EditBalance per edit event of the run, in turn order. `price`: one for every turn,
+    or each turn's as billed (`Pricing.billed`); an edit is weighed at its own turn's."""
+    prices = [price] * len(turns) if isinstance(price, Price) else list(price)
     balances: list[EditBalance] = []
     for index in range(1, len(turns)):
         before, now = turns[index - 1], turns[index]
         newly = now.cleared_input_tokens - before.cleared_input_tokens
         if newly > 0:
-            balances.append(_balance(before, now, newly, len(turns) - index, price))
+            balances.append(_balance(before, now, newly, len(turns) - index, prices[index]))
     if turns and turns[0].cleared_input_tokens > 0:  # cleared on the very first request
-        first = turns[0]
-        balances.insert(0, _balance(None, first, first.cleared_input_tokens, len(turns), price))
+        first, left = turns[0], len(turns)
+        balances.insert(0, _balance(None, first, first.cleared_input_tokens, left, prices[0]))
     return balances
 
 
@@ -156,7 +160,8 @@ def balances_for_run(turns: Sequence[TurnEvent], pricing: Pricing) -> list[EditB
 
     TurnEvents do not carry the 5m/1h split of cache writes: the pricing's TTL decides it.
     """
-    if pricing.price is None:
+    billed = pricing.billed
+    if billed is None:
         return None
     figures = [
         _EventFigures(
@@ -168,7 +173,7 @@ def balances_for_run(turns: Sequence[TurnEvent], pricing: Pricing) -> list[EditB
         )
         for t in turns
     ]
-    return edit_balances(figures, pricing.price)
+    return edit_balances(figures, billed)
 
 
 def ledger_line(balances: Sequence[EditBalance] | None, session: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -10,9 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from agentctl.agent.model import usage_from
+from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
 from agentctl.sessions.record import (
+    BATCH_PRICE,
+    LIST_PRICE,
     EventRecord,
     Record,
     RequestRecord,
@@ -41,6 +45,7 @@ class TurnRecord:
     response: dict[str, Any]  # the API's message object
     event: TurnEvent
     segment: int = 0  # how many times the run had been resumed before this turn
+    pricing: str = LIST_PRICE  # how it was billed: its segment's header or resume record
 
     @property
     def usage(self) -> Usage:
@@ -72,6 +77,11 @@ class Session:
     @property
     def offline(self) -> bool:
         return self.header.offline
+
+    @property
+    def pricing(self) -> str:
+        """How the session was billed: "list", "batch", or "mixed" (a batch run resumed)."""
+        return pricing_label([t.pricing for t in self.turns] or [self.header.pricing])
 
     @property
     def status(self) -> str:
@@ -124,10 +134,29 @@ def _event_from_response(turn: int, response: Mapping[str, Any]) -> TurnEvent:
     return TurnEvent(turn, stop, usage_from(response.get("usage")), edits)
 
 
+def priced(prices: Profile, model: str, pricing: str = LIST_PRICE) -> Pricing:
+    """The one way a recorded turn is priced: the recorded profile's prices for `model`, at
+    the Message Batches discount when its segment (the header, or the resume record before
+    it) says `pricing: "batch"`."""
+    return dataclasses.replace(prices.pricing(model), batch=pricing == BATCH_PRICE)
+
+
+def turn_pricing(session: Session, prices: Profile, turn: TurnRecord) -> Pricing:
+    """How `turn` of `session` is priced, recorded or replayed: `priced` at its pricing."""
+    return priced(prices, session.model, turn.pricing)
+
+
+def pricing_label(pricings: Sequence[str]) -> str:
+    """ "list" or "batch" when every turn agrees, else "mixed"."""
+    kinds = set(pricings)
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
 class _Builder:
     """Walks the records once, keeping the history as it stood at each request."""
 
-    def __init__(self) -> None:
+    def __init__(self, pricing: str = LIST_PRICE) -> None:
+        self.pricing = pricing
         self.pending: tuple[RequestRecord, tuple[dict[str, Any], ...]] | None = None
         self.turns: list[TurnRecord] = []
         self.events: dict[int, TurnEvent] = {}
@@ -145,6 +174,7 @@ class _Builder:
             self._event(record.event)
         elif isinstance(record, ResumeRecord):
             self.segment += 1
+            self.pricing = record.pricing
             self.result = self.error = None
 
     def _close_turn(self, record: ResponseRecord) -> None:
@@ -153,8 +183,9 @@ class _Builder:
         event = _event_from_response(record.turn, record.message)
         body = dict(request.request)
         turn = TurnRecord(
-            record.turn, request.ts, body, messages, record.message, event, self.segment
-        )
+            record.turn, request.ts, body, messages, record.message, event, self.segment,
+            self.pricing,
+        )  # fmt: skip
         self.turns.append(turn)
 
     def _event(self, event: Mapping[str, Any]) -> None:
@@ -173,7 +204,7 @@ class _Builder:
 
 def parse_session(transcript: Transcript) -> Session:
     """The Session of a transcript: its turns, final history and outcome."""
-    builder = _Builder()
+    builder = _Builder(transcript.header.pricing)
     history: list[dict[str, Any]] = []
     for record, history in with_history(transcript.records):
         builder.add(record, history)
@@ -227,6 +258,7 @@ class SessionSummary:
     output_tokens: int
     cost_usd: float | None
     compactions: int = 0
+    pricing: str = LIST_PRICE  # "list", "batch" or "mixed" (Session.pricing)
 
     def to_json(self) -> dict[str, Any]:
         cost = self.cost_usd
@@ -242,19 +274,22 @@ class SessionSummary:
             "output_tokens": self.output_tokens,
             "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
             "compactions": self.compactions,
+            "pricing": self.pricing,
         }
 
 
 def summarize(path: Path) -> SessionSummary | None:
-    """The list row of one transcript (header and events only), None for a file without one."""
+    """The list row of one transcript (header, resume and event records only), None for a
+    file without one."""
+    only = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE)
     try:
-        transcript = read_transcript(path, only=(SessionHeader.TYPE, EventRecord.TYPE))
+        transcript = read_transcript(path, only=only)
     except UsageError:
         return _unreadable(path)
     header = transcript.header
     events = [r.event for r in transcript.records if isinstance(r, EventRecord)]
-    turns = [turn_event_from_json(e) for e in events if e.get("event") == "turn"]
-    usage = sum((t.usage for t in turns), Usage())
+    turns = _priced_turns(transcript)
+    usage = sum((t.usage for t, _ in turns), Usage())
     return SessionSummary(
         id=transcript.id,
         started=header.ts,
@@ -267,7 +302,19 @@ def summarize(path: Path) -> SessionSummary | None:
         output_tokens=usage.output_tokens,
         cost_usd=_summary_cost(header, path.stem, turns),
         compactions=usage.compactions,
+        pricing=pricing_label([p for _, p in turns] or [header.pricing]),
     )
+
+
+def _priced_turns(transcript: Transcript) -> list[tuple[TurnEvent, str]]:
+    """Each turn event with the pricing of its segment (the header's, or the last resume's)."""
+    pricing, turns = transcript.header.pricing, []
+    for record in transcript.records:
+        if isinstance(record, ResumeRecord):
+            pricing = record.pricing
+        elif isinstance(record, EventRecord) and record.name == "turn":
+            turns.append((turn_event_from_json(record.event), pricing))
+    return turns
 
 
 def _unreadable(path: Path) -> SessionSummary | None:
@@ -292,14 +339,17 @@ def _first_line(text: str) -> str:
     return line.lstrip("# ")[:60]
 
 
-def _summary_cost(header: SessionHeader, name: str, turns: Sequence[TurnEvent]) -> float | None:
-    """Summed per-turn cost under the recorded profile's pricing (None when unknown)."""
+def _summary_cost(
+    header: SessionHeader, name: str, turns: Sequence[tuple[TurnEvent, str]]
+) -> float | None:
+    """Summed per-turn cost under the recorded profile's prices, each turn at its segment's
+    pricing (None when unknown)."""
     try:
         profile = session_profile_of(header, name)
     except AgentctlError:  # a header this version cannot read: the list stays readable
         return None
-    pricing = profile.pricing(header.model or profile.model)
-    costs = [pricing.usd(turn.usage) for turn in turns]
+    model = header.model or profile.model
+    costs = [priced(profile, model, pricing).usd(turn.usage) for turn, pricing in turns]
     return None if None in costs else sum(c or 0.0 for c in costs)
 
 

@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 FORMAT_VERSION = 1
+# How a run's tokens were billed: at list price (the Messages API) or at the Message Batches
+# discount. Absent in transcripts written before the field existed: those runs were list.
+LIST_PRICE, BATCH_PRICE = "list", "batch"
+PRICINGS = (LIST_PRICE, BATCH_PRICE)
 
 
 class MalformedRecord(ValueError):
@@ -36,6 +40,7 @@ class SessionHeader:
     memory_root: str | None = None
     emulator_script: str | None = None
     agentctl_version: str = ""
+    pricing: str = LIST_PRICE  # how this run's turns are billed (LIST_PRICE / BATCH_PRICE)
     ts: float = 0.0
 
     @classmethod
@@ -53,6 +58,7 @@ class SessionHeader:
             memory_root=_opt_str(data, "memory_root"),
             emulator_script=_opt_str(data, "emulator_script"),
             agentctl_version=_str(data, "agentctl_version"),
+            pricing=_pricing(data),
         )
 
 
@@ -191,16 +197,17 @@ class EventRecord:
 
 @dataclass(frozen=True)
 class ResumeRecord:
-    """A `--resume` continues the run from here."""
+    """A `--resume` continues the run from here; its turns are billed at `pricing`."""
 
     TYPE: ClassVar[str] = "resume"
     session: str
     from_turn: int
+    pricing: str = LIST_PRICE
     ts: float = 0.0
 
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> ResumeRecord:
-        return cls(_str(data, "session"), _int(data, "from_turn"))
+        return cls(_str(data, "session"), _int(data, "from_turn"), _pricing(data))
 
 
 Record = (
@@ -354,6 +361,14 @@ def _str(data: Mapping[str, Any], key: str, default: str = "", *, where: str = "
 
 def _opt_str(data: Mapping[str, Any], key: str) -> str | None:
     value: str | None = _get(data, key, str, None, "a string or null")
+    return value
+
+
+def _pricing(data: Mapping[str, Any]) -> str:
+    """`pricing`: "list" or "batch"; absent or null (an older transcript) is "list"."""
+    value = _str(data, "pricing", LIST_PRICE)
+    if value not in PRICINGS:
+        raise MalformedRecord('`pricing` must be "list" or "batch"')
     return value
 
 

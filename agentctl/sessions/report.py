@@ -21,7 +21,7 @@ from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
 from agentctl.sessions.breakeven import EditBalance, edit_balances
-from agentctl.sessions.catalog import Session, session_profile
+from agentctl.sessions.catalog import Session, session_profile, turn_pricing
 from agentctl.sessions.chart import ChartRow, chart_rows
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
@@ -46,9 +46,11 @@ from agentctl.types import ResultEvent, Totals, TurnEvent
 
 
 def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
-    """The per-edit cache accounting of one (recorded or simulated) run; [] without a price."""
-    price = prices.pricing(session.model).price
-    return edit_balances(sim.turns, price) if price is not None else []
+    """The per-edit cache accounting of one (recorded or simulated) run, each edit at its
+    turn's price as billed (batch or list); [] without a price."""
+    billed = [turn_pricing(session, prices, t).billed for t in session.turns]
+    known = [price for price in billed if price is not None]
+    return edit_balances(sim.turns, known) if known and len(known) == len(billed) else []
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,7 @@ class Stats:
         return {
             "session": self.session.id,
             "model": self.session.model,
+            "pricing": self.session.pricing,
             "trigger": self.trigger,
             "turns": rows,
             "totals": _totals_json(self.recorded),
@@ -186,6 +189,7 @@ class WhatIf:
         return {
             "session": self.session.id,
             "profile": self.profile_source,
+            "pricing": self.session.pricing,  # both sides priced as the session was billed
             "server_model": self.server_model.to_json(),
             "calibration": self.calibration.to_json(),
             "reconstructed": not self.session.offline,
@@ -298,6 +302,7 @@ class Tuning:
     def to_json(self) -> dict[str, Any]:
         return {
             "session": self.session.id,
+            "pricing": self.session.pricing,
             "server_model": self.server_model.to_json(),
             "grid": {k: list(v) for k, v in self.grid.items()},
             "calibration": self.calibration.to_json(),

@@ -27,7 +27,7 @@ from agentctl.context.tokens import estimate_request_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import Profile
-from agentctl.sessions.catalog import Session, TurnRecord
+from agentctl.sessions.catalog import Session, TurnRecord, turn_pricing
 from agentctl.sessions.replay import ReplaySettings, replay_request
 from agentctl.types import Usage
 
@@ -112,9 +112,8 @@ class Calibration:
 
 
 def recorded_run(session: Session, prices: Profile) -> Simulation:
-    """What happened, as the transcript says (usage, applied_edits, cost)."""
-    pricing = prices.pricing(session.model)
-    turns = tuple(_recorded_turn(pricing, t) for t in session.turns)
+    """What happened, as the transcript says (usage, applied_edits, cost at its pricing)."""
+    turns = tuple(_recorded_turn(turn_pricing(session, prices, t), t) for t in session.turns)
     return Simulation("recorded", turns)
 
 
@@ -164,7 +163,6 @@ def simulate(
     cache = PromptCache(clock=clock)
     settings = settings.scaled(factor)
     turns: list[SimTurn] = []
-    pricing = prices.pricing(session.model)
     summaries = _Summaries()
     for turn in session.turns:
         clock.now = turn.ts
@@ -181,6 +179,7 @@ def simulate(
         else:
             figures, extra = _compaction_figures(cache, outcome.request, done, session.model)
             summaries.add(len(turn.messages), done.summary)
+        pricing = turn_pricing(session, prices, turn)  # a what-if keeps the way it was billed
         sim = _sim_turn(pricing, turn, outcome.applied_edits, figures, factor, extra)
         turns.append(sim)
     return Simulation(label, tuple(turns))
