@@ -28,11 +28,16 @@ from agentctl.sessions.report import (
     WhatIf,
     recorded_cost,
     recorded_trigger,
-    replay_matches,
     result_of,
     summary_cost,
 )
-from agentctl.sessions.simulate import LIMITS_NOTE, Calibration, SimTurn, Simulation
+from agentctl.sessions.simulate import (
+    LIMITS_NOTE,
+    Calibration,
+    SimTurn,
+    Simulation,
+    replay_matches,
+)
 from agentctl.sessions.tune import Candidate
 
 _PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)

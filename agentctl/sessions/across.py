@@ -23,8 +23,8 @@ from agentctl.context.server_model import SERVER_MODELS, ServerModel
 from agentctl.profile.settings import ContextEditing, Profile
 from agentctl.sessions.catalog import Session
 from agentctl.sessions.replay import ReplaySettings
-from agentctl.sessions.simulate import Simulation, simulate
-from agentctl.sessions.tune import Candidate, settings_json, settings_label
+from agentctl.sessions.simulate import Simulation, replay_matches, simulate
+from agentctl.sessions.tune import Candidate, recorded_candidate, settings_json, settings_label
 
 ALL = "all"  # the --server-model value that asks for every preset
 REPLAY_NOTE = (
@@ -60,9 +60,7 @@ class ModelReplay:
     @property
     def replay_exact(self) -> bool:
         """The recorded settings replayed under this model give the recorded usage and edits."""
-        return [(t.usage, t.applied_edits) for t in self.replayed.turns] == [
-            (t.usage, t.applied_edits) for t in self.recorded.turns
-        ]
+        return replay_matches(self.recorded, self.replayed)
 
     @property
     def cost_vs_recorded(self) -> float | None:
@@ -123,7 +121,7 @@ class ModelTuning:
 
     @property
     def recorded(self) -> Candidate:
-        return next(c for c in self.ranked if c.recorded)
+        return recorded_candidate(self.ranked)
 
     def cost_of(self, editing: ContextEditing) -> float:
         key = _key(editing)

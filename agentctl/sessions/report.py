@@ -39,6 +39,7 @@ from agentctl.sessions.simulate import (
     Simulation,
     calibrate,
     recorded_run,
+    replay_matches,
     simulate,
 )
 from agentctl.sessions.tune import (
@@ -47,6 +48,7 @@ from agentctl.sessions.tune import (
     pareto_front,
     parse_grid,
     ranked,
+    recorded_candidate,
     sweep,
     write_profile,
 )
@@ -240,13 +242,6 @@ def _totals_json(sim: Simulation) -> dict[str, Any]:
     }
 
 
-def replay_matches(a: Simulation, b: Simulation) -> bool:
-    """The same usage and edits on every turn."""
-    return [(t.usage, t.applied_edits) for t in a.turns] == [
-        (t.usage, t.applied_edits) for t in b.turns
-    ]
-
-
 def load_other_profile(path: str, sets: Sequence[str]) -> Profile:
     profile, _ = resolve_profile(path, sets)
     return profile
@@ -309,7 +304,7 @@ class Tuning:
 
     @property
     def recorded(self) -> Candidate:
-        return next(c for c in self.ranked if c.recorded)
+        return recorded_candidate(self.ranked)
 
     def to_json(self) -> dict[str, Any]:
         return {
