@@ -155,7 +155,8 @@ class Robust:
         return {
             "settings": settings_json(self.editing),
             "recorded": self.recorded,
-            "rule": "lowest highest cost over the server models (minimax); ties: lower mean cost",
+            "rule": "minimax: the lowest worst-case cost over the server models; "
+            "ties: the lower mean cost",
             "worst_server_model": name,
             "worst_cost_usd": round(cost, 6),
             "cost_usd": {model: round(c, 6) for model, c in self.costs},

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +160,15 @@ def test_python_api_gives_what_the_cli_prints(research: Session) -> None:
     tuned = agentctl.tune(research.id, grid=GRID, server_model="all")
     cli, _, _ = _json("tune", research.id, "--grid", GRID, "--server-model", "all")
     assert tuned.to_json() == cli
+
+
+def test_the_python_docs_example_runs(research: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (REPO / "docs" / "python.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if "tune(" in b]
+    monkeypatch.chdir(REPO)  # the example's relative profile path
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "docs/python.md", "exec"), {})
+    costs, labels = out.getvalue().splitlines()
+    assert all(f"('{name}', " in costs for name in NAMES)
+    assert labels.count("trigger=") == 2
