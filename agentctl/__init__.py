@@ -29,6 +29,8 @@ _HOMES = {
     "ServerModel": "agentctl.context.server_model",
     "SERVER_MODELS": "agentctl.context.server_model",
     "parse_server_model": "agentctl.context.server_model",
+    "simulate": "agentctl.sessions.api",
+    "tune": "agentctl.sessions.api",
     **dict.fromkeys(
         (
             "AppliedEdit",
@@ -79,6 +81,8 @@ if TYPE_CHECKING:
     from agentctl.runner import RunResult as RunResult
     from agentctl.runner import load_profile as load_profile
     from agentctl.runner import run as run
+    from agentctl.sessions.api import simulate as simulate
+    from agentctl.sessions.api import tune as tune
     from agentctl.testing import ScriptedClient as ScriptedClient
     from agentctl.types import AppliedEdit as AppliedEdit
     from agentctl.types import ErrorEvent as ErrorEvent

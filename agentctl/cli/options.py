@@ -15,3 +15,11 @@ SERVER_MODEL_HELP = (
 ServerModelOption = Annotated[
     str, typer.Option("--server-model", metavar="SPEC", help=SERVER_MODEL_HELP)
 ]
+ReplayServerModelOption = Annotated[
+    str,
+    typer.Option(
+        "--server-model",
+        metavar="SPEC",
+        help=SERVER_MODEL_HELP + " `all`: also report the figures under every preset.",
+    ),
+]

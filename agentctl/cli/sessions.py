@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentctl.cli.options import ServerModelOption
+from agentctl.cli.options import ReplayServerModelOption
 from agentctl.errors import UsageError
 from agentctl.render.safe import error_line, visible
 
@@ -223,6 +223,13 @@ def stats(
         print(f"wrote {svg}", file=sys.stderr)
 
 
+def _note_models(note: str, every: bool) -> None:
+    """Which server model the replay plays (and, for `all`, that it plays every preset)."""
+    from agentctl.sessions.across import all_note
+
+    print(note + (f"; {all_note()}" if every else ""), file=sys.stderr)
+
+
 def simulate(
     session: SessionArg,
     profile: Annotated[
@@ -233,7 +240,7 @@ def simulate(
         list[str] | None,
         typer.Option("--set", metavar="KEY=VALUE", help="Override a key (repeatable)."),
     ] = None,
-    server_model: ServerModelOption = "",
+    server_model: ReplayServerModelOption = "",
     as_json: JsonOption = False,
 ) -> None:
     """Replay a recorded run under another profile's context-editing and cache settings, per turn
@@ -250,7 +257,7 @@ def simulate(
     from agentctl.sessions.catalog import load_session
 
     outcome = report.what_if(load_session(session), profile, tuple(sets or ()), server_model)
-    print(outcome.server_model.note(), file=sys.stderr)
+    _note_models(outcome.server_model.note(), bool(outcome.by_model))
     if as_json:
         _emit_json(outcome.to_json())
         return
@@ -276,7 +283,7 @@ def tune(
     top: Annotated[
         int, typer.Option(metavar="N", help="How many of the best settings to list.")
     ] = 10,
-    server_model: ServerModelOption = "",
+    server_model: ReplayServerModelOption = "",
     as_json: JsonOption = False,
 ) -> None:
     """Sweep trigger, keep and clear_at_least (and thinking keep when thinking was on) over a
@@ -293,7 +300,7 @@ def tune(
     from agentctl.sessions.catalog import load_session
 
     outcome = report.tuning(load_session(session), grid, server_model)
-    print(outcome.server_model.note(), file=sys.stderr)
+    _note_models(outcome.server_model.note(), bool(outcome.by_model))
     if write is not None:
         report.write_winner(outcome, write, force=force)
     if as_json:

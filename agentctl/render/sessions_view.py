@@ -18,6 +18,7 @@ from agentctl.render.chart import prompt_chart
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio
 from agentctl.render.safe import safe_text, visible
 from agentctl.render.table import summary_table, turn_table
+from agentctl.sessions.across import REPLAY_NOTE, ModelReplay, ModelTuning, Robust
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.catalog import Session, SessionSummary
 from agentctl.sessions.report import (
@@ -27,11 +28,16 @@ from agentctl.sessions.report import (
     WhatIf,
     recorded_cost,
     recorded_trigger,
-    replay_matches,
     result_of,
     summary_cost,
 )
-from agentctl.sessions.simulate import LIMITS_NOTE, Calibration, SimTurn, Simulation
+from agentctl.sessions.simulate import (
+    LIMITS_NOTE,
+    Calibration,
+    SimTurn,
+    Simulation,
+    replay_matches,
+)
 from agentctl.sessions.tune import Candidate
 
 _PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
@@ -314,12 +320,64 @@ def _honesty(session: Session, other_model: str = "") -> RenderableType:
     return safe_text(text, "dim")
 
 
+def models_table(rows: Sequence[ModelReplay], source: str) -> RenderableType:
+    """`simulate --server-model all`: the simulated totals under each server model."""
+    table = _table(
+        "server model", "prompt\ntokens", "cleared", "cache\nread", "cache\nwrite",
+        "cache\nhit", "peak\nprompt", "cost", "vs\nrecorded", "replay",
+        title=f"{source} under every server model",
+    )  # fmt: skip
+    for row in rows:
+        sim, ratio = row.simulated, row.cost_vs_recorded
+        _add(
+            table, row.model.name, fmt_int(sim.usage.prompt_tokens),
+            fmt_int(sim.cleared_input_tokens), fmt_int(sim.usage.cache_read_input_tokens),
+            fmt_int(sim.usage.cache_creation_input_tokens), fmt_ratio(sim.cache_hit_ratio),
+            fmt_int(sim.peak_prompt), fmt_cost(sim.cost_usd),
+            "n/a" if ratio is None else f"{ratio:.2f}x",
+            "exact" if row.replay_exact else "differs",
+        )  # fmt: skip
+    table.columns[0].justify = "left"
+    note = (
+        f"note: {REPLAY_NOTE} (column `replay`: whether the recorded settings replayed under "
+        "that model give the recorded usage and edits)."
+    )
+    return Group(table, safe_text(note, "dim"))
+
+
+def tune_models_table(rows: Sequence[ModelTuning], robust: Robust) -> RenderableType:
+    """`tune --server-model all`: the best candidate under each model, the recorded
+    settings' cost there, and the robust choice (cheapest in the worst case)."""
+    table = _table(
+        "server model", "best settings", "cost", "recorded\nsettings", "robust\nchoice",
+        title="best settings under every server model",
+    )  # fmt: skip
+    robust_costs = dict(robust.costs)
+    for row in rows:
+        _add(
+            table, row.model.name, row.winner.label(), fmt_cost(row.winner.cost),
+            fmt_cost(row.recorded.cost), fmt_cost(robust_costs[row.model.name]), flex=1,
+        )  # fmt: skip
+    table.columns[0].justify = table.columns[1].justify = "left"
+    table.columns[1].no_wrap = False
+    name, worst = robust.worst
+    mark = " (the recorded settings)" if robust.recorded else ""
+    lines = (
+        f"robust choice: {robust.label()}{mark}: at most {fmt_cost(worst)} (under {name}); "
+        "chosen as the candidate whose highest cost over the server models is lowest, ties "
+        "to the lower mean cost.",
+        f"note: {REPLAY_NOTE}.",
+    )
+    return Group(table, safe_text(lines[0], keep=""), safe_text(lines[1], "dim"))
+
+
 def what_if_view(w: WhatIf) -> list[RenderableType]:
     head = safe_text(
         f"session {w.session.id}: recorded vs {w.profile_source}{price_note(w.session)}",
         "bold",
         keep="",
     )
+    every = [models_table(w.by_model, w.profile_source)] if w.by_model else []
     return [
         head,
         comparison_table(w.recorded, w.simulated),
@@ -330,6 +388,7 @@ def what_if_view(w: WhatIf) -> list[RenderableType]:
             f"cache accounting per edit: {w.profile_source}",
             w.simulated_remedies,
         ),
+        *every,
         _honesty(w.session, w.profile_model),
     ]
 
@@ -350,5 +409,6 @@ def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
         head,
         tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"),
         tune_table(t.front, "Pareto front: cost vs peak prompt size"),
+        *([tune_models_table(t.by_model, t.robust)] if t.robust else []),
         _honesty(t.session),
     ]

@@ -16,10 +16,18 @@ from typing import Any
 
 from agentctl.context.calibration import ResolvedModel, resolve_server_model
 from agentctl.context.edits import trigger_from
-from agentctl.context.server_model import ServerModel
+from agentctl.context.server_model import SERVER_MODELS, ServerModel
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
+from agentctl.sessions.across import (
+    ModelReplay,
+    ModelTuning,
+    Robust,
+    replays_by_model,
+    robust_choice,
+    wants_all,
+)
 from agentctl.sessions.breakeven import EditBalance, edit_balances
 from agentctl.sessions.catalog import Session, session_profile, turn_pricing
 from agentctl.sessions.chart import ChartRow, chart_rows
@@ -31,6 +39,7 @@ from agentctl.sessions.simulate import (
     Simulation,
     calibrate,
     recorded_run,
+    replay_matches,
     simulate,
 )
 from agentctl.sessions.tune import (
@@ -39,6 +48,7 @@ from agentctl.sessions.tune import (
     pareto_front,
     parse_grid,
     ranked,
+    recorded_candidate,
     sweep,
     write_profile,
 )
@@ -184,6 +194,7 @@ class WhatIf:
     recorded_remedies: list[Remedy]
     simulated_remedies: list[Remedy]
     server_model: ResolvedModel
+    by_model: tuple[ModelReplay, ...] = ()  # --server-model all: every preset
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -191,6 +202,7 @@ class WhatIf:
             "profile": self.profile_source,
             "pricing": self.session.pricing,  # both sides priced as the session was billed
             "server_model": self.server_model.to_json(),
+            **({"server_models": [m.to_json() for m in self.by_model]} if self.by_model else {}),
             "calibration": self.calibration.to_json(),
             "reconstructed": not self.session.offline,
             "limits": LIMITS_NOTE,
@@ -234,13 +246,6 @@ def _totals_json(sim: Simulation) -> dict[str, Any]:
     }
 
 
-def replay_matches(a: Simulation, b: Simulation) -> bool:
-    """The same usage and edits on every turn."""
-    return [(t.usage, t.applied_edits) for t in a.turns] == [
-        (t.usage, t.applied_edits) for t in b.turns
-    ]
-
-
 def load_other_profile(path: str, sets: Sequence[str]) -> Profile:
     profile, _ = resolve_profile(path, sets)
     return profile
@@ -248,8 +253,9 @@ def load_other_profile(path: str, sets: Sequence[str]) -> Profile:
 
 def chosen_server(spec: str, profile: Profile) -> ResolvedModel:
     """The server model a what-if plays: `spec` (--server-model) when given, else the
-    profile's, else the calibration file's, else the default."""
-    if spec:
+    profile's, else the calibration file's, else the default. `all` plays every preset
+    beside the model the rest would choose (`across`)."""
+    if spec and not wants_all(spec):
         return resolve_server_model(spec, source="--server-model")
     return resolve_server_model(profile.context_editing.server_model, source=profile.source)
 
@@ -258,7 +264,8 @@ def what_if(
     session: Session, profile_path: str, sets: Sequence[str] = (), server_spec: str = ""
 ) -> WhatIf:
     """Replay `session` under the profile at `profile_path` (with --set overrides), playing
-    the server model `chosen_server` picks; the faithful replay plays the recorded profile's."""
+    the server model `chosen_server` picks; the faithful replay plays the recorded profile's.
+    `server_spec` "all": also under every preset (`by_model`)."""
     own = session_profile(session)
     other = load_other_profile(profile_path, sets)
     server = chosen_server(server_spec, other)
@@ -270,12 +277,14 @@ def what_if(
     sim = simulate(session, settings, own, factor=cal.factor, label=other.source)
     own_ledger, other_ledger = ledger(session, own, recorded), ledger(session, own, sim)
     f = cal.factor
+    every = wants_all(server_spec)
+    by_model = replays_by_model(session, other, own, recorded, factor=f) if every else ()
     return WhatIf(
         session, other.source, other.model, cal, recorded, replayed, sim, own_ledger, other_ledger,
         remedies(session, own, own, own_ledger, base_cost=replayed.cost_usd, factor=f),
         remedies(session, other, own, other_ledger, base_cost=sim.cost_usd, factor=f,
                  server=server.model),
-        server,
+        server, by_model,
     )  # fmt: skip
 
 
@@ -290,6 +299,8 @@ class Tuning:
     ranked: list[Candidate]
     front: list[Candidate]
     server_model: ResolvedModel
+    by_model: tuple[ModelTuning, ...] = ()  # --server-model all: every preset
+    robust: Robust | None = None  # ... and the candidate cheapest in the worst case
 
     @property
     def winner(self) -> Candidate:
@@ -297,7 +308,7 @@ class Tuning:
 
     @property
     def recorded(self) -> Candidate:
-        return next(c for c in self.ranked if c.recorded)
+        return recorded_candidate(self.ranked)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -311,13 +322,16 @@ class Tuning:
             "recorded": self.recorded.to_json(),
             "ranked": [c.to_json() for c in self.ranked],
             "pareto_front": [c.to_json() for c in self.front],
+            **({"server_models": [m.to_json() for m in self.by_model]} if self.by_model else {}),
+            **({"robust": self.robust.to_json()} if self.robust else {}),
             "limits": LIMITS_NOTE,
         }
 
 
 def tuning(session: Session, grid_text: str | None, server_spec: str = "") -> Tuning:
     """Sweep the grid (default: one derived from the run) and rank the results, every
-    candidate under one server model (`chosen_server`)."""
+    candidate under one server model (`chosen_server`); `server_spec` "all": also under every
+    preset, with the robust choice (`across.robust_choice`)."""
     profile = session_profile(session)
     server = chosen_server(server_spec, profile)
     if profile.pricing(session.model).price is None:
@@ -333,10 +347,23 @@ def tuning(session: Session, grid_text: str | None, server_spec: str = "") -> Tu
     )
     cal = calibrate(session, ReplaySettings.from_profile(profile))
     results = sweep(session, profile, grid, factor=cal.factor, server=server.model)
-    return Tuning(session, profile, grid, cal, ranked(results), pareto_front(results), server)
+    by_model: tuple[ModelTuning, ...] = ()
+    if wants_all(server_spec):
+        by_model = tuple(
+            ModelTuning(m, tuple(ranked(
+                results if m == server.model
+                else sweep(session, profile, grid, factor=cal.factor, server=m)
+            )))
+            for m in SERVER_MODELS
+        )  # fmt: skip
+    robust = robust_choice(by_model) if by_model else None
+    return Tuning(
+        session, profile, grid, cal, ranked(results), pareto_front(results), server, by_model,
+        robust,
+    )  # fmt: skip
 
 
 def write_winner(t: Tuning, path: Path, *, force: bool) -> None:
-    write_profile(
-        path, dataclasses.replace(t.profile, source=str(path)), t.winner.editing, force=force
-    )
+    """The winner, or with `--server-model all` the robust choice."""
+    editing = t.robust.editing if t.robust else t.winner.editing
+    write_profile(path, dataclasses.replace(t.profile, source=str(path)), editing, force=force)

@@ -278,3 +278,10 @@ def _sim_turn(
     cleared = sum(int(e["cleared_input_tokens"]) for e in edits)
     write_1h = scale(figures.ephemeral_1h_input_tokens if figures else 0)
     return SimTurn(turn.turn, usage, cleared, edits, pricing.usd(usage, write_1h), write_1h)
+
+
+def replay_matches(a: Simulation, b: Simulation) -> bool:
+    """The same usage and edits on every turn."""
+    return [(t.usage, t.applied_edits) for t in a.turns] == [
+        (t.usage, t.applied_edits) for t in b.turns
+    ]

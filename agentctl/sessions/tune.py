@@ -216,6 +216,11 @@ def ranked(results: Sequence[Candidate]) -> list[Candidate]:
     )
 
 
+def recorded_candidate(results: Sequence[Candidate]) -> Candidate:
+    """The recorded settings' candidate (every sweep has one)."""
+    return next(c for c in results if c.recorded)
+
+
 def pareto_front(results: Sequence[Candidate]) -> list[Candidate]:
     """Candidates no other beats on both cost and peak prompt size, cheapest first."""
     front: list[Candidate] = []
