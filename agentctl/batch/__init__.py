@@ -7,7 +7,15 @@ Not here yet: `--via batches` (the Message Batches API).
 
 from __future__ import annotations
 
-from agentctl.batch.launch import BatchResult, Prepared, new_spec, prepare, run_batch, start
+from agentctl.batch.launch import (
+    BatchResult,
+    Prepared,
+    new_spec,
+    plan_batch,
+    prepare,
+    run_batch,
+    start,
+)
 from agentctl.batch.scheduler import BatchReport, Budget, run_tasks
 from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.store import BatchSpec, ResultsStore, create, load_spec, new_out_dir
@@ -26,6 +34,7 @@ __all__ = [
     "load_spec",
     "new_out_dir",
     "new_spec",
+    "plan_batch",
     "prepare",
     "read_source",
     "run_batch",

@@ -139,6 +139,53 @@ def start(prepared: Prepared, on_event: Callable[[BatchEvent], None]) -> BatchRe
     )
 
 
+def plan_batch(
+    source: str | Path | None = None,
+    *,
+    profile: str | Path | None = None,
+    sets: Sequence[str] = (),
+    offline: bool = False,
+    memory: str = "isolated",
+    parallel: int | None = None,
+    max_usd: float | None = None,
+    out: str | Path | None = None,
+    resume: str | Path | None = None,
+    executor: str | None = None,
+    address: str | None = None,
+    via: str | None = None,
+    trust_task: bool = False,
+) -> Prepared:
+    """A new batch of `source` (a folder, glob or JSONL file), or with `resume=DIR` the saved
+    batch in DIR, checked and ready for `start`: the arguments of `run_batch` and of
+    `agentctl batch` (SOURCE, --profile, --set, ...) in one place."""
+    named = resume if resume is not None else out
+    where = None if named is None else Path(named).expanduser()
+    if resume is not None:
+        if source is not None or profile is not None or sets or out is not None or via:
+            raise UsageError(
+                "resume=DIR (--resume DIR) runs a saved batch as it was: give no source, "
+                "profile, sets, out or via with it"
+            )
+        spec = None
+    elif source is None:
+        raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
+    else:
+        spec = new_spec(
+            source,
+            profile=profile,
+            sets=sets,
+            offline=offline,
+            memory=memory,
+            trust_task=trust_task,
+            executor=executor or "local",
+            address=address,
+            via=via or "messages",
+        )
+    return prepare(
+        spec, where, parallel=parallel, max_usd=max_usd, executor=executor, address=address
+    )
+
+
 def run_batch(
     source: str | Path | None = None,
     *,
@@ -159,29 +206,19 @@ def run_batch(
     """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does
     (`via="batches"`: in lockstep rounds through Message Batches, at batch price); or, with
     `resume=DIR`, what the batch in DIR did not finish. See docs/python.md."""
-    named = resume if resume is not None else out
-    where = None if named is None else Path(named).expanduser()
-    if resume is not None:
-        if source is not None or profile is not None or sets or out is not None or via:
-            raise UsageError(
-                "resume=DIR runs a saved batch as it was: drop source, profile, sets, out, via"
-            )
-        spec = None
-    elif source is None:
-        raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
-    else:
-        spec = new_spec(
-            source,
-            profile=profile,
-            sets=sets,
-            offline=offline,
-            memory=memory,
-            trust_task=trust_task,
-            executor=executor or "local",
-            address=address,
-            via=via or "messages",
-        )
-    ready = prepare(
-        spec, where, parallel=parallel, max_usd=max_usd, executor=executor, address=address
+    ready = plan_batch(
+        source,
+        profile=profile,
+        sets=sets,
+        offline=offline,
+        memory=memory,
+        parallel=parallel,
+        max_usd=max_usd,
+        out=out,
+        resume=resume,
+        executor=executor,
+        address=address,
+        via=via,
+        trust_task=trust_task,
     )
     return start(ready, on_event or (lambda _event: None))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from agentctl.errors import InterruptedRunError, UsageError
+from agentctl.errors import InterruptedRunError
 from agentctl.render.safe import visible
 
 if TYPE_CHECKING:
@@ -108,28 +108,20 @@ def batch(
 ) -> None:
     from agentctl import batch
 
-    spec = None
-    if resume is not None:
-        if source is not None or profile is not None or set_ or out is not None or via:
-            raise UsageError(
-                "--resume DIR runs a saved batch as it was: drop SOURCE/--profile/--set/--out/--via"
-            )
-    elif source is None:
-        raise UsageError("missing SOURCE: a folder of task files, a glob, or a JSONL file")
-    else:
-        spec = batch.new_spec(
-            source,
-            profile=profile,
-            sets=set_ or (),
-            offline=offline,
-            memory=memory,
-            trust_task=trust_task,
-            executor=executor or "local",
-            address=address,
-            via=via or "messages",
-        )
-    ready = batch.prepare(
-        spec, resume or out, parallel=parallel, max_usd=max_usd, executor=executor, address=address
+    ready = batch.plan_batch(
+        source,
+        profile=profile,
+        sets=set_ or (),
+        offline=offline,
+        memory=memory,
+        parallel=parallel,
+        max_usd=max_usd,
+        out=out,
+        resume=resume,
+        executor=executor,
+        address=address,
+        via=via,
+        trust_task=trust_task,
     )
     _go(ready, json_mode=json_mode, quiet=quiet)
 

@@ -199,7 +199,7 @@ def test_run_batch_from_python(tmp_path: Path) -> None:
     assert seen.count("TaskEnded") == 2 and seen[0] == "ExecutorReady"
     again = agentctl.run_batch(resume=tmp_path / "b")
     assert len(again.results) == 2 and again.summary.counts["ok"] == 2
-    with pytest.raises(agentctl.UsageError, match="resume=DIR runs a saved batch as it was"):
+    with pytest.raises(agentctl.UsageError, match="runs a saved batch as it was"):
         agentctl.run_batch(source, resume=tmp_path / "b")
 
 

@@ -188,7 +188,7 @@ def test_run_batch_via_batches_from_python(tmp_path: Path) -> None:
     ("flags", "says"),
     [
         (["--executor", "ray"], "--via batches cannot be used with --executor ray"),
-        (["--via", "messages"], "drop SOURCE/--profile/--set/--out/--via"),  # it did nothing
+        (["--via", "messages"], "give no source, profile, sets, out or via"),  # it did nothing
     ],
 )
 def test_a_resume_of_a_batch_via_batches_refuses(
@@ -199,7 +199,7 @@ def test_a_resume_of_a_batch_via_batches_refuses(
     assert done.exit_code == 0, done.output
     again = batch("--resume", str(out), *flags)
     assert (again.exit_code, says in again.stderr) == (2, True), again.stderr
-    with pytest.raises(agentctl.UsageError, match="drop source, profile, sets, out, via"):
+    with pytest.raises(agentctl.UsageError, match="give no source, profile, sets, out or via"):
         agentctl.run_batch(resume=out, via="messages")
 
 
