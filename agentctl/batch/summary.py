@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
+
 STATUSES = ("ok", "limit", "failed", "skipped", "unfinished")
 USAGE_KEYS = (
     "input_tokens",
@@ -25,7 +27,9 @@ class Summary:
     cost_usd: float
     sums: dict[str, int]
     costs: tuple[tuple[str, str, int, float | None], ...]  # id, status, turns, cost
-    pricing: str = "list"  # "batch" when the tasks went through Message Batches (half price)
+    pricing: str = (
+        LIST_PRICE  # BATCH_PRICE when the tasks went through Message Batches (half price)
+    )
 
     @property
     def tasks(self) -> int:
@@ -58,8 +62,8 @@ def summarize(
     sums = {key: sum(int(t.get(key) or 0) for t in totals) for key in (*USAGE_KEYS, *_CLEARING)}
     costs = tuple(_cost_row(line) for line in lines)
     spent = sum(cost for *_, cost in costs if cost is not None)
-    batch = any(line.get("pricing") == "batch" for line in lines)
-    return Summary(dict(counts), spent, sums, costs, "batch" if batch else "list")
+    batch = any(line.get("pricing") == BATCH_PRICE for line in lines)
+    return Summary(dict(counts), spent, sums, costs, BATCH_PRICE if batch else LIST_PRICE)
 
 
 def _cost_row(line: dict[str, Any]) -> tuple[str, str, int, float | None]:
@@ -78,7 +82,7 @@ def summary_lines(summary: Summary, *, rows: int = 30) -> list[str]:
     head = [
         f"batch: {summary.tasks} tasks: {counts or 'none'}",
         f"  cost: ${summary.cost_usd:.4f} total, ${mean:.4f} per finished task"
-        + (" (batch price: half of list)" if summary.pricing == "batch" else ""),
+        + (" (batch price: half of list)" if summary.pricing == BATCH_PRICE else ""),
         f"  cache: {'-' if ratio is None else f'{ratio:.0%}'} of prompt tokens read from cache",
         f"  clearing: {s['cleared_input_tokens']} input tokens cleared, "
         f"{s['cleared_tool_uses']} tool uses, {s['cleared_thinking_turns']} thinking turns",

@@ -18,6 +18,7 @@ from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
 from agentctl.runner.plan import resolve
+from agentctl.sessions.record import LIST_PRICE
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
@@ -187,5 +188,5 @@ def _line(
         "memory": str(plan.profile.memory.root) if plan is not None else None,
         "error": error,
         "source": task.where,
-        "pricing": "batch" if plan is not None and plan.batch_price else "list",
+        "pricing": plan.priced if plan is not None else LIST_PRICE,
     }
