@@ -99,12 +99,17 @@ def run(
         raise
     for warning in [] if quiet else plan.warnings:
         print(error_line(f"warning: {warning}"), file=sys.stderr)
-    if plan.offline and not quiet:  # name the emulator's rules when they are not the default
-        from agentctl.runner.execute import offline_server
-
-        server = offline_server(plan)
-        if server.source != "default":
-            print(error_line(server.note()), file=sys.stderr)
+    # Name the server rules when they are not the default and matter: the emulator plays them
+    # offline, and batched clearing steers by them against any server.
+    steering = plan.profile.context_editing.tool_uses.strategy == "batched"
+    server = plan.server
+    if (
+        not quiet
+        and server is not None
+        and server.source != "default"
+        and (plan.offline or steering)
+    ):
+        print(error_line(server.note()), file=sys.stderr)
     _execute(plan, json_mode=json_mode, quiet=quiet)
 
 

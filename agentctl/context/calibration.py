@@ -61,7 +61,7 @@ def load_calibration(path: Path | None = None) -> ServerModel | None:
     path = path or calibration_path()
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no file (or no folder): no calibration
         return None
     except (OSError, ValueError) as err:
         raise ConfigError(

@@ -62,6 +62,17 @@ class ServerModel:
             f"placeholder {self.placeholder!r}; clear_thinking default keep {self.thinking_keep}"
         )
 
+    def spec(self) -> str:
+        """The spec `parse_server_model` reads back to these rules: a preset's name, or the
+        rules written out (the name is then "custom")."""
+        if PRESETS.get(self.name) == self:
+            return self.name
+        return (
+            f"unedited,trigger_basis={self.trigger_basis},"
+            f"min_result_tokens={self.min_result_tokens},thinking_keep={self.thinking_keep},"
+            f"placeholder={self.placeholder}"
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -14,7 +14,7 @@ from agentctl.agent.loop import LoopSetup, run_loop
 from agentctl.agent.model import ModelClient
 from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
+from agentctl.runner.plan import Plan, ProfileArg, plan_new, profile_server, task_of
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
@@ -162,17 +162,9 @@ def connect(
 
 
 def offline_server(plan: Plan) -> ResolvedModel:
-    """The server model an offline run's emulator plays: the profile's, else the calibration
-    from `agentctl probe`, else the default."""
-    return profile_server(plan.profile)
-
-
-def profile_server(profile: Profile) -> ResolvedModel:
-    """`offline_server` for a profile (a `--via batches` emulator serves a whole batch)."""
-    from agentctl.context.calibration import resolve_server_model
-
-    spec = profile.context_editing.server_model
-    return resolve_server_model(spec, source=profile.source)
+    """The server model an offline run's emulator plays (and batched clearing steers by):
+    the profile's, else the calibration from `agentctl probe`, else the default."""
+    return plan.server or profile_server(plan.profile)
 
 
 def execute(

@@ -18,6 +18,7 @@ from agentctl.agent.task import (
     parse_task,
     read_task,
 )
+from agentctl.context.calibration import ResolvedModel, resolve_server_model
 from agentctl.context.prices import Pricing
 from agentctl.errors import UsageError
 from agentctl.profile.loader import (
@@ -59,6 +60,9 @@ class Plan:
     transcript: Path | None = None  # the file resumed (None: a new file named by the session)
     transcript_size: int | None = None  # its size when read (a resume refuses if it grew)
     batch_price: bool = False  # its requests go through Message Batches (half price)
+    # The server rules the run plays offline and steers batched clearing by, and where they
+    # came from (the profile, the probe's calibration, or the default): `calibrated`.
+    server: ResolvedModel | None = None
 
     @property
     def priced(self) -> str:
@@ -93,6 +97,24 @@ def task_of(task: str | Path) -> Task:
     return parse_task(task, "<text>", Path.cwd())
 
 
+def profile_server(profile: Profile) -> ResolvedModel:
+    """The server model for a profile: its `context_editing.server_model`, else the calibration
+    from `agentctl probe`, else the default (a `--via batches` emulator serves a whole batch)."""
+    spec = profile.context_editing.server_model
+    return resolve_server_model(spec, source=profile.source)
+
+
+def calibrated(profile: Profile) -> tuple[Profile, ResolvedModel]:
+    """`profile` with the calibration's rules written into `context_editing.server_model` when
+    it names none, so that the requests (batched clearing counts tool uses by them), the
+    emulator and the transcript's profile all use the same rules; and where they came from."""
+    server = profile_server(profile)
+    if profile.context_editing.server_model or server.source == "default":
+        return profile, server
+    editing = dataclasses.replace(profile.context_editing, server_model=server.model.spec())
+    return dataclasses.replace(profile, context_editing=editing), server
+
+
 def plan_new(
     task: Task,
     profile: ProfileArg = None,
@@ -111,10 +133,12 @@ def plan_new(
     untrusted = None if trust_task else front
     more = dataclasses.replace(overrides or Overrides(), extra=front.data, untrusted=untrusted)
     resolved, warnings = resolve(profile, more)
+    resolved, server = calibrated(resolved)
     chosen = workspace or task.workspace or default_workspace(task)
     return Plan(
         session=new_session_id(),
         profile=resolved,
+        server=server,
         prompt=task.prompt,
         task_source=task.source,
         workspace=_workspace(resolved, chosen),
@@ -152,11 +176,13 @@ def plan_resume(
         source=head.profile_source or "<session>",
         base_dir=Path(head.cwd),
     )
+    profile, server = calibrated(profile)
     saved_ws, script = head.workspace, head.emulator_script
     history = resumable_history(saved)
     return Plan(
         session=saved.session,
         profile=profile,
+        server=server,
         prompt=head.task,
         task_source=head.task_source,
         workspace=_workspace(profile, workspace or (Path(saved_ws) if saved_ws else None)),
