@@ -57,11 +57,15 @@ class BatchApi(Protocol):
 @dataclass(frozen=True)
 class PollPolicy:
     """How often an in-progress batch is asked about: `first_s`, growing by `factor` up to
-    `max_s` between retrieves (the first retrieve comes right after the create)."""
+    `max_s` between retrieves (the first retrieve comes right after the create); after
+    `max_wait_s` of waits a batch that has not ended is canceled and the round fails (the API
+    ends every batch within 24 hours, by expiry if need be: a server that never ends one must
+    not hold the run forever)."""
 
     first_s: float = 1.0
     factor: float = 2.0
     max_s: float = 60.0
+    max_wait_s: float = 25 * 3600.0
 
     def delays(self) -> Iterator[float]:
         delay = self.first_s
@@ -209,12 +213,21 @@ class RoundCoordinator:
             self._in_flight = []
 
     def _wait_for(self, batch_id: str) -> None:
+        waited = 0.0  # the sum of the waits asked for (no clock: tests inject `sleep`)
         for delay in self.poll.delays():
             if self.stopped.is_set():
                 raise InterruptedRunError("stopped by Ctrl-C")
             if self.api.ended(batch_id):
                 return
+            if waited >= self.poll.max_wait_s:
+                with contextlib.suppress(AgentctlError):  # best effort, as on Ctrl-C
+                    self.api.cancel(batch_id)
+                raise ApiError(
+                    f"message batch {batch_id} had not ended after {waited:,.0f} s of polling "
+                    "(the API ends a batch within 24 hours); it was canceled"
+                )
             self.sleep(delay)
+            waited += delay
 
     def _settle(
         self, taken: Mapping[str, _Slot], outcomes: dict[str, Outcome] | AgentctlError

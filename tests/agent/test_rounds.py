@@ -187,3 +187,15 @@ def test_the_event_size_cap_counts_each_results_line_not_the_whole_file() -> Non
     assert {outcome.kind for outcome in found.values()} == {"succeeded"}
     sizes = [len(json.dumps(o.response.raw)) for o in found.values() if o.response is not None]
     assert max(sizes) < 1400 and sum(sizes) > 1500
+
+
+def test_a_batch_that_never_ends_is_canceled_and_the_round_fails() -> None:
+    waits: list[float] = []
+    poll = PollPolicy(first_s=1.0, factor=2.0, max_s=4.0, max_wait_s=15.0)
+    with coordinator(ready_after=10**9, poll=poll, sleep=waits.append) as (rounds, emu):
+        got = run_tasks(rounds, ["a"])
+        cancels = [r.path for r in emu.requests if r.path.endswith("/cancel")]
+    assert isinstance(got["a"], ApiError)
+    assert "had not ended after 15 s of polling" in str(got["a"])
+    assert waits == [1.0, 2.0, 4.0, 4.0, 4.0]  # 15 s asked for in all, then no more waits
+    assert len(cancels) == 1
