@@ -32,6 +32,11 @@ from agentctl.batch.source import BatchTask
 from agentctl.batch.store import BatchSpec, ResultsStore
 from agentctl.batch.task import TaskContext, line_cost
 
+# Ctrl-C can be delivered to any thread (a worker, the emulator's server); the main thread,
+# blocked on a lock with no timeout, would then never run Python's handler (seen: a batch that
+# ignored SIGINT while a worker waited on the memory lock). Waking this often lets it run.
+SIGNAL_POLL_S = 0.2
+
 
 class Budget:
     """The batch-wide `--max-usd`: what was spent (from every worker's turns) against it."""
@@ -156,7 +161,10 @@ class _Pool:
         report = BatchReport()
         try:
             while self.pending:
-                event = self.events.get()
+                try:
+                    event = self.events.get(timeout=SIGNAL_POLL_S)
+                except queue.Empty:
+                    continue  # back in Python: a Ctrl-C that reached another thread runs here
                 self._note(event, report)
                 on_event(event)
         except KeyboardInterrupt:

@@ -128,7 +128,9 @@ def serve(
         ) as emu:
             print(server.note(), file=sys.stderr)
             print(emu.base_url, flush=True)
-            threading.Event().wait()
+            forever = threading.Event()
+            while not forever.wait(0.5):  # wakes so a Ctrl-C that reached a server thread runs
+                pass
     except KeyboardInterrupt:
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except OSError as err:

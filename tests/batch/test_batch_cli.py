@@ -182,13 +182,45 @@ def test_ctrl_c_stops_the_batch_and_says_how_to_resume(tmp_path: Path) -> None:
         if line.startswith("[1/4]"):
             break
     child.send_signal(signal.SIGINT)
-    rest = child.stderr.read()
-    assert child.wait() == 130
-    os.close(lock)
+    try:
+        _, rest = child.communicate(timeout=60)  # a batch that hangs fails here, not forever
+        assert child.returncode == 130
+    finally:
+        child.kill()
+        os.close(lock)
     assert sorted(results(out)) == ["t0"]
     assert "1 ok, 3 unfinished" in rest
     said = "agentctl: batch stopped by Ctrl-C; continue with: agentctl batch --resume"
     assert f"{said} {out}" in rest
+
+
+# tgkill(2): a signal to one thread of another process (x86_64 and aarch64 numbers).
+TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(TGKILL is None or sys.platform != "linux", reason="needs Linux tgkill")
+def test_ctrl_c_that_reaches_a_worker_thread_still_stops_the_batch(tmp_path: Path) -> None:
+    """The kernel may hand a process's SIGINT to any thread; the main thread, waiting for
+    events, must still stop the batch (it used to wait forever on a blocked worker)."""
+    import ctypes
+
+    child, out, lock = _blocked_batch(tmp_path, 4, blocker=1)
+    for line in child.stderr:
+        if line.startswith("[1/4]"):
+            break
+    others = [int(t) for t in os.listdir(f"/proc/{child.pid}/task") if int(t) != child.pid]
+    assert others, "the batch runs its tasks on worker threads"
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.syscall(TGKILL, child.pid, min(others), signal.SIGINT) == 0
+    try:
+        _, rest = child.communicate(timeout=60)  # a batch that hangs fails here, not forever
+        assert child.returncode == 130
+    finally:
+        child.kill()
+        os.close(lock)
+    assert "agentctl: batch stopped by Ctrl-C; continue with: agentctl batch --resume" in rest
+    assert sorted(results(out)) == ["t0"]
 
 
 @pytest.mark.slow
