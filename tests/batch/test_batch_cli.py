@@ -8,7 +8,9 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from signal import SIGINT
 from typing import Any
 
 import pytest
@@ -175,19 +177,28 @@ def test_a_killed_batch_resumes_without_redoing_finished_tasks(tmp_path: Path) -
     assert all(final[k] == first[k] for k in first)
 
 
-@pytest.mark.slow
-def test_ctrl_c_stops_the_batch_and_says_how_to_resume(tmp_path: Path) -> None:
+def _interrupted_after_one_task(
+    tmp_path: Path, interrupt: Callable[[subprocess.Popen[str]], None]
+) -> tuple[str, Path]:
+    """A 4-task batch whose second task is blocked, interrupted once the first has finished:
+    its stderr after that (it must exit 130) and its out folder."""
     child, out, lock = _blocked_batch(tmp_path, 4, blocker=1)  # busy when Ctrl-C comes
-    for line in child.stderr:
-        if line.startswith("[1/4]"):
-            break
-    child.send_signal(signal.SIGINT)
     try:
+        for line in child.stderr or ():
+            if line.startswith("[1/4]"):
+                break
+        interrupt(child)
         _, rest = child.communicate(timeout=60)  # a batch that hangs fails here, not forever
-        assert child.returncode == 130
     finally:
         child.kill()
         os.close(lock)
+    assert child.returncode == 130
+    return rest, out
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_batch_and_says_how_to_resume(tmp_path: Path) -> None:
+    rest, out = _interrupted_after_one_task(tmp_path, lambda child: child.send_signal(SIGINT))
     assert sorted(results(out)) == ["t0"]
     assert "1 ok, 3 unfinished" in rest
     said = "agentctl: batch stopped by Ctrl-C; continue with: agentctl batch --resume"
@@ -205,20 +216,13 @@ def test_ctrl_c_that_reaches_a_worker_thread_still_stops_the_batch(tmp_path: Pat
     events, must still stop the batch (it used to wait forever on a blocked worker)."""
     import ctypes
 
-    child, out, lock = _blocked_batch(tmp_path, 4, blocker=1)
-    for line in child.stderr:
-        if line.startswith("[1/4]"):
-            break
-    others = [int(t) for t in os.listdir(f"/proc/{child.pid}/task") if int(t) != child.pid]
-    assert others, "the batch runs its tasks on worker threads"
-    libc = ctypes.CDLL(None, use_errno=True)
-    assert libc.syscall(TGKILL, child.pid, min(others), signal.SIGINT) == 0
-    try:
-        _, rest = child.communicate(timeout=60)  # a batch that hangs fails here, not forever
-        assert child.returncode == 130
-    finally:
-        child.kill()
-        os.close(lock)
+    def to_a_worker(child: subprocess.Popen[str]) -> None:
+        others = [int(t) for t in os.listdir(f"/proc/{child.pid}/task") if int(t) != child.pid]
+        assert others, "the batch runs its tasks on worker threads"
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.syscall(TGKILL, child.pid, min(others), SIGINT) == 0
+
+    rest, out = _interrupted_after_one_task(tmp_path, to_a_worker)
     assert "agentctl: batch stopped by Ctrl-C; continue with: agentctl batch --resume" in rest
     assert sorted(results(out)) == ["t0"]
 
