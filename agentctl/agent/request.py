@@ -25,10 +25,12 @@ def server_tools(profile: Profile) -> list[dict[str, Any]]:
     return definitions(profile.server_tools)
 
 
-def betas(profile: Profile) -> list[str]:
+def betas(profile: Profile, *more: str) -> list[str]:
     """Beta flags: context management always (the memory tool and the edits ride on it), the
-    compaction beta with the compact edit, and any the chosen server tool versions need."""
-    return [*betas_for(profile.context_editing), *server_betas(profile.server_tools)]
+    compaction beta with the compact edit, any the chosen server tool versions need, `more`
+    (what this request needs besides), then the profile's own `betas`; each once."""
+    own = [*betas_for(profile.context_editing), *server_betas(profile.server_tools), *more]
+    return list(dict.fromkeys([*own, *profile.betas]))
 
 
 def cache_control(profile: Profile) -> dict[str, Any] | None:

@@ -32,6 +32,11 @@ KEY_DOCS: dict[str, KeyDoc] = {
     ),
     "max_turns": KeyDoc("Stop the run (exit 3) after this many model turns."),
     "system": KeyDoc("System prompt text (empty: no system prompt is sent).", "system"),
+    "betas": KeyDoc(
+        'Beta flags agentctl does not know yet, e.g. ["context-1m-2025-08-07"]: sent after'
+        " agentctl's own in every request, duplicates dropped.",
+        "anthropic-beta header",
+    ),
     "thinking": KeyDoc("Extended thinking."),
     "thinking.enabled": KeyDoc("Turn extended thinking on.", 'thinking.type = "enabled"'),
     "thinking.budget_tokens": KeyDoc(
