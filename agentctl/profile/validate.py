@@ -169,13 +169,14 @@ def check_batched(s: ClearToolUses) -> None:
 
 
 def check_compaction(s: Compaction) -> None:
-    """The API's minimum trigger; settings of a compaction that is off would do nothing."""
+    """The API's minimum trigger (threshold mode); settings of a compaction that is off, or
+    that its mode does not use, would do nothing."""
     key = "context_editing.compaction"
     if not s.enabled:
         default = Compaction()
         changed = [
             name
-            for name in ("trigger", "instructions", "pause_after_compaction")
+            for name in ("mode", "trigger", "instructions", "pause_after_compaction")
             if getattr(s, name) != getattr(default, name)
         ]
         if changed:
@@ -184,7 +185,12 @@ def check_compaction(s: Compaction) -> None:
                 f"has no effect while {key}.enabled = false (enable compaction or remove it)",
             )
         return
-    if s.trigger < MIN_COMPACT_TRIGGER:
+    if s.on_demand and s.pause_after_compaction:
+        raise FieldError(
+            f"{key}.pause_after_compaction",
+            'only with mode = "threshold" (an on-demand compaction always stops after its block)',
+        )
+    if s.threshold and s.trigger < MIN_COMPACT_TRIGGER:
         raise FieldError(
             f"{key}.trigger",
             f"{s.trigger} is below the API minimum of {MIN_COMPACT_TRIGGER} input tokens",
