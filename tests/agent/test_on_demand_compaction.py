@@ -28,7 +28,8 @@ from agentctl.types import Event, ResultEvent, TurnEvent, Usage
 
 from .scripted import FakeMemory, ScriptedClient, reply, text, tool_use
 
-TASK = [{"role": "user", "content": "do it"}]
+Message = dict[str, Any]
+TASK: list[Message] = [{"role": "user", "content": "do it"}]
 SIGNED = {"type": "compaction", "content": "<summary>so far</summary>", "signature": "sig-1"}
 VIEW = {"command": "view", "path": "/memories"}
 
@@ -217,10 +218,10 @@ def test_a_compaction_request_leaves_out_what_shapes_a_reply() -> None:
 
 
 def test_requests_start_at_the_last_signed_block_only() -> None:
-    summary = {"role": "assistant", "content": [SIGNED]}
-    unsigned = {"role": "assistant", "content": [{"type": "compaction", "content": "s"}]}
-    later = {"role": "assistant", "content": [text("more")]}
-    history = [*TASK, summary, later, {"role": "user", "content": "go on"}]
+    summary: Message = {"role": "assistant", "content": [SIGNED]}
+    unsigned: Message = {"role": "assistant", "content": [{"type": "compaction", "content": "s"}]}
+    later: Message = {"role": "assistant", "content": [text("more")]}
+    history: list[Message] = [*TASK, summary, later, {"role": "user", "content": "go on"}]
     assert summary_start(history) == 1 and is_summary(summary)
     assert not is_summary(unsigned) and not is_summary({"role": "user", "content": [SIGNED]})
     assert not is_summary({"role": "assistant", "content": [SIGNED, text("reply")]})
@@ -229,9 +230,9 @@ def test_requests_start_at_the_last_signed_block_only() -> None:
     )
     assert sent["messages"] == history[1:]
     assert BETA_COMPACT_ON_DEMAND in sent["betas"]
-    threshold_history = [*TASK, unsigned, {"role": "user", "content": "go on"}]
+    threshold_history: list[Message] = [*TASK, unsigned, {"role": "user", "content": "go on"}]
     assert build_request(Profile(), threshold_history, [])["messages"][0] == TASK[0]
-    twice = [*TASK, summary, {"role": "user", "content": "a"}, summary, later]
+    twice: list[Message] = [*TASK, summary, {"role": "user", "content": "a"}, summary, later]
     assert summary_start(twice) == 3
 
 
