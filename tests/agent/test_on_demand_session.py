@@ -67,6 +67,9 @@ def test_a_session_stopped_after_a_compaction_resumes_from_the_signed_block() ->
     session = load_session("last")
     assert [t.event.stop_reason for t in session.turns] == ["tool_use", "compaction", "end_turn"]
     assert session.turns[1].body["compaction"] == {"type": "summarize"}
+    # Each turn's messages are what its request sent: the summary on, after the compaction.
+    assert [m["role"] for m in session.turns[1].messages] == ["user", "assistant", "user"]
+    assert list(session.turns[2].messages) == [{"role": "assistant", "content": [SIGNED]}]
     console = Console(width=120, record=True, color_system=None)
     console.print(show_report(session, 120))
     shown = console.export_text()
