@@ -235,7 +235,7 @@ def _finish_turn(
     A compaction answer without a summary (`content: null`, a failed compaction) is not
     appended: the conversation goes on as it was (as the SDK's tool runner does)."""
     calls: tuple[ToolCall, ...] = ()
-    if not summarised or any(_is_summary_block(b) for b in response.content):
+    if not (summarised and _failed_summary(response)):
         _append(setup, state, {"role": "assistant", "content": list(response.content)})
         calls = _answer_tools(setup, state, response)
     return TurnEvent(
@@ -250,8 +250,10 @@ def _finish_turn(
     )
 
 
-def _is_summary_block(block: Mapping[str, Any]) -> bool:
-    return block.get("type") == "compaction" and bool(block.get("content"))
+def _failed_summary(response: ModelResponse) -> bool:
+    """A compaction answer holding compaction blocks only, none with a summary."""
+    blocks = response.content
+    return all(b.get("type") == "compaction" and not b.get("content") for b in blocks)
 
 
 def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:

@@ -184,6 +184,15 @@ def test_a_compaction_without_a_summary_leaves_the_conversation_as_it_was() -> N
     assert "compaction" not in client.requests[2]
 
 
+def test_a_compaction_answered_with_a_reply_is_kept_as_a_reply() -> None:
+    client = ScriptedClient(a_tool_turn("t1"), a_tool_turn("t2"), "done")
+    events = run_all(setup_for(client), ask_after=1)
+    assert [t.stop_reason for t in turns(events)] == ["tool_use", "tool_use", "end_turn"]
+    assert [len(t.tool_calls) for t in turns(events)] == [1, 1, 0]
+    assert "compaction" in client.requests[1] and "compaction" not in client.requests[2]
+    assert len(client.requests[2]["messages"]) == 5
+
+
 def test_threshold_compaction_and_a_compaction_call_cannot_meet() -> None:
     squeeze = Compaction(enabled=True, trigger=50_000)
     threshold = Profile(context_editing=ContextEditing(compaction=squeeze))
