@@ -83,6 +83,8 @@ def _block_events(index: int, block: Json) -> list[Event]:
         deltas.append({"type": "signature_delta", "signature": block["signature"]})
     elif kind == "compaction":  # the whole summary in ONE delta [DOC S5]
         start = {"type": "compaction", "content": None}
+        if "signature" in block:  # the delta type has no signature: it rides on the start
+            start["signature"] = block["signature"]
         deltas = [{"type": "compaction_delta", "content": block["content"]}]
     elif kind in ("tool_use", "server_tool_use"):
         start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
