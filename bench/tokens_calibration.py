@@ -37,6 +37,7 @@ from agentctl.context.tokens import (
     estimate_request_tokens,
     estimate_text_tokens,
 )
+from agentctl.emulator.fidelity import message_from_events, recorded_events
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "tests" / "recordings"
 # A public probe run (claude-opus-5-5, clear_thinking keep 1): clearing these two thinking
@@ -122,20 +123,9 @@ def _total(usage: dict[str, Any]) -> int:
 
 
 def _response(recording: dict[str, Any]) -> dict[str, Any]:
-    """The recorded response body; a stream's message is rebuilt from its events enough here."""
-    if "response_events" not in recording:
-        return dict(recording["response"])
-    message: dict[str, Any] = {"content": []}
-    for event in (e["data"] for e in recording["response_events"]):
-        if event["type"] == "message_start":
-            message.update(event["message"], content=[])
-        elif event["type"] == "content_block_start":
-            message["content"].append(dict(event["content_block"]))
-        elif event["type"] == "content_block_delta" and "content" in event["delta"]:
-            message["content"][-1]["content"] = event["delta"]["content"]
-        elif event["type"] == "message_delta":
-            message["usage"] = event["usage"]
-    return message
+    """The recorded response body (a stream's: the message its events add up to)."""
+    events = recorded_events(recording)
+    return message_from_events(events) if events is not None else dict(recording["response"])
 
 
 def recorded_rows() -> list[tuple[str, int, int]]:

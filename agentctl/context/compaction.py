@@ -47,7 +47,7 @@ DEFAULT_SUMMARY_PROMPT = (
 )
 # The summary policy (ours): the task verbatim up to TASK_CHARS, then one line per tool call
 # and per assistant text, the last MAX_LINES of them, each cut at LINE_CHARS.
-TASK_CHARS = 4000
+TASK_CHARS = 1000  # real summaries are a few hundred characters (recordings: 297-543)
 MAX_LINES = 60
 LINE_CHARS = 160
 INPUT_CHARS = 100
