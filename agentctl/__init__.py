@@ -20,6 +20,7 @@ _HOMES = {
     "run": "agentctl.runner",
     "load_profile": "agentctl.runner",
     "RunResult": "agentctl.runner",
+    "RunControl": "agentctl.runner",
     "run_batch": "agentctl.batch",
     "BatchResult": "agentctl.batch",
     "Profile": "agentctl.profile.settings",
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
     from agentctl.probe.run import ProbeReport as ProbeReport
     from agentctl.probe.run import probe_server as probe_server
     from agentctl.profile.settings import Profile as Profile
+    from agentctl.runner import RunControl as RunControl
     from agentctl.runner import RunResult as RunResult
     from agentctl.runner import load_profile as load_profile
     from agentctl.runner import run as run

@@ -4,18 +4,25 @@ Each turn sends the full, unedited history (context editing happens on the serve
 model's tool calls, and yields a TurnEvent. The run ends on end_turn / stop_sequence / refusal,
 resends on pause_turn (and compaction), and raises LimitError on max_tokens, on the
 model's context window, on max_turns and on the profile's budgets.
+
+On-demand compaction: when a `RunControl` asked for it, or a response's prompt reached the
+trigger of `context_editing.compaction` in mode "on-demand", the next request is a compaction
+request (agent/request.py), sent only while the history ends with a user message (no tool_use
+unanswered, no paused turn). Its answer, a signed block alone, is appended like any reply and
+counted as a turn; the requests after it send the history from that block on.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from agentctl.agent.model import ModelClient, ModelResponse, Progress
-from agentctl.agent.request import build_request
+from agentctl.agent.request import build_compaction_request, build_request
 from agentctl.context.edits import build_context_management
-from agentctl.errors import ApiError, LimitError
+from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
 from agentctl.tools.registry import ToolBox
 from agentctl.types import (
@@ -69,6 +76,52 @@ def no_cost(usage: Usage) -> float:
     return 0.0
 
 
+THRESHOLD_CLASH = (
+    'compact_before_next_turn(): context_editing.compaction is on in mode "threshold", and'
+    " the API refuses a signed compaction block beside the compact_20260112 edit (set"
+    ' mode = "on-demand", or turn compaction off)'
+)
+
+
+class RunControl:
+    """Asks a running loop for things between turns; safe to call from any thread, or from an
+    `on_event` callback. `compact_before_next_turn()` is the SDK tool runner's call of that
+    name: the next request summarises the conversation (docs/python.md)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: str | None = None  # the instructions ("": the profile's or the server's)
+        self._profile: Profile | None = None
+
+    def compact_before_next_turn(self, instructions: str | None = None) -> None:
+        """Make the next request a compaction request (`instructions` replace the server's
+        summarisation prompt; None: the profile's `context_editing.compaction.instructions`).
+        A second call before it is sent replaces the first. UsageError while the run's
+        profile has threshold compaction."""
+        with self._lock:
+            if self._profile is not None and self._profile.context_editing.compaction.threshold:
+                raise UsageError(THRESHOLD_CLASH)
+            self._pending = instructions or ""
+
+    @property
+    def compaction_pending(self) -> bool:
+        with self._lock:
+            return self._pending is not None
+
+    def bind(self, profile: Profile) -> None:
+        """The loop starts with `profile` (UsageError if a pending compaction cannot be sent)."""
+        with self._lock:
+            self._profile = profile
+            if self._pending is not None and profile.context_editing.compaction.threshold:
+                raise UsageError(THRESHOLD_CLASH)
+
+    def take_compaction(self) -> str | None:
+        """The pending compaction's instructions ("" for none), once; None when none is."""
+        with self._lock:
+            pending, self._pending = self._pending, None
+            return pending
+
+
 @dataclass(frozen=True)
 class LoopSetup:
     """Everything the loop needs; `first_turn` > 0 when a resumed session continues."""
@@ -81,6 +134,7 @@ class LoopSetup:
     cost: Callable[[Usage], float] = no_cost
     first_turn: int = 0
     task: str = ""
+    control: RunControl = field(default_factory=RunControl)
 
 
 @dataclass
@@ -89,6 +143,7 @@ class _State:
     turn: int
     turns_run: int = 0
     totals: Totals = field(default_factory=Totals)
+    last_prompt: int = 0  # prompt tokens of the latest response
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -98,15 +153,20 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     Raises LimitError / ApiError; the caller turns those into an ErrorEvent and an exit code.
     """
     state = _State(messages=list(messages), turn=setup.first_turn)
+    setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
         state.turn += 1
         state.turns_run += 1
-        response = yield from _send(setup, state)
-        event = _finish_turn(setup, state, response)
+        compaction = _compaction_due(setup, state)
+        response = yield from _send(setup, state, compaction)
+        # A compaction's prompt is the one it closed: it must not call for another.
+        state.last_prompt = 0 if compaction is not None else response.usage.prompt_tokens
+        event = _finish_turn(setup, state, response, summarised=compaction is not None)
         state.totals = state.totals.add_turn(event, setup.cost(event.usage))
         yield event
         if response.stop_reason in FINAL_STOPS:
+            setup.control.take_compaction()  # asked for after the last turn: nothing to send
             totals = replace(state.totals, tool_failures=setup.tools.failures)
             yield ResultEvent(
                 setup.session, state.turns_run, response.stop_reason, response.text, totals
@@ -121,9 +181,35 @@ def _start_event(setup: LoopSetup) -> StartEvent:
     return StartEvent(setup.session, setup.profile.model, cm, setup.profile.source, setup.task)
 
 
-def _send(setup: LoopSetup, state: _State) -> Generator[Event, None, ModelResponse]:
-    request = build_request(setup.profile, state.messages, setup.tools.definitions())
-    setup.recorder.request(state.turn, request)
+def _compaction_due(setup: LoopSetup, state: _State) -> str | None:
+    """The instructions of the compaction the next request should be ("" for none), or None.
+
+    Only while the history ends with a user message (the task or tool results): the API
+    cannot compact a conversation with an unanswered tool_use or a paused turn, so a request
+    waits for then. An on-demand profile asks once a response's prompt reached its trigger.
+    """
+    if not state.messages or state.messages[-1].get("role") != "user":
+        return None
+    settings = setup.profile.context_editing.compaction
+    pending = setup.control.take_compaction()
+    if pending is None and settings.on_demand and state.last_prompt >= settings.trigger:
+        pending = ""
+    if pending is None:
+        return None
+    return pending or settings.instructions
+
+
+def _send(
+    setup: LoopSetup, state: _State, compaction: str | None = None
+) -> Generator[Event, None, ModelResponse]:
+    tools = setup.tools.definitions()
+    if compaction is None:
+        request = build_request(setup.profile, state.messages, tools)
+    else:
+        request = build_compaction_request(setup.profile, state.messages, tools, compaction)
+    # The transcript counts the whole history (a request after a summary sends only its
+    # tail: what precedes a compaction block is what the server ignores).
+    setup.recorder.request(state.turn, {**request, "messages": state.messages})
     response: ModelResponse | None = None
     for item in setup.client.stream(request):
         if isinstance(item, Progress):
@@ -141,10 +227,17 @@ def _append(setup: LoopSetup, state: _State, message: Message) -> None:
     state.messages.append(message)
 
 
-def _finish_turn(setup: LoopSetup, state: _State, response: ModelResponse) -> TurnEvent:
-    """Append the answer to the history, act on the stop reason, run tools: the TurnEvent."""
-    _append(setup, state, {"role": "assistant", "content": list(response.content)})
-    calls = _answer_tools(setup, state, response)
+def _finish_turn(
+    setup: LoopSetup, state: _State, response: ModelResponse, *, summarised: bool = False
+) -> TurnEvent:
+    """Append the answer to the history, act on the stop reason, run tools: the TurnEvent.
+
+    A compaction answer without a summary (`content: null`, a failed compaction) is not
+    appended: the conversation goes on as it was (as the SDK's tool runner does)."""
+    calls: tuple[ToolCall, ...] = ()
+    if not (summarised and _failed_summary(response)):
+        _append(setup, state, {"role": "assistant", "content": list(response.content)})
+        calls = _answer_tools(setup, state, response)
     return TurnEvent(
         turn=state.turn,
         stop_reason=response.stop_reason,
@@ -155,6 +248,12 @@ def _finish_turn(setup: LoopSetup, state: _State, response: ModelResponse) -> Tu
         request_id=response.request_id,
         server_tool_calls=response.server_tool_calls,
     )
+
+
+def _failed_summary(response: ModelResponse) -> bool:
+    """A compaction answer holding compaction blocks only, none with a summary."""
+    blocks = response.content
+    return all(b.get("type") == "compaction" and not b.get("content") for b in blocks)
 
 
 def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:

@@ -3,6 +3,11 @@
 Prompt caching puts at most three breakpoints (the API allows four): the last tool definition
 (caches all tools), the system prompt, and the last cacheable block of the latest message, so
 each turn reads the previous turn's prefix and writes only what is new.
+
+On-demand compaction: a compaction request is the run's next request plus top-level
+`compaction` (beta compact-2026-09-04), without what only shapes a reply; its answer is a
+signed compaction block alone, and every later request sends the history from that block on
+(it stands in place of the messages it summarises).
 """
 
 from __future__ import annotations
@@ -16,6 +21,9 @@ from agentctl.agent.server_tools import definitions
 from agentctl.context.edits import betas_for, build_context_management
 from agentctl.profile.settings import Profile
 
+BETA_COMPACT_ON_DEMAND = "compact-2026-09-04"
+# Request fields the API refuses beside `compaction` (they shape a reply, and there is none).
+_REPLY_ONLY = ("context_management", "stop_sequences", "output_format")
 # Blocks the API refuses a cache_control on.
 _UNCACHEABLE = frozenset({"thinking", "redacted_thinking"})
 
@@ -25,10 +33,12 @@ def server_tools(profile: Profile) -> list[dict[str, Any]]:
     return definitions(profile.server_tools)
 
 
-def betas(profile: Profile) -> list[str]:
+def betas(profile: Profile, *more: str) -> list[str]:
     """Beta flags: context management always (the memory tool and the edits ride on it), the
-    compaction beta with the compact edit, and any the chosen server tool versions need."""
-    return [*betas_for(profile.context_editing), *server_betas(profile.server_tools)]
+    compaction beta with the compact edit, any the chosen server tool versions need, `more`
+    (what this request needs besides), then the profile's own `betas`; each once."""
+    own = [*betas_for(profile.context_editing), *server_betas(profile.server_tools), *more]
+    return list(dict.fromkeys([*own, *profile.betas]))
 
 
 def cache_control(profile: Profile) -> dict[str, Any] | None:
@@ -41,7 +51,9 @@ def cache_control(profile: Profile) -> dict[str, Any] | None:
 def build_request(
     profile: Profile, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """The full request; `messages` and `tools` are copied, never modified."""
+    """The full request; `messages` and `tools` are copied, never modified. A history that
+    holds a signed compaction block is sent from the last one on."""
+    messages = messages[summary_start(messages) :]
     request: dict[str, Any] = {"model": profile.model, "max_tokens": profile.max_tokens}
     if profile.system:
         request["system"] = [{"type": "text", "text": profile.system}]
@@ -55,8 +67,64 @@ def build_request(
     if cm is not None:
         request["context_management"] = cm
     request = place_breakpoints(request, cache_control(profile))
-    request["betas"] = betas(profile)
+    signed = bool(messages) and is_summary(messages[0])
+    request["betas"] = betas(profile, *([BETA_COMPACT_ON_DEMAND] if signed else []))
     return request
+
+
+def build_compaction_request(
+    profile: Profile,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    instructions: str = "",
+) -> dict[str, Any]:
+    """The on-demand compaction request for `messages` (whose last message must answer every
+    tool_use: the caller's rule): the next request as `build_request` makes it, plus
+    `compaction: {"type": "summarize", "instructions"?}` and its beta, minus what the API
+    refuses beside it: `context_management` (clearing edits resume on the next request),
+    `stop_sequences`, `output_config.format` and a forced `tool_choice`."""
+    request = without_reply_fields(build_request(profile, messages, tools))
+    config: dict[str, Any] = {"type": "summarize"}
+    if instructions.strip():
+        config["instructions"] = instructions
+    request["compaction"] = config
+    request["betas"] = betas(profile, BETA_COMPACT_ON_DEMAND)
+    return request
+
+
+def without_reply_fields(request: Mapping[str, Any]) -> dict[str, Any]:
+    """`request` without the fields a compaction request may not carry (as the SDK's tool
+    runner trims its compaction request)."""
+    out = {k: v for k, v in request.items() if k not in _REPLY_ONLY}
+    choice = out.get("tool_choice")
+    if isinstance(choice, Mapping) and choice.get("type") in ("any", "tool"):
+        del out["tool_choice"]
+    config = out.get("output_config")
+    if isinstance(config, Mapping) and "format" in config:
+        out["output_config"] = {k: v for k, v in config.items() if k != "format"}
+    return out
+
+
+def is_summary(message: Mapping[str, Any]) -> bool:
+    """An on-demand compaction's answer: an assistant message holding a signed compaction
+    block alone (threshold blocks carry no signature and come with the reply)."""
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list) or len(content) != 1:
+        return False
+    block = content[0]
+    return (
+        isinstance(block, Mapping)
+        and block.get("type") == "compaction"
+        and bool(block.get("signature"))
+    )
+
+
+def summary_start(messages: Sequence[Mapping[str, Any]]) -> int:
+    """Where a request's messages start: at the last on-demand summary, else 0."""
+    for index in range(len(messages) - 1, -1, -1):
+        if is_summary(messages[index]):
+            return index
+    return 0
 
 
 def place_breakpoints(body: Mapping[str, Any], marker: Mapping[str, Any] | None) -> dict[str, Any]:

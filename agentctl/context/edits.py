@@ -16,6 +16,9 @@ BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 BETA_COMPACT = "compact-2026-01-12"  # the compact_20260112 edit
 
 TriggerKind = Literal["input_tokens", "tool_uses"]
+# "threshold": the compact_20260112 edit, the server compacts at its trigger. "on-demand": the
+# run asks for a compaction (top-level `compaction`) once a prompt reached the trigger.
+CompactionMode = Literal["threshold", "on-demand"]
 # "server": one edit from the profile, the server decides each turn what to clear.
 # "batched": the client steers it turn by turn (see `batched_edit`).
 Strategy = Literal["server", "batched"]
@@ -56,15 +59,27 @@ class ClearThinking:
 
 @dataclass(frozen=True)
 class Compaction:
-    """`compact_20260112`: the server summarises the conversation once the prompt reaches
-    `trigger` input tokens (the API's minimum is 50,000) and continues from the summary."""
+    """`compact_20260112` (mode "threshold"): the server summarises the conversation once the
+    prompt reaches `trigger` input tokens (the API's minimum is 50,000) and continues from the
+    summary. Mode "on-demand": no edit; the run sends a compaction request of its own
+    (agentctl.agent.loop) once a response's prompt reached `trigger`."""
 
     enabled: bool = False
+    mode: CompactionMode = "threshold"
     trigger: int = 150_000
     # Replaces the server's default summarisation prompt ("" = not sent, the default prompt).
     instructions: str = ""
     # Stop after the compaction block (stop_reason "compaction"); the run resends at once.
     pause_after_compaction: bool = False
+
+    @property
+    def threshold(self) -> bool:
+        """The compact_20260112 edit is sent (the API refuses on-demand compaction with it)."""
+        return self.enabled and self.mode == "threshold"
+
+    @property
+    def on_demand(self) -> bool:
+        return self.enabled and self.mode == "on-demand"
 
 
 @dataclass(frozen=True)
@@ -129,7 +144,7 @@ def compact_edit(s: Compaction) -> dict[str, Any]:
 def betas_for(ce: ContextEditing) -> list[str]:
     """The beta flags the profile's context management needs (context management always:
     the memory tool rides on it)."""
-    return [BETA_CONTEXT_MANAGEMENT, *([BETA_COMPACT] if ce.compaction.enabled else [])]
+    return [BETA_CONTEXT_MANAGEMENT, *([BETA_COMPACT] if ce.compaction.threshold else [])]
 
 
 def batched_edit(
@@ -172,7 +187,7 @@ def build_context_management(
         edits.append(clear_thinking_edit(ce.thinking))
     if ce.tool_uses.enabled:
         edits.append(_tool_uses_edit(ce, request, edits))
-    if ce.compaction.enabled:  # last: it measures the prompt the other edits leave (ours)
+    if ce.compaction.threshold:  # last: it measures the prompt the other edits leave (ours)
         edits.append(compact_edit(ce.compaction))
     return {"edits": edits} if edits else None
 
@@ -183,7 +198,7 @@ def _tool_uses_edit(
     if ce.tool_uses.strategy == "server" or request is None:
         return clear_tool_uses_edit(ce.tool_uses)
     server = ce.server
-    if ce.compaction.enabled:  # steer on what the server reads: from the last summary on
+    if ce.compaction.threshold:  # steer on what the server reads: from the last summary on
         request = compacted(request)
     if before:  # measure the prompt as the thinking edit leaves it
         request = apply_context_edits(request, before, server=server).request

@@ -32,6 +32,11 @@ KEY_DOCS: dict[str, KeyDoc] = {
     ),
     "max_turns": KeyDoc("Stop the run (exit 3) after this many model turns."),
     "system": KeyDoc("System prompt text (empty: no system prompt is sent).", "system"),
+    "betas": KeyDoc(
+        'Beta flags agentctl does not know yet, e.g. ["context-1m-2025-08-07"]: sent after'
+        " agentctl's own in every request, duplicates dropped.",
+        "anthropic-beta header",
+    ),
     "thinking": KeyDoc("Extended thinking."),
     "thinking.enabled": KeyDoc("Turn extended thinking on.", 'thinking.type = "enabled"'),
     "thinking.budget_tokens": KeyDoc(
@@ -89,18 +94,27 @@ KEY_DOCS: dict[str, KeyDoc] = {
         "edits[] compact_20260112 + beta compact-2026-01-12",
     ),
     "context_editing.compaction.enabled": KeyDoc(
-        "Send the compact_20260112 edit (listed last) and its beta.", "edits[] compact_20260112"
+        "Turn compaction on (threshold: the compact_20260112 edit, listed last, and its beta).",
+        "edits[] compact_20260112",
+    ),
+    "context_editing.compaction.mode": KeyDoc(
+        '"threshold": the server compacts at the trigger; "on-demand": once a response\'s'
+        " prompt reached the trigger, the run sends a compaction request of its own (no edit;"
+        " beta compact-2026-09-04).",
+        'edits[] compact_20260112 / compaction {"type": "summarize"}',
     ),
     "context_editing.compaction.trigger": KeyDoc(
-        "Compact once the prompt reaches this many input tokens (the API's minimum: 50000).",
-        "trigger.value",
+        "Compact once the prompt reaches this many input tokens (threshold: the API's"
+        " minimum is 50000).",
+        "trigger.value (threshold)",
     ),
     "context_editing.compaction.instructions": KeyDoc(
         'Replaces the server\'s summarisation prompt ("" = not sent: the default prompt).',
         "instructions",
     ),
     "context_editing.compaction.pause_after_compaction": KeyDoc(
-        'Stop after the compaction block (stop_reason "compaction"); the run resends at once.',
+        'Threshold: stop after the compaction block (stop_reason "compaction"); the run'
+        " resends at once.",
         "pause_after_compaction",
     ),
     "cache": KeyDoc("Prompt caching."),

@@ -175,6 +175,8 @@ class Profile:
     max_tokens: int = 8192
     max_turns: int = 50
     system: str = ""
+    # Beta flags agentctl does not know yet, sent after its own in `anthropic-beta`.
+    betas: tuple[str, ...] = ()
     thinking: ThinkingSettings = field(default_factory=ThinkingSettings)
     context_editing: ContextEditing = field(default_factory=ContextEditing)
     cache: CacheSettings = field(default_factory=CacheSettings)

@@ -7,6 +7,7 @@ editing, cache, system prompt, ...) and tighten limits, but not, without --trust
 - add or change an MCP server under `[mcp]` (each starts a program);
 - loosen a limit of the profile (`max_turns`, `limits.*`, the memory store's size limits),
   or pick a model with no known price while the profile has a `limits.max_usd`;
+- add API betas (`betas`: they change what a request does and what it costs);
 - turn on a server tool (`server_tools.*.enabled`, and the old `tools.web_search`,
   `tools.web_fetch`), or change the domains or location a web tool is given, or lift its
   `max_uses` (a task may lower it);
@@ -99,6 +100,8 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
     table = key.partition(".")[0]
     if table in REFUSED_TABLES:
         return REFUSED_TABLES[table]
+    if key == "betas":
+        return "a task file may not add API betas (they change what requests do and cost)"
     if key in WEB_TOOLS and value is True:
         return "a task file may not turn on a server tool (they reach the web or run code)"
     if key.startswith(WEB_REACH):

@@ -46,6 +46,8 @@ ZERO_ALLOWED = frozenset(
 )
 # An MCP server's name, as it appears in `mcp__NAME__TOOL` (the API allows [a-zA-Z0-9_-]).
 MCP_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
+# A beta flag as the API names them: lowercase words and a date, e.g. "compact-2026-09-04".
+BETA_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*-\d{4}-\d{2}-\d{2}")
 # Float keys that must be strictly positive (the others, prices and budgets, must be >= 0).
 POSITIVE_FLOATS = frozenset({"api.timeout_s", "api.deadline_s"})
 
@@ -58,6 +60,7 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_ranges(profile)
     check_thinking(profile)
     check_strings(profile)
+    check_betas(profile.betas)
     check_batched(profile.context_editing.tool_uses)
     check_server_model(profile.context_editing.server_model)
     check_compaction(profile.context_editing.compaction)
@@ -166,13 +169,14 @@ def check_batched(s: ClearToolUses) -> None:
 
 
 def check_compaction(s: Compaction) -> None:
-    """The API's minimum trigger; settings of a compaction that is off would do nothing."""
+    """The API's minimum trigger (threshold mode); settings of a compaction that is off, or
+    that its mode does not use, would do nothing."""
     key = "context_editing.compaction"
     if not s.enabled:
         default = Compaction()
         changed = [
             name
-            for name in ("trigger", "instructions", "pause_after_compaction")
+            for name in ("mode", "trigger", "instructions", "pause_after_compaction")
             if getattr(s, name) != getattr(default, name)
         ]
         if changed:
@@ -181,7 +185,12 @@ def check_compaction(s: Compaction) -> None:
                 f"has no effect while {key}.enabled = false (enable compaction or remove it)",
             )
         return
-    if s.trigger < MIN_COMPACT_TRIGGER:
+    if s.on_demand and s.pause_after_compaction:
+        raise FieldError(
+            f"{key}.pause_after_compaction",
+            'only with mode = "threshold" (an on-demand compaction always stops after its block)',
+        )
+    if s.threshold and s.trigger < MIN_COMPACT_TRIGGER:
         raise FieldError(
             f"{key}.trigger",
             f"{s.trigger} is below the API minimum of {MIN_COMPACT_TRIGGER} input tokens",
@@ -203,6 +212,17 @@ def check_strings(profile: Profile) -> None:
             if not tool.strip():
                 key = f"context_editing.tool_uses.{name}[{i}]"
                 raise FieldError(key, "tool names must not be empty")
+
+
+def check_betas(betas: tuple[str, ...]) -> None:
+    """Each extra beta flag has the API's shape (it is sent as one item of a header)."""
+    for i, beta in enumerate(betas):
+        if not BETA_NAME.fullmatch(beta):
+            raise FieldError(
+                f"betas[{i}]",
+                f"{beta!r} is not a beta flag name (lowercase words and a date, e.g."
+                ' "context-1m-2025-08-07")',
+            )
 
 
 def check_mcp_servers(profile: Profile) -> None:

@@ -8,11 +8,13 @@ the built-in emulator when offline, or any `ModelClient` handed in), records the
 
 from __future__ import annotations
 
+from agentctl.agent.loop import RunControl
 from agentctl.runner.execute import RunResult, connect, execute, open_client, run
 from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, task_of
 
 __all__ = [
     "Plan",
+    "RunControl",
     "RunResult",
     "connect",
     "execute",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from agentctl.agent.loop import LoopSetup, run_loop
+from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
 from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
@@ -174,9 +174,11 @@ def execute(
     on_event: Callable[[Event], None] | None = None,
     record: bool = True,
     transcript_write: WriteFn = os.write,
+    control: RunControl | None = None,
 ) -> RunResult:
     """Run the plan; every event goes to `on_event` and the transcript. On failure an
     ErrorEvent goes out, then the AgentctlError propagates (Ctrl-C: InterruptedRunError).
+    `control`: asks the running loop for a compaction (`RunControl.compact_before_next_turn`).
 
     A resumed plan appends to the file it was read from. `transcript_write` is the os.write-like
     call the transcript uses (a seam: tests give it a full disk)."""
@@ -201,7 +203,7 @@ def execute(
     )
     servers = mcp_tools(plan.profile.mcp.servers)  # started once per run, stopped on every exit
     with recorder, connection as model, servers as mcp:
-        result = _drive(plan, model, recorder, emit, mcp)
+        result = _drive(plan, model, recorder, emit, mcp, control or RunControl())
     return _result(plan, result, tuple(turns), recorder.opened)
 
 
@@ -211,6 +213,7 @@ def _drive(
     recorder: SessionRecorder,
     emit: Callable[[Event], None],
     mcp: Sequence[Tool],
+    control: RunControl,
 ) -> ResultEvent:
     setup = LoopSetup(
         profile=plan.profile,
@@ -221,6 +224,7 @@ def _drive(
         cost=plan.pricing().cost,
         first_turn=plan.first_turn,
         task=plan.task_source,
+        control=control,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
@@ -284,13 +288,16 @@ def run(
     on_event: Callable[[Event], None] | None = None,
     record: bool = True,
     trust_task: bool = False,
+    control: RunControl | None = None,
 ) -> RunResult:
     """Run `task` (its text, or a task file) to the end and return what happened.
 
     `profile`: a Profile, a path, or None for the normal lookup; `offline`: against the
     built-in emulator; `client`: any ModelClient (e.g. `ScriptedClient`); `record=False`
     writes no transcript; `trust_task=True` lets a task file's front matter set what only the
-    caller may (`agentctl run --trust-task`). Raises the agentctl exception tree.
+    caller may (`agentctl run --trust-task`); `control`: a `RunControl` whose
+    `compact_before_next_turn()` (from `on_event` or another thread) makes the next request
+    an on-demand compaction. Raises the agentctl exception tree.
     """
     values = {} if memory_root is None else {"memory.root": str(memory_root)}
     plan = plan_new(
@@ -301,4 +308,4 @@ def run(
         offline=offline,
         trust_task=trust_task,
     )
-    return execute(plan, client=client, on_event=on_event, record=record)
+    return execute(plan, client=client, on_event=on_event, record=record, control=control)

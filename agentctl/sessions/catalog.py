@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentctl.agent.model import usage_from
+from agentctl.agent.request import summary_start
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
@@ -167,7 +168,8 @@ class _Builder:
     def add(self, record: Record, history: list[dict[str, Any]]) -> None:
         if isinstance(record, RequestRecord):
             count = len(history) if record.messages_count is None else record.messages_count
-            self.pending = (record, tuple(history[:count]))
+            sent = history[:count]  # from an on-demand summary on, as the request sent it
+            self.pending = (record, tuple(sent[summary_start(sent) :]))
         elif isinstance(record, ResponseRecord) and self.pending is not None:
             self._close_turn(record)
         elif isinstance(record, EventRecord):

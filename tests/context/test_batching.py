@@ -1,11 +1,12 @@
 """Batched clearing: the request sequence it steers, and what the server does with it.
 
 Hand-computed sizes (agentctl's estimator): the opening user message is 7 tokens, each turn
-adds one tool use and its result, 1,036 tokens, of which clearing the result frees 992 (a
-1,000-word result becomes the placeholder). With trigger 4,500, low_water 2,500 and keep 1:
-turn 5 reaches 5,187 > 4,500; two pairs free 1,984, short of the 2,687 above the low mark,
-three free 2,976, so B = 3 (edited prompt 2,211). The edited prompt then grows by 1,036 a
-turn and passes 4,500 again at turn 8 (5,319): three more, B = 6; then turn 11 (5,451): B = 9.
+adds one tool use and its result, 902 tokens (38 + 864), of which clearing the result frees
+826 (a 759-word result, 834 tokens, becomes the placeholder). With trigger 4,500, low_water
+2,500 and keep 1: turn 5 reaches 4,517 > 4,500; two pairs free 1,652, short of the 2,017 above
+the low mark, three free 2,478, so B = 3 (edited prompt 2,039). The edited prompt then grows
+by 902 a turn and passes 4,500 again at turn 8 (4,745): three more, B = 6; then turn 11
+(4,973): B = 9.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ BATCHED = ClearToolUses(
     strategy="batched", trigger=4_500, low_water=2_500, keep=1, clear_at_least=0
 )
 MARKER = {"type": "ephemeral", "ttl": "5m"}
+CACHE_MODEL = "claude-opus-5-5"  # caches prefixes from 512 tokens: turn 1 (909) is written
 
 
 def history(turns: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
     for i in range(turns):
         use = {"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"path": f"f{i}"}}
-        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "word " * 1000}
+        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "word " * 759}
         messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
     return messages
 
@@ -51,7 +53,7 @@ def request(turns: int, tool_uses: ClearToolUses = BATCHED) -> dict[str, Any]:
 
 def test_the_hand_computed_sizes_hold() -> None:
     assert estimate_request_tokens({"messages": history(0)}) == 7
-    assert estimate_request_tokens({"messages": history(5)}) == 7 + 5 * 1036
+    assert estimate_request_tokens({"messages": history(5)}) == 7 + 5 * 902
 
 
 def test_the_client_sends_the_profile_edit_until_the_first_clearing_then_holds_the_boundary() -> (
@@ -76,7 +78,7 @@ def test_the_server_clears_in_batches_and_the_cache_holds_between_them(basis: Tr
         out = apply_context_edits(body, body["context_management"]["edits"], server=PRESETS[basis])
         got = out.applied_edits[0]["cleared_tool_uses"] if out.applied_edits else 0
         assert got == cleared, turn
-        usage = cache.account(out.request, "claude-sonnet-5")
+        usage = cache.account(out.request, CACHE_MODEL)
         moved = turn > 1 and cleared != EXPECTED_BOUNDARY[turn - 2]
         if turn > 1 and not moved:  # the whole earlier prompt is read from the cache
             assert usage.cache_read_input_tokens == previous, turn
@@ -93,7 +95,7 @@ def test_the_server_strategy_rewrites_the_cache_on_every_turn_past_the_trigger()
     for turn in range(1, 12):
         body = request(turn, server)
         out = apply_context_edits(body, body["context_management"]["edits"])
-        usage = cache.account(out.request, "claude-sonnet-5")
+        usage = cache.account(out.request, CACHE_MODEL)
         reads_of_whole_prompt += turn > 1 and usage.cache_read_input_tokens == previous
         previous = out.input_tokens
     assert reads_of_whole_prompt == 3  # turns 2-4 only: from turn 5 on, one more clearing a turn
@@ -107,7 +109,7 @@ def test_the_server_models_differ_on_a_token_trigger(
     basis: TriggerBasis, cleared: list[int]
 ) -> None:
     """keep 1, trigger 4,500: unedited, every turn past it clears one more; edited, turn 5
-    clears 4 (edited 1,219 tokens), which stays under the trigger until turn 9 (5,363)."""
+    clears 4 (edited 1,213 tokens), which stays under the trigger until turn 9 (4,821)."""
     edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 4_500},
             "keep": {"type": "tool_uses", "value": 1}}  # fmt: skip
     for turn, expected in enumerate(cleared, 1):
@@ -119,8 +121,8 @@ def test_the_server_models_differ_on_a_token_trigger(
 def test_the_edited_model_skips_a_batch_below_clear_at_least() -> None:
     edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 4_500},
             "keep": {"type": "tool_uses", "value": 3},
-            "clear_at_least": {"type": "input_tokens", "value": 2_500}}  # fmt: skip
-    # turn 5: 2 clearable (1,982 < 2,500) -> nothing; turn 6: 3 (2,973) -> cleared.
+            "clear_at_least": {"type": "input_tokens", "value": 2_400}}  # fmt: skip
+    # turn 5: 2 clearable (1,652 < 2,400) -> nothing; turn 6: 3 (2,478) -> cleared.
     got = []
     for turn in (5, 6):
         out = apply_context_edits({"messages": history(turn)}, [edit], server=PRESETS["edited"])
