@@ -86,13 +86,15 @@ def test_the_server_clears_in_batches_and_the_cache_holds_between_them(basis: Tr
 
 
 def test_the_server_strategy_rewrites_the_cache_on_every_turn_past_the_trigger() -> None:
+    """Under the unedited trigger basis (a setting of the default server model)."""
     server = dataclasses.replace(BATCHED, strategy="server", low_water=0)
     cache = PromptCache(clock=lambda: 0.0)
     reads_of_whole_prompt = 0
     previous = 0
     for turn in range(1, 12):
         body = request(turn, server)
-        out = apply_context_edits(body, body["context_management"]["edits"])
+        edits = body["context_management"]["edits"]
+        out = apply_context_edits(body, edits, server=PRESETS["unedited-basis"])
         usage = cache.account(out.request, "claude-sonnet-5")
         reads_of_whole_prompt += turn > 1 and usage.cache_read_input_tokens == previous
         previous = out.input_tokens

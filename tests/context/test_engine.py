@@ -72,7 +72,14 @@ def test_default_trigger_is_100k_tokens() -> None:
         session(["read"] * 6, k=20_000), [{"type": "clear_tool_uses_20250919"}]
     )
     assert big.original_input_tokens == 10 + 6 * (35 + 20_000) > 100_000
-    assert big.applied_edits[0]["cleared_tool_uses"] == 3  # default keep 3
+    unedited = ServerModel(trigger_basis="unedited")
+    again = apply_context_edits(
+        session(["read"] * 6, k=20_000), [{"type": "clear_tool_uses_20250919"}], server=unedited
+    )
+    assert again.applied_edits[0]["cleared_tool_uses"] == 3  # default keep 3
+    # The default (edited) basis: the fifth request passes 100k and clears all but 3; the
+    # sixth, as edited, is back under it.
+    assert big.applied_edits[0]["cleared_tool_uses"] == 2
 
 
 def test_keep_counts_most_recent_pairs() -> None:
@@ -148,8 +155,11 @@ def thinking_session(turns: int, words: int = 30) -> dict[str, Any]:
 def test_clear_thinking_keeps_last_n_turns() -> None:
     edit = {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 2}}
     out = apply_context_edits(thinking_session(5), [edit])
+    # The request answers the fifth message's tool use: that turn is one of the two kept.
     expected = {"type": "clear_thinking_20251015", "cleared_thinking_turns": 3}
-    assert out.applied_edits == [{**expected, "cleared_input_tokens": 3 * 32}]
+    # Reported: the thinking text alone (30 tokens each); the prompt loses 32 a turn.
+    assert out.applied_edits == [{**expected, "cleared_input_tokens": 3 * 30}]
+    assert out.original_input_tokens - out.input_tokens == 3 * 32
     kinds = [[b["type"] for b in m["content"]] for m in out.request["messages"][1::2]]
     assert kinds == [["tool_use"]] * 3 + [["thinking", "tool_use"]] * 2
 
@@ -178,7 +188,7 @@ def test_edits_run_in_order_and_trigger_sees_the_thinking_edit() -> None:
     out = apply_context_edits(request, [thinking, clear(total - 100)])
     assert [e["type"] for e in out.applied_edits] == ["clear_thinking_20251015"]
     both = apply_context_edits(request, [thinking, clear(total - 200)])
-    assert [e["cleared_input_tokens"] for e in both.applied_edits] == [160, 276]
+    assert [e["cleared_input_tokens"] for e in both.applied_edits] == [150, 276]
     assert both.input_tokens == total - 436
 
 
