@@ -2,16 +2,17 @@
 
 Usage: python bench/token_economy.py [--files N] [--workload files|web] [--json]
 
-Generates a deterministic workspace (N files of service-log prose, default 48, each read in
-two chunks because the run sets tools.max_result_chars=8000), runs the emulator's default
-policy over it (`agentctl run --offline --json`) once per profile (the built-in default,
-api-defaults.toml, balanced.toml, balanced.toml with the server strategy, no-editing.toml) and
-per server model (`context_editing.server_model`: the default, and each open rule's other
-answer: the unedited trigger basis, the small-result line at the placeholder's size), with the same task and --max-turns 150, and compares the total
-input tokens (input + cache writes + cache reads), the estimated cost and the cache hit
-ratio against no-editing.toml's. Anthropic reports an 84% cut in token use from context editing on a
-100-turn web-search evaluation. `--json` prints one JSON object with a `runs` list.
-The answer of each run must hold every file's FINDING (they survive clearing through memory).
+Generates a deterministic workspace (N files of service-log prose, default 48, each read in two
+chunks because the run sets tools.max_result_chars=8000), runs the emulator's default policy
+over it (`agentctl run --offline --json`) once per profile (the built-in default, api-
+defaults.toml, balanced.toml, balanced.toml with the server strategy, no-editing.toml) and per
+server model (`context_editing.server_model`: the default, and each open rule's other answer:
+the unedited trigger basis, the small-result line at the placeholder's size), with the same
+task and --max-turns 150, and compares the total input tokens (input + cache writes + cache
+reads), the estimated cost and the cache hit ratio against no-editing.toml's. Anthropic reports
+an 84% cut in token use from context editing on a 100-turn web-search evaluation. `--json`
+prints one JSON object with a `runs` list. The answer of each run must hold every file's
+FINDING (they survive clearing through memory).
 
 `--workload web` runs the same comparison on a web-research task instead (the shape of
 Anthropic's evaluation): N generated pages in the task's `web/` folder (the emulator's offline

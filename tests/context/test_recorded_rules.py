@@ -134,8 +134,9 @@ def test_keep_one_thinking_turn_counts_the_turn_being_answered() -> None:
     assert edit["cleared_thinking_turns"] == 2
     text = estimate_text_tokens(THOUGHT_1) + estimate_text_tokens(THOUGHT_2)
     assert edit["cleared_input_tokens"] == text
-    assert abs(text - 44) <= 0.25 * 44  # the estimator's reading of the recorded 44
-    assert out.original_input_tokens - out.input_tokens > text  # the framing goes too
+    drop = out.original_input_tokens - out.input_tokens
+    assert drop > text  # the framing goes too, unreported
+    assert abs(drop - 110) <= 0.05 * 110  # the estimator's reading of the billed 110
     kept = [b["type"] for m in out.request["messages"] for b in m["content"]]
     assert "thinking" not in kept
 

@@ -42,9 +42,10 @@ def _cleared(server: ServerModel, sizes: list[int]) -> int:
 
 
 def test_the_line_is_a_number_of_content_tokens_or_the_placeholders_size() -> None:
-    # 11-word and 12-word results around the default line of 12; the newest counts (keep 1).
-    assert _cleared(DEFAULT_SERVER_MODEL, [11, 12, 500]) == 1
-    assert _cleared(parse_server_model("default,min_result_tokens=0"), [11, 12, 500]) == 2
+    # 10- and 11-word results (11 and 12 tokens) around the default line of 12; the newest
+    # counts (keep 1).
+    assert _cleared(DEFAULT_SERVER_MODEL, [10, 11, 500]) == 1
+    assert _cleared(parse_server_model("default,min_result_tokens=0"), [10, 11, 500]) == 2
     # The placeholder is 8 tokens: a 9-word result shrinks and counts, an 8-word one not.
     line = parse_server_model("default,min_result_tokens=placeholder")
     assert _cleared(line, [8, 9, 500]) == 1
