@@ -31,11 +31,12 @@ def simulated(session: Session, *extra: str) -> tuple[dict[str, Any], str]:
 
 
 def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: Session) -> None:
-    default, err = simulated(research)
+    trigger = ("--set", "context_editing.tool_uses.trigger=30000")  # the bases differ there
+    default, err = simulated(research, *trigger)
     assert default["server_model"]["name"] == "unedited"
     assert default["server_model"]["source"] == "default"
     assert err.startswith("server model unedited: trigger vs the unedited prompt")
-    edited, err = simulated(research, "--server-model", "edited")
+    edited, err = simulated(research, "--server-model", "edited", *trigger)
     assert edited["server_model"] == {**PRESETS["edited"].to_json(), "source": "--server-model"}
     assert "server model edited:" in err
     totals = [d["totals"]["simulated"] for d in (default, edited)]
