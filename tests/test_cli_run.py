@@ -501,7 +501,7 @@ def test_the_context_window_ends_the_run_with_the_documented_code(
 ) -> None:
     (tmp_path / "script.toml").write_text("context_window = 6000\n" + turns)
     task = make_task(tmp_path, front='emulator_script = "script.toml"\n', files=0)
-    (tmp_path / "workspace" / "big.txt").write_text("line of log text number\n" * 600)
+    (tmp_path / "workspace" / "big.txt").write_text("line of log text number\n" * 350)
     result = invoke(str(task), "--offline", "--json")
     assert result.exit_code == code, result.output
     lines = [json.loads(line) for line in result.stdout.splitlines()]

@@ -30,7 +30,7 @@ DEFAULT_PROBE_MODEL = "claude-haiku-5-5"
 QUOTE_PROMPT = "Quote the tool result {id} verbatim: reply with its exact content and nothing else."
 ACK_PROMPT = "Reply with the single word OK."
 BASIS_ROUNDS = (3, 4, 5, 6)
-BASIS_TRIGGER = 5_200  # estimator units; see test_probe_script for the margins
+BASIS_TRIGGER = 7_300  # estimator units; see test_probe_script for the margins
 LARGE_LINES = 90
 TOOL = {
     "name": "read_file",
@@ -53,7 +53,7 @@ class Step:
 
 
 def large_result(index: int) -> str:
-    """A large, varied tool result (about 1,500 estimated tokens)."""
+    """A large, varied tool result (about 2,600 estimated tokens)."""
     return "\n".join(
         f"Record {index}.{line}: station {(index * 7 + line) % 13} measured {line * 37 % 101}"
         f" units of flow at hour {line % 24}, status nominal."
@@ -62,7 +62,7 @@ def large_result(index: int) -> str:
 
 
 def small_result(index: int) -> str:
-    """A one-line tool result (about 25 estimated tokens)."""
+    """A one-line tool result (about 17 estimated tokens)."""
     return f"Saved note {index}: the station log was archived; nothing else changed today."
 
 

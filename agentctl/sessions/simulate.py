@@ -208,10 +208,17 @@ def _compaction_figures(
     cache: PromptCache, request: Mapping[str, Any], done: Compaction, model: str
 ) -> tuple[CacheUsage | None, Usage]:
     """The emulator's accounting of a compaction (emulator/service.py): the summarising call
-    reads the cached prefix of the prompt it closes; the reply reads the compacted prompt;
-    a paused compaction has no reply."""
-    read = cache.peek(request, model).cache_read_input_tokens
-    summarizing = Usage(done.input_tokens - read, done.output_tokens, 0, read, compactions=1)
+    reads and writes the prompt cache like a request (its instructions uncached after the
+    prompt it closes); the reply reads the compacted prompt; a paused one has no reply."""
+    closed = cache.account(request, model)
+    cached = closed.cache_read_input_tokens + closed.cache_creation_input_tokens
+    summarizing = Usage(
+        done.input_tokens - cached,
+        done.output_tokens,
+        closed.cache_creation_input_tokens,
+        closed.cache_read_input_tokens,
+        compactions=1,
+    )
     return (None if done.pause else cache.account(done.request, model)), summarizing
 
 
@@ -264,7 +271,10 @@ def _sim_turn(
             figures.input_tokens + extra.input_tokens if figures else extra.input_tokens
         ),
         output_tokens=(_reply_output(turn) if figures else 0) + extra.output_tokens,
-        cache_creation_input_tokens=scale(figures.cache_creation_input_tokens if figures else 0),
+        cache_creation_input_tokens=scale(
+            (figures.cache_creation_input_tokens if figures else 0)
+            + extra.cache_creation_input_tokens
+        ),
         cache_read_input_tokens=scale(
             (figures.cache_read_input_tokens if figures else 0) + extra.cache_read_input_tokens
         ),

@@ -95,14 +95,14 @@ def test_against_an_api_it_asks_first_and_no_means_nothing_is_sent(
 
 
 def test_the_money_spent_is_checked_after_every_request() -> None:
-    # The first request (5,952 tokens, all cache writes at $1.25/M, and its output) costs $0.007x.
+    # The first request (all cache writes at $1.25/M, and its output) costs $0.010x.
     plan = dataclasses.replace(plan_probe(), max_usd=0.005)
     saved: list[Path] = []
     with running() as emu:
         client = AnthropicClient(
             api_key="k", base_url=emu.base_url, timeout_s=30.0, retry=RetryPolicy()
         )
-        with pytest.raises(LimitError, match=r"spent \$0\.007\d, over --max-usd 0\.005"):
+        with pytest.raises(LimitError, match=r"spent \$0\.010\d, over --max-usd 0\.005"):
             run_probe(plan, client, "emulator", save=lambda m, o: saved.append(Path()) or Path())
         assert len(emu.requests) == 1 and saved == []
 

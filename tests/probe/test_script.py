@@ -49,4 +49,4 @@ def test_scaling_moves_token_triggers_only() -> None:
     assert basis["context_management"]["edits"][0]["trigger"]["value"] == round(BASIS_TRIGGER * 1.3)
     keep = scaled(steps["keep"].request, 1.3)
     assert keep["context_management"]["edits"][0]["trigger"] == {"type": "tool_uses", "value": 1}
-    assert steps["basis-1"].request["context_management"]["edits"][0]["trigger"]["value"] == 5200
+    assert steps["basis-1"].request["context_management"]["edits"][0]["trigger"]["value"] == 7300

@@ -29,6 +29,9 @@ from .conftest import REPO
 
 AGGRESSIVE = str(REPO / "configs" / "aggressive.toml")
 GRID = "trigger=20000;keep=1,4"
+# At aggressive.toml's own 20,000 the research run clears alike under both trigger bases; at
+# 30,000 they differ (the edited prompt stays under it on some turns).
+SETS = ("context_editing.tool_uses.trigger=30000",)
 NAMES = [m.name for m in SERVER_MODELS]
 
 
@@ -38,11 +41,11 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 def test_simulate_all_replays_the_profile_under_every_preset(research: Session) -> None:
-    every = what_if(research, AGGRESSIVE, (), "all")
+    every = what_if(research, AGGRESSIVE, SETS, "all")
     assert [row.model for row in every.by_model] == list(SERVER_MODELS)
     assert every.server_model.model.name == "default"  # the usual output: the resolved model
     for row in every.by_model:
-        alone = what_if(research, AGGRESSIVE, (), row.model.name)
+        alone = what_if(research, AGGRESSIVE, SETS, row.model.name)
         assert row.simulated.turns == alone.simulated.turns
         assert row.cost_vs_recorded == pytest.approx(
             alone.simulated.cost_usd / alone.recorded.cost_usd
