@@ -108,7 +108,7 @@ def serve(
       agentctl emulator serve --port 8765
       agentctl emulator serve --script examples/scripts/memory-roundtrip.toml
       agentctl emulator serve --faults '429@1,529@3'        the client must retry twice
-      agentctl emulator serve --server-model edited-large
+      agentctl emulator serve --server-model default,trigger_basis=unedited
       agentctl emulator serve --web pages/                  web_search/web_fetch offline
       agentctl emulator serve --batch-ready-after 2 --batch-faults 't03:errored'
     """

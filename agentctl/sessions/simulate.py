@@ -21,7 +21,7 @@ from typing import Any
 
 from agentctl.context.cache import CacheUsage, PromptCache
 from agentctl.context.compaction import Compaction, compact, compact_edit, compacted
-from agentctl.context.engine import EditOutcome, apply_context_edits, validate_edits
+from agentctl.context.engine import EditOutcome, edit_as_server, validate_edits
 from agentctl.context.prices import Pricing
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.context.validate import validate_compaction_blocks
@@ -208,20 +208,25 @@ def _compaction_figures(
     cache: PromptCache, request: Mapping[str, Any], done: Compaction, model: str
 ) -> tuple[CacheUsage | None, Usage]:
     """The emulator's accounting of a compaction (emulator/service.py): the summarising call
-    reads the cached prefix of the prompt it closes; the reply reads the compacted prompt;
-    a paused compaction has no reply."""
-    read = cache.peek(request, model).cache_read_input_tokens
-    summarizing = Usage(done.input_tokens - read, done.output_tokens, 0, read, compactions=1)
+    reads and writes the prompt cache like a request (its instructions uncached after the
+    prompt it closes); the reply reads the compacted prompt; a paused one has no reply."""
+    closed = cache.account(request, model)
+    cached = closed.cache_read_input_tokens + closed.cache_creation_input_tokens
+    summarizing = Usage(
+        done.input_tokens - cached,
+        done.output_tokens,
+        closed.cache_creation_input_tokens,
+        closed.cache_read_input_tokens,
+        compactions=1,
+    )
     return (None if done.pause else cache.account(done.request, model)), summarizing
 
 
 def edit_request(request: Mapping[str, Any], settings: ReplaySettings) -> EditOutcome:
-    """What the server does to one replayed request: its own edits, under the settings'
-    server model, after dropping what precedes the last compaction block (compact_20260112)."""
-    if compact_edit(request) is not None:  # the server ignores what precedes the summary
-        request = compacted(request)
-    edits = (request.get("context_management") or {}).get("edits") or []
-    return apply_context_edits(request, edits, server=settings.server)
+    """What the server does to one replayed request under the settings' server model: its
+    edits on the whole history, then the view from the last compaction block on (as the
+    emulator: `context.engine.edit_as_server`)."""
+    return edit_as_server(request, server=settings.server)
 
 
 def _reply_output(turn: TurnRecord) -> int:
@@ -266,7 +271,10 @@ def _sim_turn(
             figures.input_tokens + extra.input_tokens if figures else extra.input_tokens
         ),
         output_tokens=(_reply_output(turn) if figures else 0) + extra.output_tokens,
-        cache_creation_input_tokens=scale(figures.cache_creation_input_tokens if figures else 0),
+        cache_creation_input_tokens=scale(
+            (figures.cache_creation_input_tokens if figures else 0)
+            + extra.cache_creation_input_tokens
+        ),
         cache_read_input_tokens=scale(
             (figures.cache_read_input_tokens if figures else 0) + extra.cache_read_input_tokens
         ),

@@ -1,12 +1,12 @@
 """Batched clearing: the request sequence it steers, and what the server does with it.
 
 Hand-computed sizes (agentctl's estimator): the opening user message is 7 tokens, each turn
-adds one tool use and its result, 902 tokens (38 + 864), of which clearing the result frees
-826 (a 759-word result, 834 tokens, becomes the placeholder). With trigger 4,500, low_water
-2,500 and keep 1: turn 5 reaches 4,517 > 4,500; two pairs free 1,652, short of the 2,017 above
-the low mark, three free 2,478, so B = 3 (edited prompt 2,039). The edited prompt then grows
-by 902 a turn and passes 4,500 again at turn 8 (4,745): three more, B = 6; then turn 11
-(4,973): B = 9.
+adds one tool use and its result, 1,168 tokens, of which clearing the result frees 1,092 (a
+1,000-word result, 1,100 tokens, becomes the placeholder). With trigger 5,500, low_water 3,100
+and keep 1: turn 5 reaches 5,847 > 5,500; two pairs free 2,184, short of the 2,747 above the
+low mark, three free 3,276, so B = 3 (edited prompt 2,571). The edited prompt then grows by
+1,168 a turn and passes 5,500 again at turn 8 (6,075): three more, B = 6 (2,799); then turn
+11 (6,303): B = 9.
 """
 
 from __future__ import annotations
@@ -24,17 +24,16 @@ from agentctl.context.tokens import estimate_request_tokens
 
 EXPECTED_BOUNDARY = [0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9]  # turns 1..11
 BATCHED = ClearToolUses(
-    strategy="batched", trigger=4_500, low_water=2_500, keep=1, clear_at_least=0
+    strategy="batched", trigger=5_500, low_water=3_100, keep=1, clear_at_least=0
 )
 MARKER = {"type": "ephemeral", "ttl": "5m"}
-CACHE_MODEL = "claude-opus-5-5"  # caches prefixes from 512 tokens: turn 1 (909) is written
 
 
 def history(turns: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
     for i in range(turns):
         use = {"type": "tool_use", "id": f"t{i}", "name": "read", "input": {"path": f"f{i}"}}
-        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "word " * 759}
+        result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "word " * 1000}
         messages += [{"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
     return messages
 
@@ -53,7 +52,7 @@ def request(turns: int, tool_uses: ClearToolUses = BATCHED) -> dict[str, Any]:
 
 def test_the_hand_computed_sizes_hold() -> None:
     assert estimate_request_tokens({"messages": history(0)}) == 7
-    assert estimate_request_tokens({"messages": history(5)}) == 7 + 5 * 902
+    assert estimate_request_tokens({"messages": history(5)}) == 7 + 5 * 1168
 
 
 def test_the_client_sends_the_profile_edit_until_the_first_clearing_then_holds_the_boundary() -> (
@@ -62,7 +61,7 @@ def test_the_client_sends_the_profile_edit_until_the_first_clearing_then_holds_t
     sent = [request(n)["context_management"]["edits"][0] for n in range(1, 12)]
     for turn, (edit, cleared) in enumerate(zip(sent, EXPECTED_BOUNDARY, strict=True), 1):
         if cleared == 0:
-            assert edit["trigger"] == {"type": "input_tokens", "value": 4_500}, turn
+            assert edit["trigger"] == {"type": "input_tokens", "value": 5_500}, turn
             assert edit["keep"] == {"type": "tool_uses", "value": 1}, turn
         else:
             assert edit["trigger"] == {"type": "tool_uses", "value": cleared}, turn
@@ -78,7 +77,7 @@ def test_the_server_clears_in_batches_and_the_cache_holds_between_them(basis: Tr
         out = apply_context_edits(body, body["context_management"]["edits"], server=PRESETS[basis])
         got = out.applied_edits[0]["cleared_tool_uses"] if out.applied_edits else 0
         assert got == cleared, turn
-        usage = cache.account(out.request, CACHE_MODEL)
+        usage = cache.account(out.request, "claude-sonnet-5")
         moved = turn > 1 and cleared != EXPECTED_BOUNDARY[turn - 2]
         if turn > 1 and not moved:  # the whole earlier prompt is read from the cache
             assert usage.cache_read_input_tokens == previous, turn
@@ -88,14 +87,16 @@ def test_the_server_clears_in_batches_and_the_cache_holds_between_them(basis: Tr
 
 
 def test_the_server_strategy_rewrites_the_cache_on_every_turn_past_the_trigger() -> None:
+    """Under the unedited trigger basis (a setting of the default server model)."""
     server = dataclasses.replace(BATCHED, strategy="server", low_water=0)
     cache = PromptCache(clock=lambda: 0.0)
     reads_of_whole_prompt = 0
     previous = 0
     for turn in range(1, 12):
         body = request(turn, server)
-        out = apply_context_edits(body, body["context_management"]["edits"])
-        usage = cache.account(out.request, CACHE_MODEL)
+        edits = body["context_management"]["edits"]
+        out = apply_context_edits(body, edits, server=PRESETS["unedited-basis"])
+        usage = cache.account(out.request, "claude-sonnet-5")
         reads_of_whole_prompt += turn > 1 and usage.cache_read_input_tokens == previous
         previous = out.input_tokens
     assert reads_of_whole_prompt == 3  # turns 2-4 only: from turn 5 on, one more clearing a turn
@@ -108,9 +109,9 @@ def test_the_server_strategy_rewrites_the_cache_on_every_turn_past_the_trigger()
 def test_the_server_models_differ_on_a_token_trigger(
     basis: TriggerBasis, cleared: list[int]
 ) -> None:
-    """keep 1, trigger 4,500: unedited, every turn past it clears one more; edited, turn 5
-    clears 4 (edited 1,213 tokens), which stays under the trigger until turn 9 (4,821)."""
-    edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 4_500},
+    """keep 1, trigger 5,500: unedited, every turn past it clears one more; edited, turn 5
+    clears 4 (edited 1,479 tokens), which stays under the trigger until turn 9 (6,151)."""
+    edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 5_500},
             "keep": {"type": "tool_uses", "value": 1}}  # fmt: skip
     for turn, expected in enumerate(cleared, 1):
         out = apply_context_edits({"messages": history(turn)}, [edit], server=PRESETS[basis])
@@ -121,10 +122,30 @@ def test_the_server_models_differ_on_a_token_trigger(
 def test_the_edited_model_skips_a_batch_below_clear_at_least() -> None:
     edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 4_500},
             "keep": {"type": "tool_uses", "value": 3},
-            "clear_at_least": {"type": "input_tokens", "value": 2_400}}  # fmt: skip
-    # turn 5: 2 clearable (1,652 < 2,400) -> nothing; turn 6: 3 (2,478) -> cleared.
+            "clear_at_least": {"type": "input_tokens", "value": 2_500}}  # fmt: skip
+    # turn 5: 2 clearable (2,184 < 2,500) -> nothing; turn 6: 3 (3,276) -> cleared.
     got = []
     for turn in (5, 6):
         out = apply_context_edits({"messages": history(turn)}, [edit], server=PRESETS["edited"])
         got.append(out.applied_edits[0]["cleared_tool_uses"] if out.applied_edits else 0)
     assert got == [0, 3]
+
+
+def test_real_prompt_sizes_decide_where_the_server_reported_them() -> None:
+    """`measured` (message count -> the prompt the server reported for that request): the
+    walk adds the estimate of what came since to the latest real figure instead of using the
+    estimate alone. Turn 4 is under the trigger by the estimate (4,679); a real 5,000 for the
+    turn-3 request (7 messages, 3,511 estimated) puts it at 6,168: three pairs to clear. Turn
+    5 is over it by the estimate (5,847); a real 4,000 for turn 4 puts it at 5,168: none."""
+    from agentctl.context.edits import batched_edit
+
+    assert batched_edit(BATCHED, {"messages": history(4)})["trigger"]["type"] == "input_tokens"
+    over = batched_edit(BATCHED, {"messages": history(4)}, measured={7: 5_000})
+    assert over["trigger"] == {"type": "tool_uses", "value": 3}
+    assert batched_edit(BATCHED, {"messages": history(5)})["trigger"]["value"] == 3
+    under = batched_edit(BATCHED, {"messages": history(5)}, measured={9: 4_000})
+    assert under["trigger"] == {"type": "input_tokens", "value": 5_500}
+    context = build_context_management(
+        ContextEditing(BATCHED), {"messages": history(4)}, {7: 5_000}
+    )
+    assert context is not None and context["edits"][0] == over

@@ -168,21 +168,33 @@ def test_compaction_block_needs_the_strategy_and_content() -> None:
 
 
 def test_batched_clearing_steers_on_the_compacted_history() -> None:
+    """The server counts and clears on the whole history, compaction block or not; the walk
+    measures what the model reads. Here nothing after the block passes the trigger, so the
+    request must clear nothing although the whole history is far above it."""
     from agentctl.context.edits import ClearToolUses, Compaction, ContextEditing
+    from agentctl.context.engine import edit_as_server
 
     tu = ClearToolUses(strategy="batched", trigger=1_000, low_water=500, keep=1)
     history = [
-        *conversation(30),  # 30 tool uses before the summary: the server ignores them
+        *conversation(30),  # 30 tool uses before the summary: the model no longer reads them
         {"role": "assistant", "content": [summary_block("s"), tool_use_block(99)]},
         {"role": "user", "content": [result_block(99)]},
     ]
-    request = {"model": "m", "messages": history}
+    request: dict[str, Any] = {"model": "m", "messages": history}
+    assert estimate_request_tokens(request) > 1_000 > estimate_request_tokens(compacted(request))
     with_summary = ContextEditing(tu, compaction=Compaction(enabled=True))
     edits = build_context_management(with_summary, request)
     assert edits is not None
-    # One tool use after the summary: nothing to clear, so the profile's own edit is sent.
-    assert edits["edits"][0]["trigger"] == {"type": "input_tokens", "value": 1_000}
+    # Before the first clearing, with a summary in the history: a trigger on the tool uses
+    # in it (31), which the server's count never exceeds.
+    assert edits["edits"][0]["trigger"] == {"type": "tool_uses", "value": 31}
     assert edits["edits"][-1]["type"] == "compact_20260112"
+    out = edit_as_server({**request, "context_management": edits})
+    assert out.applied_edits == []
+    plain = build_context_management(ContextEditing(tu), request)
+    assert plain is not None  # without the summary the walk sees the whole history
+    assert plain["edits"][0]["trigger"]["type"] == "tool_uses"
+    assert plain["edits"][0]["keep"] == {"type": "tool_uses", "value": 1}
 
 
 def tool_use_block(i: int) -> dict[str, Any]:

@@ -135,12 +135,13 @@ def test_clear_thinking_keeps_the_last_turns() -> None:
             emu, edits, messages=conversation(3, thinking=True), thinking=THINKING, max_tokens=2000
         )
     applied = [e.to_dict() for e in message.context_management.applied_edits]
-    # each thinking block "one two three" = 3 + 20 + 2 = 25 tokens; two older turns cleared
+    # each thinking block "one two three" = 3 + 20 + 2 = 25 tokens, of which the 3 of its text
+    # are reported; the answered (last) turn keeps its thinking, the two older ones lose theirs
     assert applied == [
         {
             "type": "clear_thinking_20251015",
             "cleared_thinking_turns": 2,
-            "cleared_input_tokens": 50,
+            "cleared_input_tokens": 6,
         },
         {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 94},
     ]

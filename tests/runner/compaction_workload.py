@@ -26,7 +26,7 @@ TASK = "# Sweep\n\nRead every file and collect every FINDING line. Answer with t
 def setup(folder: Path, pause: bool) -> tuple[Path, Path]:
     (folder / "ws").mkdir()
     for i in range(FILES):
-        lines = [f"entry {n}: shard replica queue worker batch lease {i}" for n in range(300)]
+        lines = [f"entry {n}: shard replica queue worker batch lease {i}" for n in range(240)]
         lines.insert(150, f"FINDING {i:02d}: item {i * 7} confirmed")
         (folder / "ws" / f"log-{i:02d}.txt").write_text("\n".join(lines) + "\n")
     profile = folder / "p.toml"
