@@ -9,6 +9,10 @@ from agentctl.context.server_model import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.probe.run import ProbeReport
 from agentctl.render.safe import visible
 
+EMULATOR_NOTE = (
+    "calibration not written: these answers came from agentctl's emulator, not the real server"
+)
+
 
 def _count(value: int | None) -> str:
     return "-" if value is None else str(value)
@@ -54,5 +58,7 @@ def _rules(report: ProbeReport) -> list[str]:
         lines.append("server model: not identified; no calibration written")
     else:
         lines.append(f"server model: {visible(model.describe())}")
-        lines.append(f"calibration written to {report.calibration}")
+        lines.append(
+            EMULATOR_NOTE if report.emulator else f"calibration written to {report.calibration}"
+        )
     return lines

@@ -18,6 +18,8 @@ from agentctl.context.server_model import SERVER_MODELS, ServerModel, parse_serv
 from agentctl.emulator.server import running
 from agentctl.errors import LimitError
 from agentctl.probe.run import NO_KEY, plan_probe, run_probe
+from agentctl.probe.view import EMULATOR_NOTE
+from tests.probe.relay import relay
 
 
 def invoke(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
@@ -42,9 +44,10 @@ def test_the_probe_identifies_each_emulator_model(server: ServerModel) -> None:
     identified = data["identified"]["server_model"]
     assert identified == dataclasses.replace(server, name=identified["name"]).to_json()
     assert identified["name"] == (server.name if server is not CUSTOM else "probed")
-    assert load_calibration() == ServerModel(**identified)  # written where the others read it
-    assert resolve_server_model("").model == ServerModel(**identified)
-    assert data["calibration_file"] and 0 < data["cost_usd"] <= data["estimate_usd"] <= 0.25
+    assert 0 < data["cost_usd"] <= data["estimate_usd"] <= 0.25
+    # The emulator is not the real server: its answers are never written as the calibration.
+    assert data["emulator"] is True and data["calibration_file"] is None
+    assert load_calibration() is None
 
 
 def test_the_text_report_names_the_rules_and_the_file() -> None:
@@ -53,7 +56,7 @@ def test_the_text_report_names_the_rules_and_the_file() -> None:
     assert "estimated at most $" in err and "(cap $0.25)" in err
     assert "trigger basis: edited" in out and "small results count toward keep: yes" in out
     assert "server model: edited: trigger vs the edited prompt" in out
-    assert "calibration written to" in out
+    assert EMULATOR_NOTE in out and "calibration written" not in out
 
 
 def test_a_server_that_fits_no_model_is_reported_and_nothing_is_written() -> None:
@@ -149,3 +152,35 @@ def test_with_no_answer_on_stdin_nothing_is_sent(monkeypatch: pytest.MonkeyPatch
         code, _, err = invoke("probe", "--base-url", emu.base_url, stdin="")
         assert code == 2 and "not confirmed: nothing was sent" in err
         assert emu.requests == []
+
+
+def test_another_server_is_probed_and_its_rules_written_where_the_others_read_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-probe")
+    server = parse_server_model("edited")
+    with running(server_model=server) as emu, relay(emu.base_url) as url:
+        data = probe_json("--base-url", url, "--yes")
+    assert data["emulator"] is False and data["calibration_file"]
+    assert load_calibration() == server  # written where the others read it
+    assert resolve_server_model("").model == server
+
+
+def test_the_probe_goes_where_anthropic_base_url_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-probe")
+    with running() as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        code, out, err = invoke("probe", "--yes", "--json")
+        assert code == 0, err
+        assert len(emu.requests) == len(plan_probe().steps)
+    assert f"to {emu.base_url} (ANTHROPIC_BASE_URL) on" in err
+    assert json.loads(out)["target"] == f"{emu.base_url} (ANTHROPIC_BASE_URL)"
+    assert load_calibration() is None  # the emulator answered: nothing written
+
+
+def test_offline_and_a_base_url_are_two_targets() -> None:
+    code, out, err = invoke("probe", "--offline", "--base-url", "http://127.0.0.1:9")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        "agentctl: --offline and --base-url name two targets: give one of them"
+    ]
