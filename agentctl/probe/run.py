@@ -21,7 +21,7 @@ from agentctl.context.server_model import ServerModel
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.errors import LimitError, UsageError
 from agentctl.probe.identify import Identification, Observed, identify
-from agentctl.probe.script import DEFAULT_PROBE_MODEL, Step, probe_steps, scaled
+from agentctl.probe.script import DEFAULT_PROBE_MODEL, Step, probe_steps, resolve, scaled
 
 DEFAULT_MAX_USD = 0.25
 # The estimate assumes the server counts this many times agentctl's estimate (the current
@@ -116,8 +116,13 @@ def run_probe(
     """Send every step in order; the first one measures the token factor. LimitError as soon
     as the money spent passes the cap. Writes the calibration when every rule was settled."""
     factor, spent, observed, emulated = 1.0, 0.0, [], True
-    for step in plan.steps:
+    replies: dict[str, list[dict[str, Any]]] = {}
+    sent: list[Step] = []
+    for planned in plan.steps:
+        step = resolve(planned, replies)
+        sent.append(step)
         response = _send(client, scaled(step.request, factor))
+        replies[step.name] = [dict(b) for b in response.content]
         emulated = emulated and str(response.raw.get("id", "")).startswith(EMULATOR_ID_PREFIX)
         seen = _observe(step, response, plan.pricing)
         observed.append(seen)
@@ -126,7 +131,7 @@ def run_probe(
             raise LimitError(f"the probe spent ${spent:.4f}, over --max-usd {plan.max_usd:g}")
         if step.name == "size":
             factor = response.usage.prompt_tokens / estimate_request_tokens(_body(step.request))
-    found = identify(plan.steps, {o.step: o for o in observed})
+    found = identify(sent, {o.step: o for o in observed})
     report = ProbeReport(plan, target, factor, tuple(observed), found, None, emulated)
     model = found.model
     if model is None or emulated:
@@ -150,10 +155,12 @@ def _send(client: ModelClient, request: dict[str, Any]) -> ModelResponse:
 
 def _observe(step: Step, response: ModelResponse, pricing: Pricing) -> Observed:
     clears = [e for e in response.applied_edits if e.type == "clear_tool_uses_20250919"]
+    thinking = [e for e in response.applied_edits if e.type == "clear_thinking_20251015"]
     usage = response.usage
     return Observed(
         step=step.name,
         cleared_tool_uses=clears[0].cleared_tool_uses if clears else None,
+        cleared_thinking_turns=thinking[0].cleared_thinking_turns if thinking else None,
         cleared_input_tokens=sum(e.cleared_input_tokens for e in response.applied_edits),
         input_tokens=usage.input_tokens,
         cache_read_input_tokens=usage.cache_read_input_tokens,

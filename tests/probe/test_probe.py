@@ -17,7 +17,7 @@ from agentctl.context.calibration import load_calibration, resolve_server_model
 from agentctl.context.server_model import SERVER_MODELS, ServerModel, parse_server_model
 from agentctl.emulator.server import running
 from agentctl.errors import LimitError
-from agentctl.probe.run import NO_KEY, plan_probe, run_probe
+from agentctl.probe.run import NO_KEY, plan_probe, probe_server, run_probe
 from agentctl.probe.view import EMULATOR_NOTE
 from tests.probe.relay import relay
 
@@ -50,21 +50,75 @@ def test_the_probe_identifies_each_emulator_model(server: ServerModel) -> None:
     assert load_calibration() is None
 
 
+# Each open rule, every value the emulator can play (one rule varied at a time), and what the
+# probe must report: the line as the smallest ladder size that counts (a result too small to
+# shrink when cleared never counts, so up to 18 tokens plays like "every result counts"); the
+# docs' by-model keep where the played keep is the same on the probed model.
+RULE_SETTINGS = [
+    ("unedited", {"trigger_basis": "unedited", "min_result_tokens": 0}),
+    ("edited", {"trigger_basis": "edited", "min_result_tokens": 0}),
+    ("unedited,min_result_tokens=15", {"min_result_tokens": 0}),
+    ("unedited,min_result_tokens=19", {"min_result_tokens": 0}),
+    ("edited,min_result_tokens=24", {"min_result_tokens": 24, "trigger_basis": "edited"}),
+    ("unedited,min_result_tokens=37", {"min_result_tokens": 40}),
+    ("edited,min_result_tokens=100", {"min_result_tokens": 100, "trigger_basis": "edited"}),
+    ("unedited,min_result_tokens=200", {"min_result_tokens": 200}),
+    ("unedited,thinking_keep=1", {"thinking_keep": 1}),
+    ("unedited,thinking_keep=2", {"thinking_keep": 2}),
+    ("edited,thinking_keep=3", {"thinking_keep": 3}),
+    ("unedited,thinking_keep=all", {"thinking_keep": "by-model"}),  # all, on haiku-5-5
+    ("unedited,placeholder=[gone]", {"placeholder": "[gone]"}),  # shorter: more results shrink
+    (
+        "edited,min_result_tokens=16,placeholder=[gone]",
+        {"min_result_tokens": 16, "placeholder": "[gone]", "trigger_basis": "edited"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "found"), RULE_SETTINGS, ids=[s for s, _ in RULE_SETTINGS])
+def test_the_probe_settles_each_rule_the_emulator_plays(spec: str, found: dict[str, Any]) -> None:
+    played = parse_server_model(spec)
+    report = probe_server(offline=True, server_model=spec)
+    identified = report.identification.model
+    assert identified is not None
+    defaults = {"trigger_basis": played.trigger_basis, "placeholder": played.placeholder,
+                "thinking_keep": "by-model", "min_result_tokens": 0}  # fmt: skip
+    for field, value in {**defaults, **found}.items():
+        assert getattr(identified, field) == value, field
+    assert all(f.settled for f in report.identification.findings)
+    assert report.identification.cache_after_clearing is True  # the emulator caches it
+
+
+def test_all_thinking_is_told_from_the_docs_default_on_an_older_model() -> None:
+    # claude-sonnet-4-5 keeps one thinking turn by default (by-model): "all" is then its own.
+    for spec, keep in (("unedited,thinking_keep=all", "all"), ("unedited", "by-model")):
+        report = probe_server("claude-sonnet-4-5", offline=True, server_model=spec, max_usd=1)
+        assert report.identification.thinking_keep == keep
+
+
+def test_keeping_more_turns_than_the_probe_has_reads_as_all_and_says_how_many() -> None:
+    report = probe_server(offline=True, server_model="unedited,thinking_keep=5")
+    finding = next(f for f in report.identification.findings if f.rule.startswith("clear_think"))
+    assert finding.settled and finding.text.startswith("keeps all thinking turns (4 earlier")
+    assert finding.steps == ("think-1", "think-2", "think-3", "think-4", "think-5")
+
+
 def test_the_text_report_names_the_rules_and_the_file() -> None:
     code, out, err = invoke("probe", "--offline", "--server-model", "edited")
     assert code == 0
     assert "estimated at most $" in err and "(cap $0.25)" in err
-    assert "trigger basis: edited" in out and "small results count toward keep: yes" in out
+    assert "trigger basis: vs the edited prompt (settled; basis-1, basis-2," in out
+    assert "small-result line: 22 of the ladder's 30 results counted" in out
     assert "server model: edited: trigger vs the edited prompt" in out
     assert EMULATOR_NOTE in out and "calibration written" not in out
 
 
 def test_a_server_that_fits_no_model_is_reported_and_nothing_is_written() -> None:
-    # Results of ~1,800 tokens never count: the keep step clears nothing, which no candidate
-    # predicts (3 or 1).
+    # Results of ~1,800 tokens never count: the ladder step clears nothing, which no size of
+    # the ladder predicts.
     code, out, _ = invoke("probe", "--offline", "--server-model", "unedited,min_result_tokens=5000")
     assert code == 1
-    assert "small results count toward keep: undetermined" in out
+    assert "small-result line: 0 cleared fits no size of the ladder (not settled; ladder)" in out
     assert "no calibration written" in out
     assert load_calibration() is None
 
@@ -93,7 +147,7 @@ def test_against_an_api_it_asks_first_and_no_means_nothing_is_sent(
         assert emu.requests == []
         code, out, err = invoke("probe", "--base-url", emu.base_url, stdin="y\n")
         assert code == 0, err
-        assert "Send them?" in err and len(emu.requests) == 8
+        assert "Send them?" in err and len(emu.requests) == len(plan_probe().steps)
     assert "server model: unedited-large" in out
 
 

@@ -24,7 +24,7 @@ def test_basis_steps_tell_all_four_models_apart() -> None:
         "unedited": [2, 3, 4, 4, 5],
         "edited": [2, 2, 2, 4, 4],
         "unedited-large": [2, 3, 3, 4, 5],
-        "edited-large": [2, 2, 2, 4, 4],  # told from "edited" by the keep step
+        "edited-large": [2, 2, 2, 4, 4],  # told from "edited" by the ladder step
     }
 
 
@@ -47,6 +47,27 @@ def test_scaling_moves_token_triggers_only() -> None:
     steps = {s.name: s for s in probe_steps()}
     basis = scaled(steps["basis-1"].request, 1.3)
     assert basis["context_management"]["edits"][0]["trigger"]["value"] == round(BASIS_TRIGGER * 1.3)
-    keep = scaled(steps["keep"].request, 1.3)
+    keep = scaled(steps["ladder"].request, 1.3)
     assert keep["context_management"]["edits"][0]["trigger"] == {"type": "tool_uses", "value": 1}
     assert steps["basis-1"].request["context_management"]["edits"][0]["trigger"]["value"] == 5200
+
+
+def test_each_rung_of_the_ladder_is_the_size_it_stands_for() -> None:
+    from agentctl.context.tokens import estimate_block_tokens
+    from agentctl.probe.script import LADDER, rung_result
+
+    def size(n: int) -> int:
+        return estimate_block_tokens({"type": "tool_result", "content": rung_result(n)})
+
+    sizes = [size(n) for n in LADDER]
+    assert sizes == list(LADDER) and sorted(set(LADDER)) == list(LADDER)
+
+
+def test_the_prompt_a_clearing_leaves_is_long_enough_to_be_cached() -> None:
+    from agentctl.context.prices import min_cacheable_tokens
+
+    step = next(s for s in probe_steps() if s.name == "ladder")
+    body = _body(step.request)
+    edits = body["context_management"]["edits"]  # type: ignore[index]
+    edited = apply_context_edits(body, edits, server=PRESETS["unedited"]).input_tokens
+    assert edited > 1.5 * min_cacheable_tokens("claude-haiku-5-5")
