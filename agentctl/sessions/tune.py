@@ -34,7 +34,9 @@ from agentctl.sessions.simulate import Simulation, simulate
 
 GRID_KEYS = ("trigger", "keep", "clear_at_least", "thinking_keep", "strategy", "low_water", "ttl")
 DEFAULT_KEEP = (1, 2, 3, 4, 6)
-DEFAULT_CLEAR_AT_LEAST = (0, 5_000, 10_000, 20_000)
+# The default grid's clear_at_least; the descent then tries every value of the longer list.
+DEFAULT_CLEAR_AT_LEAST = (0, 10_000)
+DESCENT_CLEAR_AT_LEAST = (0, 5_000, 10_000, 20_000)
 DEFAULT_TOOL_USE_TRIGGERS = (5, 10, 20)
 DEFAULT_THINKING_KEEP: tuple[int | Literal["all"], ...] = (1, 2, "all")
 DEFAULT_STRATEGY = ("server", "batched")
@@ -195,6 +197,7 @@ def descent_grid(session: Session, recorded: ContextEditing, thinking_on: bool) 
     """Every key's default values: what the descent after the default grid moves along."""
     grid: Grid = {
         **default_grid(session, recorded, thinking_on),
+        "clear_at_least": DESCENT_CLEAR_AT_LEAST,
         "strategy": DEFAULT_STRATEGY,
         "low_water": DEFAULT_LOW_WATER,
         "ttl": DEFAULT_TTL,
