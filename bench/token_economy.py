@@ -1,17 +1,18 @@
-"""Token economy: a ~100-turn offline research run under each shipped profile, both server models.
+"""Token economy: a ~100-turn offline research run under each shipped profile and server model.
 
 Usage: python bench/token_economy.py [--files N] [--workload files|web] [--json]
 
-Generates a deterministic workspace (N files of service-log prose, default 48, each read in
-two chunks because the run sets tools.max_result_chars=8000), runs the emulator's default
-policy over it (`agentctl run --offline --json`) once per profile (the built-in default,
-api-defaults.toml, balanced.toml, balanced.toml with the server strategy, no-editing.toml) and
-per server model (`context_editing.trigger_basis`: the trigger compared with the unedited or
-the already edited prompt), with the same task and --max-turns 150, and compares the total
-input tokens (input + cache writes + cache reads), the estimated cost and the cache hit
-ratio against no-editing.toml's. Anthropic reports an 84% cut in token use from context editing on a
-100-turn web-search evaluation. `--json` prints one JSON object with a `runs` list.
-The answer of each run must hold every file's FINDING (they survive clearing through memory).
+Generates a deterministic workspace (N files of service-log prose, default 48, each read in two
+chunks because the run sets tools.max_result_chars=8000), runs the emulator's default policy
+over it (`agentctl run --offline --json`) once per profile (the built-in default, api-
+defaults.toml, balanced.toml, balanced.toml with the server strategy, no-editing.toml) and per
+server model (`context_editing.server_model`: the default, and each open rule's other answer:
+the unedited trigger basis, the small-result line at the placeholder's size), with the same
+task and --max-turns 150, and compares the total input tokens (input + cache writes + cache
+reads), the estimated cost and the cache hit ratio against no-editing.toml's. Anthropic reports
+an 84% cut in token use from context editing on a 100-turn web-search evaluation. `--json`
+prints one JSON object with a `runs` list. The answer of each run must hold every file's
+FINDING (they survive clearing through memory).
 
 `--workload web` runs the same comparison on a web-research task instead (the shape of
 Anthropic's evaluation): N generated pages in the task's `web/` folder (the emulator's offline
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentctl.context.server_model import PRESETS
+from agentctl.context.server_model import SERVER_MODELS as SERVER_VARIANTS
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -59,9 +61,9 @@ VARIANTS = [
             ("context_editing.tool_uses.strategy=server", "context_editing.tool_uses.low_water=0")),
     Variant("no-editing.toml", "configs/no-editing.toml", "no-editing"),
 ]  # fmt: skip
-# The open server rules (docs/context.md, "Server rules"): every profile runs under every
-# named server model (agentctl.context.server_model.PRESETS).
-SERVER_MODELS = tuple(PRESETS)
+# The open server rules (docs/context.md, "Server rules"): every profile runs under the
+# default server model and each open rule's other answer (server_model.SERVER_MODELS).
+SERVER_MODELS = tuple(m.name for m in SERVER_VARIANTS)
 ANTHROPIC_REPORTED_CUT = 0.84
 # No editing peaks at 223k tokens, past the 200k window the emulator enforces: every run
 # gets a 1M window (as the 1M-context variants have) so that the baseline can finish.

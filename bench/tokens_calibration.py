@@ -11,6 +11,10 @@ Corpora come from the running Python's standard library (so the figures are repr
 any machine): prose = docstrings, code = module sources, json = a JSON rendering of the
 stdlib's AST-level inventory (tool-result-like), markdown = installed packages' READMEs.
 Current Claude models use a newer tokenizer than this one; see docs/context.md.
+
+`recorded_counts()` needs no tokenizer: it compares the estimator with the input-token counts
+real API responses reported, from the recordings in tests/recordings/ (and two figures of a
+public probe run quoted below), and runs first.
 """
 
 from __future__ import annotations
@@ -26,8 +30,22 @@ from pathlib import Path
 from typing import Any
 
 from agentctl.context.cache import PromptCache
+from agentctl.context.compaction import DEFAULT_SUMMARY_PROMPT, compacted
 from agentctl.context.engine import apply_context_edits
-from agentctl.context.tokens import estimate_request_tokens, estimate_text_tokens
+from agentctl.context.tokens import (
+    estimate_block_tokens,
+    estimate_request_tokens,
+    estimate_text_tokens,
+)
+from agentctl.emulator.fidelity import message_from_events, recorded_events
+
+RECORDINGS = Path(__file__).resolve().parent.parent / "tests" / "recordings"
+# A public probe run (claude-opus-5-5, clear_thinking keep 1): clearing these two thinking
+# blocks cut billed input from 847 to 737 tokens.
+THINKING_TEXTS = (
+    "Counting primes below 20 gives 8 of them, so I need the 8th Greek letter, which is theta.\n\n",
+    "Computing 41*17+3, getting 700, then finding 700 mod 23 gives remainder 10.\n\n",
+)
 
 MODULES = [
     "argparse.py",
@@ -99,7 +117,58 @@ def corpora() -> dict[str, list[str]]:
     }
 
 
+def _total(usage: dict[str, Any]) -> int:
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return sum(int(usage.get(k) or 0) for k in keys)
+
+
+def _response(recording: dict[str, Any]) -> dict[str, Any]:
+    """The recorded response body (a stream's: the message its events add up to)."""
+    events = recorded_events(recording)
+    return message_from_events(events) if events is not None else dict(recording["response"])
+
+
+def recorded_rows() -> list[tuple[str, int, int]]:
+    """(what, recorded input tokens, our estimate) for every input count the recordings hold."""
+    rows: list[tuple[str, int, int]] = []
+    for path in sorted(RECORDINGS.glob("*.json")):
+        recording = json.loads(path.read_text())
+        if not recording.get("complete"):
+            continue
+        request, body, name = recording["request"], _response(recording), path.stem
+        if recording["endpoint"].endswith("count_tokens"):
+            rows.append(
+                (f"{name}: count_tokens", body["input_tokens"], estimate_request_tokens(request))
+            )
+            continue
+        view = compacted(request)
+        usage = body["usage"]
+        kinds = [i["type"] for i in usage.get("iterations", [])]
+        if "compaction" in kinds:
+            closed = estimate_request_tokens(view)
+            asked = estimate_text_tokens(DEFAULT_SUMMARY_PROMPT)
+            first = usage["iterations"][0]
+            rows.append((f"{name}: compaction call", _total(first), closed + asked))
+            block = next(b for b in body["content"] if b["type"] == "compaction")
+            after = {**view, "messages": [{"role": "user", "content": [block]}]}
+            rows.append((f"{name}: reply after it", _total(usage), estimate_request_tokens(after)))
+        else:
+            rows.append((f"{name}: request", _total(usage), estimate_request_tokens(view)))
+    thinking = sum(
+        estimate_block_tokens({"type": "thinking", "thinking": t}) for t in THINKING_TEXTS
+    )
+    rows.append(("probe: two thinking blocks cleared", 847 - 737, thinking))
+    return rows
+
+
+def recorded_counts() -> None:
+    print(f"{'recorded input count':44} {'real':>7} {'ours':>7} {'error':>7}")
+    for what, real, ours in recorded_rows():
+        print(f"{what:44} {real:>7,} {ours:>7,} {(ours - real) / real:>+7.1%}")
+
+
 def main(tokenizer_path: str) -> None:
+    recorded_counts()
     try:
         from tokenizers import Tokenizer  # calibration only, never a runtime dependency
     except ImportError:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentctl.cli.options import ServerModelOption
 from agentctl.errors import EXIT_INTERRUPTED, UsageError
+
+if TYPE_CHECKING:
+    from agentctl.emulator.fidelity import Exchange
 
 app = typer.Typer(
     help="""The offline Messages API emulator (no network, no tokens spent).
@@ -18,6 +22,7 @@ app = typer.Typer(
 \b
 Examples:
   agentctl emulator serve --port 8765
+  agentctl emulator check tests/recordings/*.json
   ANTHROPIC_BASE_URL=http://127.0.0.1:8765 ANTHROPIC_API_KEY=x agentctl run task.md
 """,
     no_args_is_help=True,
@@ -103,7 +108,7 @@ def serve(
       agentctl emulator serve --port 8765
       agentctl emulator serve --script examples/scripts/memory-roundtrip.toml
       agentctl emulator serve --faults '429@1,529@3'        the client must retry twice
-      agentctl emulator serve --server-model edited-large
+      agentctl emulator serve --server-model default,trigger_basis=unedited
       agentctl emulator serve --web pages/                  web_search/web_fetch offline
       agentctl emulator serve --batch-ready-after 2 --batch-faults 't03:errored'
     """
@@ -135,3 +140,86 @@ def serve(
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except OSError as err:
         raise UsageError(f"--port {port}: cannot listen on 127.0.0.1: {err.strerror}") from err
+
+
+@app.command()
+def check(
+    files: Annotated[list[Path], typer.Argument(metavar="FILE...", help="Recorded exchanges.")],
+    server_model: ServerModelOption = "",
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON document on stdout.")] = False,
+) -> None:
+    """Replay recorded API exchanges against one emulator and compare what the server decides.
+
+    Each complete recording's request is sent as recorded (its betas in the header), in the
+    order given (a recording's `replay_after` file first), to ONE emulator, so a cache one
+    exchange writes is there for the next. Prints per exchange what matches and what differs:
+    status, applied edits, usage fields and their split (figures within 15% or 10 tokens),
+    iterations, the server's blocks and block key sets, server stop reasons, stream event
+    order. Partial recordings are skipped with the reason. Exit 0 when everything matches,
+    1 when something differs, 2 when a file cannot be read.
+
+    \b
+    Examples:
+      agentctl emulator check tests/recordings/*.json
+      agentctl emulator check mine.json --server-model edited --json
+    """
+    from agentctl.context.calibration import resolve_server_model
+    from agentctl.emulator.fidelity import RecordingError, parse_recording
+    from agentctl.emulator.replay import check_all
+    from agentctl.emulator.server import running
+
+    recordings = []
+    for path in files:
+        try:
+            recordings.append(parse_recording(path.read_text(encoding="utf-8"), str(path)))
+        except OSError as err:
+            raise UsageError(f"{path}: cannot read: {err.strerror}") from None
+        except (RecordingError, UnicodeDecodeError) as err:
+            raise UsageError(str(err)) from None
+    server = resolve_server_model(server_model, source="--server-model")
+    with running(server_model=server.model) as emu:
+        results = check_all(emu.base_url, [str(p) for p in files], recordings)
+    print(_report_json(results, server.note()) if as_json else _report_text(results, server.note()))
+    if not all(r.matches or r.skipped for r in results):
+        raise typer.Exit(1)
+
+
+def _report_text(results: list[Exchange], note: str) -> str:
+    lines = [note]
+    for result in results:
+        if result.skipped:
+            lines.append(f"{result.name}: skipped: {result.skipped}")
+            continue
+        bad = [f for f in result.findings if not f.ok]
+        good = len(result.findings) - len(bad)
+        verdict = "matches" if not bad else f"DIFFERS in {len(bad)}"
+        lines.append(f"{result.name}: {verdict} ({good} of {len(result.findings)} checks match)")
+        for f in bad:
+            detail = f" ({f.note})" if f.note else ""
+            lines.append(f"  {f.check}: recorded {f.recorded!r}, emulator {f.emulator!r}{detail}")
+    replayed = [r for r in results if not r.skipped]
+    same = sum(r.matches for r in replayed)
+    skipped = len(results) - len(replayed)
+    lines.append(f"{same} of {len(replayed)} replayed exchanges match; {skipped} skipped")
+    return "\n".join(lines)
+
+
+def _report_json(results: list[Exchange], note: str) -> str:
+    from dataclasses import asdict
+
+    return json.dumps(
+        {
+            "server_model": note,
+            "exchanges": [
+                {
+                    "file": r.name,
+                    "outcome": "skipped" if r.skipped else "matches" if r.matches else "differs",
+                    "skipped": r.skipped or None,
+                    "findings": [asdict(f) for f in r.findings],
+                }
+                for r in results
+            ],
+        },
+        indent=1,
+        default=str,
+    )

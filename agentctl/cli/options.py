@@ -7,10 +7,11 @@ from typing import Annotated
 import typer
 
 SERVER_MODEL_HELP = (
-    "The server rules to play: unedited, edited, unedited-large or edited-large, with overrides"
-    " (e.g. 'edited,min_result_tokens=50,placeholder=[cleared]'). Default: the profile's"
+    "The server rules to play: default, unedited-basis or placeholder-line, with overrides"
+    " (e.g. 'default,min_result_tokens=20,placeholder=[cleared]'; the old names unedited,"
+    " edited, unedited-large, edited-large still work). Default: the profile's"
     " context_editing.server_model if set, else the calibration from `agentctl probe`, else"
-    " unedited."
+    " default."
 )
 ServerModelOption = Annotated[
     str, typer.Option("--server-model", metavar="SPEC", help=SERVER_MODEL_HELP)

@@ -30,30 +30,78 @@ class Marks:
     keep: int  # the newest clearable tool uses always left intact
     at_least: int = 0  # a move that would free fewer tokens does not happen
     count_uses: bool = False  # measure tool uses in the history instead of prompt tokens
+    # measure what the model reads: from the last compaction block on (batched steering);
+    # False: the whole history, as the server measures its own trigger
+    view: bool = False
 
 
 def boundary(
-    request: Mapping[str, Any], pairs: Sequence[Pair], freed: Sequence[int], marks: Marks
+    request: Mapping[str, Any],
+    pairs: Sequence[Pair],
+    freed: Sequence[int],
+    marks: Marks,
+    measured: Mapping[int, int] | None = None,
 ) -> int:
     """How many of the oldest `pairs` (clearable, in order; `freed[i]` is what clearing pair
-    i frees) stand cleared after the last request of `request["messages"]`."""
+    i frees) stand cleared after the last request of `request["messages"]`.
+
+    `measured`: prompt sizes the server reported, by the number of messages of the request
+    they answer (input + cache reads + cache writes: the prompt as the model read it). At a
+    later request the measure is the latest such figure plus the estimate of what was added
+    (and cleared) since, so an estimate never decides alone where a real figure exists.
+    """
     messages: list[dict[str, Any]] = list(request.get("messages") or [])
-    size = estimate_request_tokens({**request, "messages": []})
-    uses = cleared = gone = ready = 0
+    base = estimate_request_tokens({**request, "messages": []})
+    walk = _Walk(base)
     for index, message in enumerate(messages):
-        size += estimate_message_tokens(message)
-        uses += _tool_uses(message)
-        while ready < len(pairs) and pairs[ready].ready_at <= index:
-            ready += 1
+        if marks.view and has_compaction(message):
+            walk.restart(index)  # the model reads from here on; earlier clearings free nothing
+        walk.add(message)
+        while walk.ready < len(pairs) and pairs[walk.ready].ready_at <= index:
+            walk.ready += 1
         if message.get("role") != "user" and index < len(messages) - 1:
+            walk.mark(index + 1)
             continue
-        measure = uses if marks.count_uses else size - gone
-        if measure <= marks.high:
-            continue
-        target, gain = _move(freed, cleared, ready - marks.keep, size - gone - marks.low)
-        if target > cleared and gain >= marks.at_least:
-            cleared, gone = target, gone + gain
-    return cleared
+        size = walk.measure(index + 1, measured)
+        if (walk.uses if marks.count_uses else size) > marks.high:
+            shown = [f if pairs[i].ready_at >= walk.start else 0 for i, f in enumerate(freed)]
+            excess = size - marks.low
+            target, gain = _move(shown, walk.cleared, walk.ready - marks.keep, excess)
+            if target > walk.cleared and gain >= marks.at_least:
+                walk.cleared, walk.gone = target, walk.gone + gain
+        walk.mark(index + 1)
+    return walk.cleared
+
+
+class _Walk:
+    """The running state of `boundary`: sizes in the model's view, by message count."""
+
+    def __init__(self, base: int) -> None:
+        self.base = base
+        self.size = base
+        self.start = 0  # first message of the view
+        self.uses = self.cleared = self.gone = self.ready = 0
+        self.marks: dict[int, tuple[int, int]] = {}  # messages -> (size, gone) after them
+
+    def restart(self, index: int) -> None:
+        self.start, self.size, self.gone = index, self.base, 0
+
+    def add(self, message: Mapping[str, Any]) -> None:
+        self.size += estimate_message_tokens(message)
+        self.uses += _tool_uses(message)
+
+    def mark(self, count: int) -> None:
+        self.marks[count] = (self.size, self.gone)
+
+    def measure(self, count: int, measured: Mapping[int, int] | None) -> int:
+        """The prompt as edited so far: the estimate, or the latest real figure in the view
+        plus the estimate of what changed since."""
+        known = [n for n in measured or {} if self.start < n <= count and n in self.marks]
+        if not known or measured is None:
+            return self.size - self.gone
+        latest = max(known)
+        size, gone = self.marks[latest]
+        return measured[latest] + (self.size - size) - (self.gone - gone)
 
 
 def _move(freed: Sequence[int], start: int, limit: int, excess: int) -> tuple[int, int]:
@@ -63,6 +111,14 @@ def _move(freed: Sequence[int], start: int, limit: int, excess: int) -> tuple[in
         gain += freed[end]
         end += 1
     return end, gain
+
+
+def has_compaction(message: Mapping[str, Any]) -> bool:
+    """Whether the message holds a `compaction` block (the model reads from there on)."""
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "compaction" for b in content
+    )
 
 
 def _tool_uses(message: Mapping[str, Any]) -> int:

@@ -28,6 +28,7 @@ __all__ = [
     "compacted",
     "opening_summary",
     "summarize",
+    "summarized",
     "summarized_turns",
     "summary_task",
 ]
@@ -46,7 +47,7 @@ DEFAULT_SUMMARY_PROMPT = (
 )
 # The summary policy (ours): the task verbatim up to TASK_CHARS, then one line per tool call
 # and per assistant text, the last MAX_LINES of them, each cut at LINE_CHARS.
-TASK_CHARS = 4000
+TASK_CHARS = 1000  # real summaries are a few hundred characters (recordings: 297-543)
 MAX_LINES = 60
 LINE_CHARS = 160
 INPUT_CHARS = 100
@@ -129,10 +130,17 @@ def compact(request: Mapping[str, Any]) -> Compaction | None:
     """The compaction the server makes for `request` (already compacted and edited), if its
     prompt reaches the trigger ("reach": >=, after the docs' wording); None otherwise."""
     edit = compact_edit(request)
-    prompt = estimate_request_tokens(request)
-    if edit is None or prompt < trigger_of(edit):
+    if edit is None or estimate_request_tokens(request) < trigger_of(edit):
         return None
-    instructions = edit.get("instructions")
+    return summarized(request, edit.get("instructions"), edit.get("pause_after_compaction") is True)
+
+
+def summarized(request: Mapping[str, Any], instructions: Any, pause: bool = True) -> Compaction:
+    """The summary of `request` (a compacted, edited view) whatever its size: what a
+    threshold compaction makes once the trigger is reached, and what on-demand compaction
+    (top-level `compaction: {"type": "summarize"}`) always makes. `input_tokens` is the
+    summarising call's prompt: the closed prompt plus the instructions (or the default one);
+    the call reads and writes the prompt cache like a request (the caller accounts it)."""
     ask = instructions if isinstance(instructions, str) and instructions else None
     summary = summarize(request.get("messages") or [], ask)
     block = {"type": "compaction", "content": summary}
@@ -140,10 +148,15 @@ def compact(request: Mapping[str, Any]) -> Compaction | None:
     return Compaction(
         summary=summary,
         request=after,
-        input_tokens=prompt + estimate_text_tokens(ask or DEFAULT_SUMMARY_PROMPT),
+        input_tokens=estimate_request_tokens(request) + summary_prompt_tokens(ask),
         output_tokens=estimate_text_tokens(summary),
-        pause=edit.get("pause_after_compaction") is True,
+        pause=pause,
     )
+
+
+def summary_prompt_tokens(instructions: str | None) -> int:
+    """Tokens of the prompt that asks for the summary: the instructions, else the default."""
+    return estimate_text_tokens(instructions or DEFAULT_SUMMARY_PROMPT)
 
 
 # --- the summary (ours) -----------------------------------------------------------------

@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentctl.context.batching import Marks, boundary
-from agentctl.context.compaction import compacted
+from agentctl.context.batching import Marks, boundary, has_compaction
 from agentctl.context.engine import apply_context_edits
 from agentctl.context.pairs import candidates, freed_tokens, tool_pairs
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel, parse_server_model
@@ -133,25 +132,39 @@ def betas_for(ce: ContextEditing) -> list[str]:
 
 
 def batched_edit(
-    s: ClearToolUses, request: Mapping[str, Any], server: ServerModel = DEFAULT_SERVER_MODEL
+    s: ClearToolUses,
+    request: Mapping[str, Any],
+    server: ServerModel = DEFAULT_SERVER_MODEL,
+    measured: Mapping[int, int] | None = None,
 ) -> dict[str, Any]:
     """The edit that makes the server clear exactly where batched clearing puts the boundary.
 
     The boundary (how many of the oldest clearable tool uses stand cleared) moves only when
-    the prompt as edited so far exceeds `trigger`, in one step, far enough to bring it to
-    `low_water` (never into the last `keep`); the walk over the history is `batching.boundary`.
-    Before the first clearing the request carries the profile's edit (the server cannot fire
-    before the client would). After it: trigger `tool_uses` > B and keep = clearable - B, so
-    the server clears the same B oldest uses on every request until the next move, whichever
-    way it measures a token trigger, and every request reads the earlier prompt from the cache.
+    the prompt the model reads, as edited so far, exceeds `trigger`, in one step, far enough
+    to bring it to `low_water` (never into the last `keep`); the walk over the history is
+    `batching.boundary` (`measured`: the real prompt sizes of earlier responses, by message
+    count, which it prefers to its estimate). Before the first clearing the request carries
+    the profile's edit (the server cannot fire before the client would). After it: trigger
+    `tool_uses` > B and keep = clearable - B, so the server clears the same B oldest uses on
+    every request until the next move, whichever way it measures a token trigger, and every
+    request reads the earlier prompt from the cache.
+
+    The server counts and clears on the whole history, compaction blocks or not, while the
+    model reads only from the last block on: the walk measures the model's view, and once a
+    history holds a compaction block a request before the first clearing carries a
+    `tool_uses` trigger at the number of tool uses in it (never exceeded), since the whole
+    history would pass a token trigger the model's view is far from.
     """
     edit = clear_tool_uses_edit(s)
-    pairs = tool_pairs(list(request.get("messages") or []))
-    clearable = candidates(pairs, edit, server.min_result_tokens)
+    messages = list(request.get("messages") or [])
+    clearable = candidates(tool_pairs(messages), edit, server)
     freed = [freed_tokens(p, edit, server.placeholder) for p in clearable]
-    marks = Marks(s.trigger, s.low_water, s.keep, s.clear_at_least)
-    cleared = boundary(request, clearable, freed, marks)
+    marks = Marks(s.trigger, s.low_water, s.keep, s.clear_at_least, view=True)
+    cleared = boundary(request, clearable, freed, marks, measured)
     if cleared == 0:
+        if any(has_compaction(m) for m in messages):
+            edit.pop("clear_at_least", None)
+            edit["trigger"] = {"type": "tool_uses", "value": _tool_uses_in(messages)}
         return edit
     edit.pop("clear_at_least", None)
     edit["trigger"] = {"type": "tool_uses", "value": cleared}
@@ -159,11 +172,19 @@ def batched_edit(
     return edit
 
 
+def _tool_uses_in(messages: list[Any]) -> int:
+    return len(tool_pairs(messages))
+
+
 def build_context_management(
-    ce: ContextEditing, request: Mapping[str, Any] | None = None
+    ce: ContextEditing,
+    request: Mapping[str, Any] | None = None,
+    measured: Mapping[int, int] | None = None,
 ) -> dict[str, Any] | None:
     """The `context_management` field of `request` (of a first request when None), or None
-    when no strategy is on.
+    when no strategy is on. `measured`: for batched clearing, the prompt sizes the server
+    reported for earlier requests of this history, by their number of messages (`usage`
+    input + cache reads + cache writes), which steering prefers to its estimate.
 
     clear_thinking must come first when both are used (the API rejects the other order).
     """
@@ -171,23 +192,24 @@ def build_context_management(
     if ce.thinking.enabled:
         edits.append(clear_thinking_edit(ce.thinking))
     if ce.tool_uses.enabled:
-        edits.append(_tool_uses_edit(ce, request, edits))
+        edits.append(_tool_uses_edit(ce, request, edits, measured))
     if ce.compaction.enabled:  # last: it measures the prompt the other edits leave (ours)
         edits.append(compact_edit(ce.compaction))
     return {"edits": edits} if edits else None
 
 
 def _tool_uses_edit(
-    ce: ContextEditing, request: Mapping[str, Any] | None, before: list[dict[str, Any]]
+    ce: ContextEditing,
+    request: Mapping[str, Any] | None,
+    before: list[dict[str, Any]],
+    measured: Mapping[int, int] | None,
 ) -> dict[str, Any]:
     if ce.tool_uses.strategy == "server" or request is None:
         return clear_tool_uses_edit(ce.tool_uses)
     server = ce.server
-    if ce.compaction.enabled:  # steer on what the server reads: from the last summary on
-        request = compacted(request)
     if before:  # measure the prompt as the thinking edit leaves it
         request = apply_context_edits(request, before, server=server).request
-    return batched_edit(ce.tool_uses, request, server)
+    return batched_edit(ce.tool_uses, request, server, measured)
 
 
 def trigger_from(context_management: dict[str, Any] | None) -> int | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.batching import Marks, boundary
+from agentctl.context.compaction import compact_edit, compacted
 from agentctl.context.pairs import (
     DEFAULT_CLEARED_INPUT_PLACEHOLDER,
     Pair,
@@ -44,6 +45,7 @@ __all__ = [
     "ServerModel",
     "TriggerBasis",
     "apply_context_edits",
+    "edit_as_server",
     "validate_edits",
 ]
 
@@ -103,29 +105,56 @@ def _keep_thinking_turns(edit: Mapping[str, Any], default: int | None) -> int | 
 def _clear_thinking(
     messages: list[dict[str, Any]], edit: Mapping[str, Any], default_keep: int | None
 ) -> dict[str, Any] | None:
-    """Strip thinking from assistant messages older than the last N that contain thinking.
-
-    A "turn" is one assistant message (ours; the docs do not say how tool-use continuations
-    of one logical turn are counted). `default_keep`: the model's default (ServerModel).
+    """Strip thinking from every assistant message but those of the last N thinking turns,
+    where the turn being answered is the first of the N (recorded: keep 1 leaves no thinking
+    of earlier turns; `cleared_thinking_turns` counts the assistant messages whose thinking
+    went). When the request ends with the tool results of the last assistant message, that
+    message is the turn being answered and keeps its thinking (ours: in the recordings it had
+    none). `default_keep`: the model's default (ServerModel).
     """
     keep = _keep_thinking_turns(edit, default_keep)
-    turns = [
+    if keep is None:
+        return None
+    answered = _answered(messages)
+    earlier = [
         m
         for m in messages
-        if m.get("role") == "assistant" and any(_is_thinking(b) for b in message_blocks(m))
+        if m is not answered
+        and m.get("role") == "assistant"
+        and any(_is_thinking(b) for b in message_blocks(m))
     ]
-    if keep is None or len(turns) <= keep:
+    cleared_turns = earlier[: max(len(earlier) - (keep - 1), 0)]
+    if not cleared_turns:
         return None
-    cleared = 0
-    for message in turns[: len(turns) - keep]:
+    reported = 0
+    for message in cleared_turns:
         blocks = _content_list(message)
-        cleared += sum(estimate_block_tokens(b) for b in blocks if _is_thinking(b))
+        reported += sum(_thinking_text_tokens(b) for b in blocks if _is_thinking(b))
         message["content"] = [b for b in blocks if not _is_thinking(b)]
     return {
         "type": "clear_thinking_20251015",
-        "cleared_thinking_turns": len(turns) - keep,
-        "cleared_input_tokens": cleared,
+        "cleared_thinking_turns": len(cleared_turns),
+        "cleared_input_tokens": reported,
     }
+
+
+def _answered(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The assistant message whose tool results end the request, if they do."""
+    if len(messages) < 2 or messages[-2].get("role") != "assistant":
+        return None
+    last = messages[-1]
+    blocks = message_blocks(last)
+    if last.get("role") != "user" or not any(b.get("type") == "tool_result" for b in blocks):
+        return None
+    return messages[-2]
+
+
+def _thinking_text_tokens(block: Mapping[str, Any]) -> int:
+    """What the server reports for one cleared thinking block: its text, without the
+    per-block overhead and signature the bill also drops (S9's recorded reply: 44 reported
+    where the billed input fell by 110)."""
+    empty = {"type": block.get("type"), "thinking": "", "data": "", "signature": ""}
+    return estimate_block_tokens(block) - estimate_block_tokens(empty)
 
 
 # --- clear_tool_uses_20250919 ------------------------------------------------------------
@@ -180,7 +209,7 @@ def _victims(
 ) -> list[Pair] | None:
     """The pairs to clear, oldest first; None when the trigger does not fire."""
     pairs = tool_pairs(messages)
-    clearable = candidates(pairs, edit, server.min_result_tokens)
+    clearable = candidates(pairs, edit, server)
     if basis is not None:
         request = {**basis, "messages": messages}
         return clearable[: _edited_boundary(request, clearable, edit, server.placeholder)]
@@ -243,5 +272,25 @@ def apply_context_edits(
             continue
         if outcome is not None:
             applied.append(outcome)
-            current -= int(outcome["cleared_input_tokens"])
+            # what the next edit measures: the prompt as this one left it (the reported
+            # figure can be smaller: clear_thinking reports the text alone)
+            current = estimate_request_tokens(edited)
     return EditOutcome(edited, applied, original, estimate_request_tokens(edited))
+
+
+def edit_as_server(
+    request: Mapping[str, Any], *, server: ServerModel = DEFAULT_SERVER_MODEL
+) -> EditOutcome:
+    """What the server does to one request: the edits of its `context_management`, computed
+    and reported on the whole history, compaction blocks or not (the cookbook's saved
+    "all-three" run kept reporting, and moving, its clearing after a compaction); then, with
+    compact_20260112, the prompt the model reads: from the last compaction block on.
+    `original_input_tokens` is then that view's size before the edits."""
+    management = request.get("context_management")
+    edits = (management.get("edits") if isinstance(management, Mapping) else None) or []
+    outcome = apply_context_edits(request, edits, server=server)
+    if compact_edit(request) is None:
+        return outcome
+    seen = compacted(outcome.request)
+    original = estimate_request_tokens(compacted(request))
+    return EditOutcome(seen, outcome.applied_edits, original, estimate_request_tokens(seen))

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.context.tokens import estimate_block_tokens
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
+from agentctl.context.tokens import estimate_block_tokens, estimate_text_tokens
 
 # What a cleared tool_use.input becomes: unknown (API-NOTES E.5); ours: an empty object, still
 # valid JSON for the tool's `input` field.
@@ -49,22 +50,29 @@ def tool_pairs(messages: list[dict[str, Any]]) -> list[Pair]:
 
 
 def candidates(
-    pairs: list[Pair], edit: Mapping[str, Any], min_result_tokens: int = 0
+    pairs: list[Pair], edit: Mapping[str, Any], server: ServerModel = DEFAULT_SERVER_MODEL
 ) -> list[Pair]:
-    """The pairs a clear_tool_uses edit may clear (and that count toward `keep`): all but those
-    of `exclude_tools` and, when `min_result_tokens` > 0 (a server model's rule), all but those
-    whose result is smaller than that (an unanswered use has no result: size 0)."""
+    """The pairs a clear_tool_uses edit may clear, which are the ones that count toward
+    `keep`: all but those of `exclude_tools`, those whose result is under the server model's
+    small-result line (an unanswered use has no result: size 0), and those that clearing
+    would not shrink (the cookbook's saved runs: such results neither count nor clear)."""
     excluded = set(edit.get("exclude_tools") or ())
+    line = estimate_text_tokens(server.placeholder)
     return [
         p
         for p in pairs
         if str(p.use.get("name", "")) not in excluded
-        and (min_result_tokens <= 0 or _result_tokens(p) >= min_result_tokens)
+        and server.counts(result_tokens(p), line)
+        and freed_tokens(p, edit, server.placeholder) > 0
     ]
 
 
-def _result_tokens(pair: Pair) -> int:
-    return 0 if pair.result is None else estimate_block_tokens(pair.result)
+def result_tokens(pair: Pair) -> int:
+    """Tokens of the result's content alone (its framing excluded); 0 when unanswered."""
+    if pair.result is None:
+        return 0
+    empty = {**pair.result, "content": ""}
+    return estimate_block_tokens(pair.result) - estimate_block_tokens(empty)
 
 
 def _clears_input(edit: Mapping[str, Any], name: str) -> bool:

@@ -36,10 +36,12 @@ class ModelInfo:
     price: Price | None
     min_cacheable: int
     source: str
-    # Ours: the standard Claude window (public "prompt is too long: N tokens > 200000
-    # maximum" errors), not checked per model; 1M variants (beta context-1m-2025-08-07) are
-    # not modelled. A row with a known figure sets its own.
+    # The standard Claude window (public "prompt is too long: N tokens > 200000 maximum"
+    # errors); the rows `/v1/models` reports with `max_input_tokens: 1000000` set MILLION.
     context_window: int = 200_000
+
+
+MILLION = 1_000_000  # `/v1/models` max_input_tokens of the current models (2026-09 listing)
 
 
 def _derived(inp: float, out: float, read_ratio: float = 0.1) -> Price:
@@ -51,32 +53,43 @@ def _derived(inp: float, out: float, read_ratio: float = 0.1) -> Price:
 MODELS: dict[str, ModelInfo] = {
     # 5.x family
     "claude-opus-5-5": ModelInfo(
-        Price(4, 20, 5, 8, 0.20), 512, "OBS S9 (official page 2026-09-26)"
+        Price(4, 20, 5, 8, 0.20), 512, "OBS S9 (official page 2026-09-26)", context_window=MILLION
     ),
-    "claude-opus-5": ModelInfo(_derived(5, 25), 512, "DOC worked example; cache DERIVED"),
+    "claude-opus-5": ModelInfo(
+        _derived(5, 25), 512, "DOC worked example; cache DERIVED", context_window=MILLION
+    ),
     "claude-sonnet-5-5": ModelInfo(
         _derived(3, 15), 1024, "ASSUMED: Sonnet 4.6 price, Sonnet 5 min"
     ),
     # OBS $2/$10; a 2026-08 doc note says an introductory $2/$10 ended 2026-08-31 (-> $3/$15).
-    "claude-sonnet-5": ModelInfo(Price(2, 10, 2.5, 4, 0.20), 1024, "OBS S9; conflicting DOC note"),
+    "claude-sonnet-5": ModelInfo(
+        Price(2, 10, 2.5, 4, 0.20), 1024, "OBS S9; conflicting DOC note", context_window=MILLION
+    ),
     "claude-haiku-5-5": ModelInfo(_derived(1, 5), 4096, "ASSUMED: Haiku 4.5 price and min"),
     "claude-fable-5-1": ModelInfo(
-        _derived(10, 50, 0.025), 512, "3P price; read 0.025x DOC; writes DERIVED"
+        _derived(10, 50, 0.025),
+        512,
+        "3P price; read 0.025x DOC; writes DERIVED",
+        context_window=MILLION,
     ),
     "claude-mythos-5-1": ModelInfo(None, 512, "DOC min; price unknown"),
-    "claude-fable-5": ModelInfo(None, 512, "DOC min; price unknown"),
+    "claude-fable-5": ModelInfo(None, 512, "DOC min; price unknown", context_window=MILLION),
     "claude-mythos-5": ModelInfo(None, 512, "DOC min; price unknown"),
     "claude-mythos-preview": ModelInfo(None, 2048, "DOC min; price unknown"),
     # 4.x family
-    "claude-opus-4-8": ModelInfo(_derived(5, 25), 1024, "DOC min; price ASSUMED = Opus 4.7"),
-    "claude-opus-4-7": ModelInfo(_derived(5, 25), 2048, "DOC"),
-    "claude-opus-4-6": ModelInfo(_derived(5, 25), 4096, "DOC"),
+    "claude-opus-4-8": ModelInfo(
+        _derived(5, 25), 1024, "DOC min; price ASSUMED = Opus 4.7", context_window=MILLION
+    ),
+    "claude-opus-4-7": ModelInfo(_derived(5, 25), 2048, "DOC", context_window=MILLION),
+    "claude-opus-4-6": ModelInfo(_derived(5, 25), 4096, "DOC", context_window=MILLION),
     "claude-opus-4-5": ModelInfo(_derived(5, 25), 4096, "DOC"),
     "claude-opus-4-1": ModelInfo(_derived(15, 75), 1024, "DOC"),
     "claude-opus-4": ModelInfo(_derived(15, 75), 1024, "DOC"),
     # Sonnet 4.6 min: 1,024 in the 2026-09 page, 2,048 in the 2026-03 page (conflict).
-    "claude-sonnet-4-6": ModelInfo(_derived(3, 15), 1024, "DOC (min conflicts between pages)"),
-    "claude-sonnet-4-5": ModelInfo(_derived(3, 15), 1024, "DOC"),
+    "claude-sonnet-4-6": ModelInfo(
+        _derived(3, 15), 1024, "DOC (min conflicts between pages)", context_window=MILLION
+    ),
+    "claude-sonnet-4-5": ModelInfo(_derived(3, 15), 1024, "DOC", context_window=MILLION),
     "claude-sonnet-4": ModelInfo(_derived(3, 15), 1024, "DOC"),
     "claude-haiku-4-5": ModelInfo(_derived(1, 5), 4096, "DOC"),
     # 3.x family

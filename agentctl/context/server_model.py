@@ -1,15 +1,23 @@
-"""The server rules the public docs leave open, as one named value: `ServerModel`.
+"""The server's clearing rules that recordings leave open, as one named value: `ServerModel`.
 
 The emulator, `simulate`, `tune`, `--as-seen` and `apply_context_edits` all play the server
-under one ServerModel. Each field is one open rule (docs/context.md, "Server rules"):
+under one ServerModel. There is one default (`DEFAULT_SERVER_MODEL`, "default"), the model
+that reproduces every recording we know of (docs/context.md, "Server rules"); each field is a
+rule the recordings do not settle, as a setting of that model:
 - `trigger_basis`: is the `input_tokens` trigger of clear_tool_uses compared with the prompt
   the client sent ("unedited") or with the prompt as earlier requests' clearings left it
-  ("edited")? (API-NOTES E.9)
-- `min_result_tokens`: tool results smaller than this (estimated tokens) neither count toward
-  `keep` nor get cleared; 0 = every result counts. (E.10: the cookbook's real runs.)
-- `placeholder`: what a cleared tool result becomes (E.1: the server's text is not public).
+  ("edited", the default: the cookbook's "all-three" run favours it, it does not settle it).
+- `min_result_tokens`: the small-result line. A tool result whose content is smaller than
+  this many (estimated) tokens neither counts toward `keep` nor gets cleared; "placeholder"
+  puts the line at the placeholder's own size. The recordings put it between a 36- and a
+  56-character result; the default is a number in that gap.
+- `placeholder`: what a cleared tool result becomes (the server's text is not public).
 - `thinking_keep`: the `keep` of a clear_thinking edit that gives none: "by-model" (the table
   below, after the docs), or a fixed number of turns, or "all".
+
+The four names of earlier versions (`unedited`, `edited`, `unedited-large`, `edited-large`)
+are still accepted: `LEGACY_ALIASES` maps each to the settings it always named, so a profile
+or transcript that names one keeps playing the rules it was recorded under.
 """
 
 from __future__ import annotations
@@ -21,27 +29,34 @@ from typing import Any, Literal
 TriggerBasis = Literal["unedited", "edited"]
 TRIGGER_BASES: tuple[TriggerBasis, ...] = ("unedited", "edited")
 ThinkingKeep = Literal["by-model", "all"] | int
+ResultLine = Literal["placeholder"] | int
 
-# Ours (E.1): the server's literal text is not public.
+# Ours: the server's literal text is not public.
 DEFAULT_CLEARED_RESULT_PLACEHOLDER = "[Tool result cleared by context management]"
-# Ours (E.10): the cookbook's small results were one-line strings, its large ones tens of
-# thousands of tokens; any threshold between fits. 100 is a round number in that gap.
+# The small-result line (estimated tokens of a result's content). The cookbook's saved runs:
+# a 36-character result ("Finding #N recorded (session-local).", 9 estimated tokens) neither
+# counted nor cleared, 56- and 59-character ones (13-15) did: about 10-12 real tokens.
+SMALL_RESULT_TOKENS = 12
+# The line of the `-large` names of earlier versions (kept for those aliases only).
 LARGE_RESULT_TOKENS = 100
+DEFAULT_NAME = "default"
 
 
 @dataclass(frozen=True)
 class ServerModel:
-    """One answer to each open server rule; `name` says which preset (or "custom")."""
+    """One answer to each open server rule; `name` says which named model (or "custom")."""
 
-    name: str = "unedited"
-    trigger_basis: TriggerBasis = "unedited"
-    min_result_tokens: int = 0
+    name: str = DEFAULT_NAME
+    trigger_basis: TriggerBasis = "edited"
+    min_result_tokens: ResultLine = SMALL_RESULT_TOKENS
     placeholder: str = DEFAULT_CLEARED_RESULT_PLACEHOLDER
     thinking_keep: ThinkingKeep = "by-model"
 
-    def counts(self, result_tokens: int) -> bool:
-        """Whether a tool result of this size counts toward `keep` (and can be cleared)."""
-        return result_tokens >= self.min_result_tokens
+    def counts(self, result_tokens: int, placeholder_tokens: int) -> bool:
+        """Whether a tool result whose content has this many tokens counts toward `keep` (and
+        can be cleared); `placeholder_tokens`: the placeholder's, for the "placeholder" line."""
+        line = self.min_result_tokens
+        return result_tokens >= (placeholder_tokens if line == "placeholder" else line)
 
     def default_thinking_keep(self, model: str) -> int | None:
         """clear_thinking's `keep` when the edit names none: N turns, or None for all."""
@@ -52,23 +67,25 @@ class ServerModel:
 
     def describe(self) -> str:
         """One line: the name and every rule, e.g. for a stderr note or a table caption."""
-        counted = (
-            "every result counts toward keep"
-            if self.min_result_tokens <= 0
-            else f"results under {self.min_result_tokens} tokens neither count nor clear"
-        )
+        line = self.min_result_tokens
+        if line == "placeholder":
+            counted = "results no larger than the placeholder neither count nor clear"
+        elif line <= 0:
+            counted = "every result counts toward keep"
+        else:
+            counted = f"results under {line} tokens neither count nor clear"
         return (
             f"{self.name}: trigger vs the {self.trigger_basis} prompt; {counted}; "
             f"placeholder {self.placeholder!r}; clear_thinking default keep {self.thinking_keep}"
         )
 
     def spec(self) -> str:
-        """The spec `parse_server_model` reads back to these rules: a preset's name, or the
-        rules written out (the name is then "custom")."""
+        """The spec `parse_server_model` reads back to these rules: a named model, or the
+        default with the rules written out (the name is then "custom")."""
         if PRESETS.get(self.name) == self:
             return self.name
         return (
-            f"unedited,trigger_basis={self.trigger_basis},"
+            f"{DEFAULT_NAME},trigger_basis={self.trigger_basis},"
             f"min_result_tokens={self.min_result_tokens},thinking_keep={self.thinking_keep},"
             f"placeholder={self.placeholder}"
         )
@@ -83,18 +100,27 @@ class ServerModel:
         }
 
 
-PRESETS: dict[str, ServerModel] = {
+DEFAULT_SERVER_MODEL = ServerModel()
+# `--server-model all` and the benchmark: the default, then each open rule's other answer
+# that changes what is cleared (the placeholder's text and clear_thinking's default keep
+# change no count agentctl's own requests depend on: it always sends clear_thinking's keep).
+SERVER_MODELS: tuple[ServerModel, ...] = (
+    DEFAULT_SERVER_MODEL,
+    replace(DEFAULT_SERVER_MODEL, name="unedited-basis", trigger_basis="unedited"),
+    replace(DEFAULT_SERVER_MODEL, name="placeholder-line", min_result_tokens="placeholder"),
+)
+# The names of earlier versions, each with the rules it named (old profiles and transcripts).
+LEGACY_ALIASES: dict[str, ServerModel] = {
     m.name: m
     for m in (
-        ServerModel("unedited"),
-        ServerModel("edited", trigger_basis="edited"),
-        ServerModel("unedited-large", min_result_tokens=LARGE_RESULT_TOKENS),
-        ServerModel("edited-large", "edited", min_result_tokens=LARGE_RESULT_TOKENS),
+        ServerModel("unedited", "unedited", 0),
+        ServerModel("edited", "edited", 0),
+        ServerModel("unedited-large", "unedited", LARGE_RESULT_TOKENS),
+        ServerModel("edited-large", "edited", LARGE_RESULT_TOKENS),
     )
 }
-DEFAULT_SERVER_MODEL = PRESETS["unedited"]
-# The named models a benchmark can loop over (bench/token_economy.py, tests).
-SERVER_MODELS: tuple[ServerModel, ...] = tuple(PRESETS.values())
+# Every name a spec may start with.
+PRESETS: dict[str, ServerModel] = {**{m.name: m for m in SERVER_MODELS}, **LEGACY_ALIASES}
 
 
 class ServerModelError(ValueError):
@@ -102,7 +128,7 @@ class ServerModelError(ValueError):
 
 
 def parse_server_model(spec: str) -> ServerModel:
-    """`"edited"`, or a preset with overrides: `"edited,min_result_tokens=100,thinking_keep=1"`.
+    """`"default"`, or a named model with overrides: `"default,trigger_basis=unedited"`.
 
     `placeholder=` takes the rest of the spec, commas included, so it must come last.
     """
@@ -124,18 +150,18 @@ def parse_server_model(spec: str) -> ServerModel:
 
 
 def from_table(table: Mapping[str, Any]) -> ServerModel:
-    """A ServerModel from a TOML/JSON table: `base` (a preset, default "unedited") and any of
-    the fields; `name` defaults to the base when nothing else is given, else "custom"."""
+    """A ServerModel from a TOML/JSON table: `base` (a named model, default "default") and
+    any of the fields; `name` defaults to the base when nothing else is given, else "custom"."""
     known = {"base", "name", "trigger_basis", "min_result_tokens", "placeholder", "thinking_keep"}
     unknown = sorted(set(table) - known)
     if unknown:
         raise ServerModelError(f"unknown key {unknown[0]!r} (known: {', '.join(sorted(known))})")
-    model = _preset(str(table.get("base", DEFAULT_SERVER_MODEL.name)))
+    model = _preset(str(table.get("base", DEFAULT_NAME)))
     fields: dict[str, Any] = {}
     if "trigger_basis" in table:
         fields["trigger_basis"] = _basis(table["trigger_basis"])
     if "min_result_tokens" in table:
-        fields["min_result_tokens"] = _count("min_result_tokens", table["min_result_tokens"])
+        fields["min_result_tokens"] = _line(table["min_result_tokens"])
     if "placeholder" in table:
         fields["placeholder"] = _placeholder(table["placeholder"])
     if "thinking_keep" in table:
@@ -147,7 +173,11 @@ def from_table(table: Mapping[str, Any]) -> ServerModel:
 
 def _preset(name: str) -> ServerModel:
     if name not in PRESETS:
-        raise ServerModelError(f"unknown server model {name!r} (known: {', '.join(PRESETS)})")
+        current = ", ".join(m.name for m in SERVER_MODELS)
+        raise ServerModelError(
+            f"unknown server model {name!r} (known: {current}; "
+            f"older names: {', '.join(LEGACY_ALIASES)})"
+        )
     return PRESETS[name]
 
 
@@ -166,6 +196,17 @@ def _count(key: str, value: Any) -> int:
     if number < 0 or isinstance(value, bool):
         raise ServerModelError(f"{key} {value!r}: expected a whole number >= 0")
     return number
+
+
+def _line(value: Any) -> ResultLine:
+    if value == "placeholder":
+        return "placeholder"
+    try:
+        return _count("min_result_tokens", value)
+    except ServerModelError:
+        raise ServerModelError(
+            f"min_result_tokens {value!r}: expected a whole number >= 0 or placeholder"
+        ) from None
 
 
 def _placeholder(value: Any) -> str:

@@ -73,14 +73,10 @@ class SharedEngine:
         )
 
     def edit(self, request: Json) -> Edited:
-        from agentctl.context.compaction import compact_edit, compacted
-        from agentctl.context.engine import apply_context_edits
+        from agentctl.context.engine import edit_as_server
 
-        if compact_edit(request) is not None:  # the server ignores what precedes the summary
-            request = compacted(request)
+        outcome = edit_as_server(request, server=self.server)
         management = request.get("context_management")
-        edits = management.get("edits") or [] if isinstance(management, dict) else []
-        outcome = apply_context_edits(request, edits, server=self.server)
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 

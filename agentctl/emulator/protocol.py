@@ -9,6 +9,7 @@ from typing import Any
 
 BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 BETA_COMPACT = "compact-2026-01-12"  # compact_20260112; enough alone for context_management
+BETA_COMPACT_ON_DEMAND = "compact-2026-09-04"  # top-level `compaction: {"type": "summarize"}`
 ANTHROPIC_VERSION = "2023-06-01"
 
 # HTTP status -> the API's error `type` for that status.
@@ -27,11 +28,19 @@ ERROR_TYPES: dict[int, str] = {
 class ApiFailure(Exception):
     """An error response the emulator sends: status, error type and message, as the API does."""
 
-    def __init__(self, status: int, message: str, *, error_type: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        error_type: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.error_type = error_type or ERROR_TYPES.get(status, "api_error")
+        self.details = details  # `error.details`, e.g. {"error_code": ...}
 
 
 def invalid(message: str) -> ApiFailure:
@@ -41,11 +50,10 @@ def invalid(message: str) -> ApiFailure:
 
 def error_body(failure: ApiFailure, request_id: str) -> dict[str, Any]:
     """The API's error envelope."""
-    return {
-        "type": "error",
-        "error": {"type": failure.error_type, "message": failure.message},
-        "request_id": request_id,
-    }
+    error: dict[str, Any] = {"type": failure.error_type, "message": failure.message}
+    if failure.details is not None:
+        error["details"] = failure.details
+    return {"type": "error", "error": error, "request_id": request_id}
 
 
 def new_request_id() -> str:

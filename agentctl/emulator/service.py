@@ -20,12 +20,14 @@ from agentctl.emulator.model import (
 )
 from agentctl.emulator.protocol import (
     BETA_COMPACT,
+    BETA_CONTEXT_MANAGEMENT,
     header_betas,
     invalid,
     new_message_id,
     stable_id,
 )
 from agentctl.emulator.server_tools import ServerToolRunner, offered_server_tools
+from agentctl.emulator.shapes import check_signatures, render_system_messages, sign_summary
 from agentctl.emulator.threads import ThreadStore
 from agentctl.emulator.validation import validate_count_request, validate_request
 
@@ -63,10 +65,12 @@ class MessagesService:
         """The BetaMessage JSON for a request (raises ApiFailure for invalid ones)."""
         betas = header_betas(headers)
         request = validate_request(self.threads.expand(body, betas), betas)
-        edited = self._edit(request)
+        check_signatures(request)
+        edited = self._edit(server_view(request))
         edited, capped = self._within_window(edited, request)
-        compaction = self.engine.compact(edited.request)
-        if compaction is not None:
+        if request.get("compaction") is not None:  # on-demand: the signed block alone
+            message = self._compact(request, summarized_now(edited, request), edited, signed=True)
+        elif (compaction := self.engine.compact(edited.request)) is not None:
             message = self._compact(request, compaction, edited)
         else:
             with self._cache_lock:  # the cache state is shared across requests
@@ -76,28 +80,31 @@ class MessagesService:
                 message["usage"]["iterations"] = [_iteration("message", message["usage"])]
         if capped and message["stop_reason"] == "max_tokens":
             message["stop_reason"] = WINDOW_STOP
+        if BETA_CONTEXT_MANAGEMENT in betas:  # present under the beta, edits or not (G.9)
+            message.setdefault("context_management", {"applied_edits": []})
         self.threads.hold(body, request["messages"], message)
         return message
 
-    def _compact(self, request: Json, compaction: Compaction, edited: Edited) -> Json:
+    def _compact(
+        self, request: Json, compaction: Compaction, edited: Edited, *, signed: bool = False
+    ) -> Json:
         """The reply that opens with the compaction block: the summarisation call is one
-        iteration (it reads the cached prefix of the prompt it closes, writes nothing: ours),
-        the model's answer from the compacted prompt another, unless paused."""
+        iteration (it reads and writes the prompt cache like a request, G.6 [OBS]), the
+        model's answer from the compacted prompt another, unless paused."""
         model = request["model"]
         with self._cache_lock:
-            seen = self.engine.peek(edited.request, model)
+            closed = self.engine.account(edited.request, model)
             cache = None if compaction.pause else self.engine.account(compaction.request, model)
-        read = seen.cache_read_input_tokens
         summarizing = {
             "type": "compaction",
-            "input_tokens": compaction.input_tokens - read,
+            **_iteration_usage(closed),
             "output_tokens": compaction.output_tokens,
-            "cache_read_input_tokens": read,
-            "cache_creation_input_tokens": 0,
-            "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
         }
-        block = {"type": "compaction", "content": compaction.summary}
-        if cache is None:  # paused: only the block; top-level usage 0/0 as observed [OBS S9]
+        summarizing["input_tokens"] += compaction.input_tokens - edited.input_tokens
+        block: Json = {"type": "compaction", "content": compaction.summary}
+        if signed:
+            block["signature"] = sign_summary(compaction.summary)
+        if cache is None:  # paused: only the block; usage only input/output 0 and iterations
             message = _paused_message(model, block, summarizing)
             if edited.applied_edits is not None:
                 message["context_management"] = {"applied_edits": edited.applied_edits}
@@ -128,7 +135,7 @@ class MessagesService:
         """The count_tokens answer: post-edit input tokens (and the pre-edit figure with edits)."""
         betas = header_betas(headers)
         request = validate_count_request(self.threads.expand(body, betas), betas)
-        edited = self._edit(request)
+        edited = self._edit(server_view(request))  # `compaction` is accepted and ignored
         answer: Json = {"input_tokens": edited.input_tokens}
         if edited.applied_edits is not None:
             answer["context_management"] = {"original_input_tokens": edited.original_input_tokens}
@@ -242,6 +249,40 @@ def build_message(
     return message
 
 
+def server_view(request: Json) -> Json:
+    """The request as the server reads it before any edit: system-role messages rendered,
+    and everything before a signed (on-demand) compaction block dropped even without the
+    compact strategy (threshold blocks are dropped by the engine under the strategy)."""
+    from agentctl.context.compaction import compact_edit, compacted
+
+    view = render_system_messages(request)
+    if compact_edit(view) is None and _signed_summary(view):
+        view = compacted(view)
+    return view
+
+
+def _signed_summary(request: Json) -> bool:
+    return any(
+        isinstance(b, dict) and b.get("type") == "compaction" and b.get("signature")
+        for m in request["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+    )
+
+
+def summarized_now(edited: Edited, request: Json) -> Compaction:
+    """On-demand compaction of the edited view, with the request's instructions."""
+    from agentctl.context.compaction import summarized
+
+    return summarized(edited.request, request["compaction"].get("instructions"))
+
+
+def _iteration_usage(cache: CacheUsage) -> Json:
+    usage = usage_json(cache, 0)
+    keys = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return {**{k: usage[k] for k in keys}, "cache_creation": usage["cache_creation"]}
+
+
 def _iteration(kind: str, usage: Json) -> Json:
     keys = ("input_tokens", "output_tokens", "cache_read_input_tokens")
     entry = {"type": kind, **{k: usage[k] for k in keys}}
@@ -251,10 +292,7 @@ def _iteration(kind: str, usage: Json) -> Json:
 
 
 def _paused_message(model: str, block: Json, summarizing: Json) -> Json:
-    from agentctl.context.cache import CacheUsage
-
-    usage = usage_json(CacheUsage(0, 0, 0, 0, 0), 0)
-    usage["iterations"] = [summarizing]
+    usage = {"input_tokens": 0, "output_tokens": 0, "iterations": [summarizing]}
     return {
         "id": new_message_id(),
         "type": "message",

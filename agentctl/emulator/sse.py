@@ -29,11 +29,31 @@ def encode_event(name: str, data: Json) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
+_INPUT_KEYS = (
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation",
+)
+
+
 def _start(message: Json) -> Json:
     usage = {**message["usage"], "output_tokens": 1}  # the API sends a small placeholder here
+    usage.pop("iterations", None)
+    first = (message["usage"].get("iterations") or [{}])[0]
+    if first.get("type") == "compaction":  # message_start carries the summarising call's
+        usage.update({k: first[k] for k in _INPUT_KEYS if k in usage})  # input (G.6 [OBS])
     start = {**message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
     start.pop("context_management", None)  # it rides on the final message_delta
     return {"type": "message_start", "message": start}
+
+
+_DELTA_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
 
 
 def _delta(message: Json) -> Json:
@@ -41,12 +61,7 @@ def _delta(message: Json) -> Json:
     delta: Json = {
         "type": "message_delta",
         "delta": {"stop_reason": message["stop_reason"], "stop_sequence": message["stop_sequence"]},
-        "usage": {
-            "input_tokens": usage["input_tokens"],
-            "output_tokens": usage["output_tokens"],
-            "cache_creation_input_tokens": usage["cache_creation_input_tokens"],
-            "cache_read_input_tokens": usage["cache_read_input_tokens"],
-        },
+        "usage": {k: usage[k] for k in _DELTA_KEYS if k in usage},
     }
     if "server_tool_use" in usage:
         delta["usage"]["server_tool_use"] = usage["server_tool_use"]

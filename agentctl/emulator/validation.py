@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from agentctl.emulator.protocol import BETA_COMPACT, BETA_CONTEXT_MANAGEMENT, ApiFailure, invalid
+from agentctl.emulator.protocol import (
+    BETA_COMPACT,
+    BETA_COMPACT_ON_DEMAND,
+    BETA_CONTEXT_MANAGEMENT,
+    ApiFailure,
+    invalid,
+)
 
 Json = dict[str, Any]
 
+NAMELESS_TOOL = re.compile(r"mcp_toolset|[a-z_]+_toolset_\d{8}")
 THINKING_DOCS = (
     "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
     "#max-tokens-and-context-window-size"
@@ -26,7 +34,44 @@ def validate_request(body: object, betas: set[str]) -> Json:
         raise invalid("stop_sequences: Input should be a valid list of strings")
     if "stream" in request and not isinstance(request["stream"], bool):
         raise invalid("stream: Input should be a valid boolean")
+    _check_compaction_request(request, betas)
     return request
+
+
+def _check_compaction_request(request: Json, betas: set[str]) -> None:
+    """On-demand compaction (top-level `compaction`, beta compact-2026-09-04): what the SDK
+    documents it cannot be combined with; the texts are ours except the first."""
+    compaction = request.get("compaction")
+    if compaction is None:
+        return
+    if BETA_COMPACT_ON_DEMAND not in betas:
+        raise invalid("compaction: Extra inputs are not permitted")
+    if not isinstance(compaction, dict) or compaction.get("type") != "summarize":
+        raise invalid("compaction.type: Input should be 'summarize'")
+    extra = sorted(set(compaction) - {"type", "instructions"})
+    if extra:
+        raise invalid(f"compaction.{extra[0]}: Extra inputs are not permitted")
+    instructions = compaction.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        raise invalid("compaction.instructions: Input should be a valid string")
+    if "context_management" in request:
+        raise invalid("`compaction` cannot be used together with `context_management`")
+    choice = request.get("tool_choice")
+    forced = isinstance(choice, dict) and choice.get("type") in ("any", "tool")
+    output = request.get("output_config")
+    for present, what in (
+        (bool(request.get("stop_sequences")), "`stop_sequences`"),
+        (isinstance(output, dict) and output.get("format") is not None, "`output_config.format`"),
+        (forced, "a forced `tool_choice`"),
+        (_unanswered_tool_use(request["messages"]), "an unanswered `tool_use`"),
+    ):
+        if present:
+            raise invalid(f"`compaction` cannot be used together with {what}")
+
+
+def _unanswered_tool_use(messages: list[Json]) -> bool:
+    last = conversation(messages)[-1][1] if conversation(messages) else None
+    return last is not None and last["role"] == "assistant" and bool(_blocks(last, "tool_use"))
 
 
 def validate_count_request(body: object, betas: set[str]) -> Json:
@@ -38,6 +83,24 @@ def validate_count_request(body: object, betas: set[str]) -> Json:
     _check_tools(body.get("tools"))
     _check_betas(body, betas)
     return body
+
+
+def conversation(messages: list[Json]) -> list[tuple[int, Json]]:
+    """The user and assistant messages with their indexes: `{"role": "system"}` messages
+    (SDK 2.15 `BetaSystemMessageParam`) sit between them without breaking the turns."""
+    return [(i, m) for i, m in enumerate(messages) if m["role"] != "system"]
+
+
+def _opens_with_summary(message: Json) -> bool:
+    """An assistant message that opens with a compaction block may start the conversation:
+    the API accepts a compacted history resent from its summary on (G.7)."""
+    content = message["content"]
+    return (
+        message["role"] == "assistant"
+        and isinstance(content, list)
+        and bool(content)
+        and content[0]["type"] == "compaction"
+    )
 
 
 def _check_betas(body: Json, betas: set[str]) -> None:
@@ -90,18 +153,22 @@ def _check_messages(body: Json) -> None:
         raise invalid("messages: at least one message is required")
     for index, message in enumerate(messages):
         _check_message(index, message)
-    if messages[0]["role"] != "user":
+    turns = conversation(messages)
+    if not turns:
+        raise invalid("messages: at least one user or assistant message is required")
+    first = turns[0][1]
+    if first["role"] != "user" and not _opens_with_summary(first):
         raise invalid('messages: first message must use the "user" role')
-    for index in range(len(messages)):
-        _check_tool_pairing(messages, index)
+    for position in range(len(turns)):
+        _check_tool_pairing(turns, position)
 
 
 def _check_message(index: int, message: object) -> None:
     where = f"messages.{index}"
     if not isinstance(message, dict):
         raise invalid(f"{where}: Input should be a valid dictionary")
-    if message.get("role") not in ("user", "assistant"):
-        raise invalid(f"{where}.role: Input should be 'user' or 'assistant'")
+    if message.get("role") not in ("user", "assistant", "system"):
+        raise invalid(f"{where}.role: Input should be 'user', 'assistant' or 'system'")
     content = message.get("content")
     if content is None:
         raise invalid(f"{where}.content: Field required")
@@ -121,11 +188,12 @@ def _blocks(message: Json, kind: str) -> list[tuple[int, Json]]:
     return [(i, b) for i, b in enumerate(content) if b["type"] == kind]
 
 
-def _check_tool_pairing(messages: list[Json], index: int) -> None:
-    """tool_result needs a tool_use in the previous turn; a tool_use needs a result next turn."""
-    message = messages[index]
+def _check_tool_pairing(turns: list[tuple[int, Json]], position: int) -> None:
+    """tool_result needs a tool_use in the previous turn; a tool_use needs a result next turn
+    (system-role messages between them do not count)."""
+    index, message = turns[position]
     if message["role"] == "user":
-        previous = messages[index - 1] if index > 0 else None
+        previous = turns[position - 1][1] if position > 0 else None
         offered = {b.get("id") for _, b in _blocks(previous, "tool_use")} if previous else set()
         for position, block in _blocks(message, "tool_result"):
             if block.get("tool_use_id") not in offered:
@@ -135,9 +203,9 @@ def _check_tool_pairing(messages: list[Json], index: int) -> None:
                     "must have a corresponding `tool_use` block in the previous message."
                 )
         return
-    if index + 1 >= len(messages):
+    if position + 1 >= len(turns):
         return  # the last assistant turn may hold unanswered calls (prefill)
-    answered = {b.get("tool_use_id") for _, b in _blocks(messages[index + 1], "tool_result")}
+    answered = {b.get("tool_use_id") for _, b in _blocks(turns[position + 1][1], "tool_result")}
     calls = _blocks(message, "tool_use")
     missing = [str(b.get("id")) for _, b in calls if b.get("id") not in answered]
     if missing:
@@ -154,9 +222,13 @@ def _check_tools(tools: object) -> None:
     if not isinstance(tools, list):
         raise invalid("tools: Input should be a valid list")
     for index, tool in enumerate(tools):
-        if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
-            raise invalid(f"tools.{index}.name: Field required")
+        if not isinstance(tool, dict):
+            raise invalid(f"tools.{index}: Input should be a valid dictionary")
         kind = tool.get("type", "custom")
+        if isinstance(kind, str) and NAMELESS_TOOL.fullmatch(kind):
+            continue  # toolsets carry no name (SDK 2.15: mcp_toolset, *_toolset_20260801)
+        if not isinstance(tool.get("name"), str):
+            raise invalid(f"tools.{index}.name: Field required")
         if kind == "memory_20250818" and tool["name"] != "memory":
             raise invalid(f"tools.{index}.memory_20250818.name: Input should be 'memory'")
         if kind == "custom" and not isinstance(tool.get("input_schema"), dict):

@@ -71,9 +71,10 @@ KEY_DOCS: dict[str, KeyDoc] = {
     ),
     "context_editing.server_model": KeyDoc(
         "The server rules the offline emulator and simulate/tune play (trigger basis, which"
-        " results count toward keep, placeholder, thinking keep): a preset (unedited, edited,"
-        ' unedited-large, edited-large) with overrides, e.g. "edited,min_result_tokens=50";'
-        ' "" = the calibration from `agentctl probe`, else unedited. Never sent.'
+        " results count toward keep, placeholder, thinking keep): default, unedited-basis or"
+        ' placeholder-line with overrides, e.g. "default,trigger_basis=unedited" (the old'
+        " names unedited, edited, unedited-large, edited-large still work);"
+        ' "" = the calibration from `agentctl probe`, else default. Never sent.'
     ),
     "context_editing.thinking": KeyDoc(
         "Clear old thinking blocks (needs thinking.enabled).", "edits[] clear_thinking_20251015"

@@ -1,8 +1,10 @@
-"""`--server-model all`: one recorded run replayed under every named server model.
+"""`--server-model all`: one recorded run replayed under every variant of the server model.
 
-The open server rules (context.server_model.PRESETS) change what a replay clears, caches and
-costs. `simulate` and `tune` take `all` to report their figures under each preset, so a choice
-of settings can be judged without knowing which rules the real server follows. Values only.
+The rules the recordings leave open (context.server_model: the trigger basis, the
+small-result line) change what a replay clears, caches and costs. `simulate` and `tune` take
+`all` to report their figures under the default and under each open rule's other answer
+(`SERVER_MODELS`), so a choice of settings can be judged without knowing which answer the
+real server gives. Values only.
 
 A replay of the recorded settings is exact only under the rules the run was recorded under:
 `ModelReplay.replay_exact` says, per model, whether it reproduced the recording.
@@ -32,7 +34,7 @@ from agentctl.sessions.tune import (
     settings_label,
 )
 
-ALL = "all"  # the --server-model value that asks for every preset
+ALL = "all"  # the --server-model value that asks for every variant
 REPLAY_NOTE = (
     "a replay of the recorded settings is exact only under the server model the run was "
     "recorded under; under the others every figure is an estimate"
@@ -45,7 +47,7 @@ def all_note() -> str:
 
 
 def wants_all(spec: str) -> bool:
-    """Whether a --server-model value asks for every preset."""
+    """Whether a --server-model value asks for every variant."""
     return spec.strip().lower() == ALL
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from agentctl.context.cache import CacheUsage, PromptCache
 from agentctl.context.compaction import Compaction, compact, compact_edit, compacted
-from agentctl.context.engine import EditOutcome, apply_context_edits, validate_edits
+from agentctl.context.engine import EditOutcome, edit_as_server, validate_edits
 from agentctl.context.prices import Pricing
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.context.validate import validate_compaction_blocks
@@ -216,12 +216,10 @@ def _compaction_figures(
 
 
 def edit_request(request: Mapping[str, Any], settings: ReplaySettings) -> EditOutcome:
-    """What the server does to one replayed request: its own edits, under the settings'
-    server model, after dropping what precedes the last compaction block (compact_20260112)."""
-    if compact_edit(request) is not None:  # the server ignores what precedes the summary
-        request = compacted(request)
-    edits = (request.get("context_management") or {}).get("edits") or []
-    return apply_context_edits(request, edits, server=settings.server)
+    """What the server does to one replayed request under the settings' server model: its
+    edits on the whole history, then the view from the last compaction block on (as the
+    emulator: `context.engine.edit_as_server`)."""
+    return edit_as_server(request, server=settings.server)
 
 
 def _reply_output(turn: TurnRecord) -> int:

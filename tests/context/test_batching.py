@@ -1,11 +1,12 @@
 """Batched clearing: the request sequence it steers, and what the server does with it.
 
 Hand-computed sizes (agentctl's estimator): the opening user message is 7 tokens, each turn
-adds one tool use and its result, 1,036 tokens, of which clearing the result frees 992 (a
-1,000-word result becomes the placeholder). With trigger 4,500, low_water 2,500 and keep 1:
-turn 5 reaches 5,187 > 4,500; two pairs free 1,984, short of the 2,687 above the low mark,
-three free 2,976, so B = 3 (edited prompt 2,211). The edited prompt then grows by 1,036 a
-turn and passes 4,500 again at turn 8 (5,319): three more, B = 6; then turn 11 (5,451): B = 9.
+adds one tool use and its result, 1,168 tokens, of which clearing the result frees 1,092 (a
+1,000-word result, 1,100 tokens, becomes the placeholder). With trigger 5,500, low_water 3,100
+and keep 1: turn 5 reaches 5,847 > 5,500; two pairs free 2,184, short of the 2,747 above the
+low mark, three free 3,276, so B = 3 (edited prompt 2,571). The edited prompt then grows by
+1,168 a turn and passes 5,500 again at turn 8 (6,075): three more, B = 6 (2,799); then turn
+11 (6,303): B = 9.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from agentctl.context.tokens import estimate_request_tokens
 
 EXPECTED_BOUNDARY = [0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9]  # turns 1..11
 BATCHED = ClearToolUses(
-    strategy="batched", trigger=4_500, low_water=2_500, keep=1, clear_at_least=0
+    strategy="batched", trigger=5_500, low_water=3_100, keep=1, clear_at_least=0
 )
 MARKER = {"type": "ephemeral", "ttl": "5m"}
 
@@ -51,7 +52,7 @@ def request(turns: int, tool_uses: ClearToolUses = BATCHED) -> dict[str, Any]:
 
 def test_the_hand_computed_sizes_hold() -> None:
     assert estimate_request_tokens({"messages": history(0)}) == 7
-    assert estimate_request_tokens({"messages": history(5)}) == 7 + 5 * 1036
+    assert estimate_request_tokens({"messages": history(5)}) == 7 + 5 * 1168
 
 
 def test_the_client_sends_the_profile_edit_until_the_first_clearing_then_holds_the_boundary() -> (
@@ -60,7 +61,7 @@ def test_the_client_sends_the_profile_edit_until_the_first_clearing_then_holds_t
     sent = [request(n)["context_management"]["edits"][0] for n in range(1, 12)]
     for turn, (edit, cleared) in enumerate(zip(sent, EXPECTED_BOUNDARY, strict=True), 1):
         if cleared == 0:
-            assert edit["trigger"] == {"type": "input_tokens", "value": 4_500}, turn
+            assert edit["trigger"] == {"type": "input_tokens", "value": 5_500}, turn
             assert edit["keep"] == {"type": "tool_uses", "value": 1}, turn
         else:
             assert edit["trigger"] == {"type": "tool_uses", "value": cleared}, turn
@@ -86,13 +87,15 @@ def test_the_server_clears_in_batches_and_the_cache_holds_between_them(basis: Tr
 
 
 def test_the_server_strategy_rewrites_the_cache_on_every_turn_past_the_trigger() -> None:
+    """Under the unedited trigger basis (a setting of the default server model)."""
     server = dataclasses.replace(BATCHED, strategy="server", low_water=0)
     cache = PromptCache(clock=lambda: 0.0)
     reads_of_whole_prompt = 0
     previous = 0
     for turn in range(1, 12):
         body = request(turn, server)
-        out = apply_context_edits(body, body["context_management"]["edits"])
+        edits = body["context_management"]["edits"]
+        out = apply_context_edits(body, edits, server=PRESETS["unedited-basis"])
         usage = cache.account(out.request, "claude-sonnet-5")
         reads_of_whole_prompt += turn > 1 and usage.cache_read_input_tokens == previous
         previous = out.input_tokens
@@ -106,9 +109,9 @@ def test_the_server_strategy_rewrites_the_cache_on_every_turn_past_the_trigger()
 def test_the_server_models_differ_on_a_token_trigger(
     basis: TriggerBasis, cleared: list[int]
 ) -> None:
-    """keep 1, trigger 4,500: unedited, every turn past it clears one more; edited, turn 5
-    clears 4 (edited 1,219 tokens), which stays under the trigger until turn 9 (5,363)."""
-    edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 4_500},
+    """keep 1, trigger 5,500: unedited, every turn past it clears one more; edited, turn 5
+    clears 4 (edited 1,479 tokens), which stays under the trigger until turn 9 (6,151)."""
+    edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 5_500},
             "keep": {"type": "tool_uses", "value": 1}}  # fmt: skip
     for turn, expected in enumerate(cleared, 1):
         out = apply_context_edits({"messages": history(turn)}, [edit], server=PRESETS[basis])
@@ -120,9 +123,29 @@ def test_the_edited_model_skips_a_batch_below_clear_at_least() -> None:
     edit = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 4_500},
             "keep": {"type": "tool_uses", "value": 3},
             "clear_at_least": {"type": "input_tokens", "value": 2_500}}  # fmt: skip
-    # turn 5: 2 clearable (1,982 < 2,500) -> nothing; turn 6: 3 (2,973) -> cleared.
+    # turn 5: 2 clearable (2,184 < 2,500) -> nothing; turn 6: 3 (3,276) -> cleared.
     got = []
     for turn in (5, 6):
         out = apply_context_edits({"messages": history(turn)}, [edit], server=PRESETS["edited"])
         got.append(out.applied_edits[0]["cleared_tool_uses"] if out.applied_edits else 0)
     assert got == [0, 3]
+
+
+def test_real_prompt_sizes_decide_where_the_server_reported_them() -> None:
+    """`measured` (message count -> the prompt the server reported for that request): the
+    walk adds the estimate of what came since to the latest real figure instead of using the
+    estimate alone. Turn 4 is under the trigger by the estimate (4,679); a real 5,000 for the
+    turn-3 request (7 messages, 3,511 estimated) puts it at 6,168: three pairs to clear. Turn
+    5 is over it by the estimate (5,847); a real 4,000 for turn 4 puts it at 5,168: none."""
+    from agentctl.context.edits import batched_edit
+
+    assert batched_edit(BATCHED, {"messages": history(4)})["trigger"]["type"] == "input_tokens"
+    over = batched_edit(BATCHED, {"messages": history(4)}, measured={7: 5_000})
+    assert over["trigger"] == {"type": "tool_uses", "value": 3}
+    assert batched_edit(BATCHED, {"messages": history(5)})["trigger"]["value"] == 3
+    under = batched_edit(BATCHED, {"messages": history(5)}, measured={9: 4_000})
+    assert under["trigger"] == {"type": "input_tokens", "value": 5_500}
+    context = build_context_management(
+        ContextEditing(BATCHED), {"messages": history(4)}, {7: 5_000}
+    )
+    assert context is not None and context["edits"][0] == over

@@ -1,6 +1,7 @@
 """Prompt-cache accounting on hand-computed prompts (API-NOTES C.1, C.5).
 
-Sizes: a system block of n words costs 2 + n; a user text message of n words 4 + 2 + n.
+Sizes: a system block of text worth n tokens costs 2 + n; a user text message 4 + 2 + n
+(`words(n)` writes such a text: N one-letter words are N + N // 10 tokens).
 claude-sonnet-5 caches prefixes from 1,024 tokens (C.3).
 """
 
@@ -24,15 +25,21 @@ class FakeClock:
         return self.now
 
 
-def user(words: int) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": "w " * words}]}
+def words(tokens: int, letter: str = "w") -> str:
+    """A text of exactly `tokens` estimated tokens (N words cost N + N // 10)."""
+    count = next(n for n in range(tokens + 1) if n + n // 10 == tokens)
+    return f"{letter} " * count
+
+
+def user(tokens: int) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": words(tokens)}]}
 
 
 def request(
     system_words: int = 1998, turns: list[int] | None = None, auto: bool = True, **extra: Any
 ) -> dict[str, Any]:
     """System of 2 + words tokens (2,000 by default) with a breakpoint, then user turns."""
-    system = [{"type": "text", "text": "s " * system_words, "cache_control": EPHEMERAL}]
+    system = [{"type": "text", "text": words(system_words, "s"), "cache_control": EPHEMERAL}]
     body: dict[str, Any] = {"model": MODEL, "system": system}
     body["messages"] = [user(n) for n in turns or []]
     if auto:
@@ -121,7 +128,7 @@ def clear_edit(**extra: Any) -> dict[str, Any]:
 
 def tool_session(names: list[str]) -> dict[str, Any]:
     """2,000-token system, then rounds of tool use; automatic caching on the last block."""
-    messages: list[dict[str, Any]] = [user(10)]
+    messages: list[dict[str, Any]] = [user(9)]
     for i, name in enumerate(names):
         use = {"type": "tool_use", "id": f"t{i}", "name": name, "input": {"path": f"/{i}"}}
         result = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "word " * 300}

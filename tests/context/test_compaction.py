@@ -1,8 +1,9 @@
 """The compaction engine (context/compaction.py) on hand-computed cases.
 
 Token figures follow the estimator rule (docs/context.md; tests/emulator/test_editing.py):
-the opening user message "read the files" is 9 tokens, a tool_use `rf {"p":"a"}` 21, a
-tool_result of N words N + 14. `conversation(100, words=500)` is 9 + 100 * (21 + 514) = 53,509.
+the opening user message "read the files" is 9 tokens, a tool_use `rf {"p":"a"}` 37, a
+tool_result of N words N + N // 10 + 30. `conversation(100, words=500)` is
+9 + 100 * (37 + 580) = 61,709.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from agentctl.context.tokens import estimate_request_tokens, estimate_text_token
 from agentctl.context.validate import validate_compaction_blocks
 from tests.emulator.helpers import conversation
 
-BIG = 53_509
+BIG = 61_709
 
 
 def edit(trigger: int = 50_000, **extra: Any) -> dict[str, Any]:
@@ -43,7 +44,7 @@ def summary_block(text: str) -> dict[str, Any]:
     return {"type": "compaction", "content": text}
 
 
-def test_big_conversation_is_53509_tokens() -> None:
+def test_big_conversation_is_61709_tokens() -> None:
     assert estimate_request_tokens(body(conversation(100, words=500))) == BIG
 
 
@@ -167,21 +168,33 @@ def test_compaction_block_needs_the_strategy_and_content() -> None:
 
 
 def test_batched_clearing_steers_on_the_compacted_history() -> None:
+    """The server counts and clears on the whole history, compaction block or not; the walk
+    measures what the model reads. Here nothing after the block passes the trigger, so the
+    request must clear nothing although the whole history is far above it."""
     from agentctl.context.edits import ClearToolUses, Compaction, ContextEditing
+    from agentctl.context.engine import edit_as_server
 
     tu = ClearToolUses(strategy="batched", trigger=1_000, low_water=500, keep=1)
     history = [
-        *conversation(30),  # 30 tool uses before the summary: the server ignores them
+        *conversation(30),  # 30 tool uses before the summary: the model no longer reads them
         {"role": "assistant", "content": [summary_block("s"), tool_use_block(99)]},
         {"role": "user", "content": [result_block(99)]},
     ]
-    request = {"model": "m", "messages": history}
+    request: dict[str, Any] = {"model": "m", "messages": history}
+    assert estimate_request_tokens(request) > 1_000 > estimate_request_tokens(compacted(request))
     with_summary = ContextEditing(tu, compaction=Compaction(enabled=True))
     edits = build_context_management(with_summary, request)
     assert edits is not None
-    # One tool use after the summary: nothing to clear, so the profile's own edit is sent.
-    assert edits["edits"][0]["trigger"] == {"type": "input_tokens", "value": 1_000}
+    # Before the first clearing, with a summary in the history: a trigger on the tool uses
+    # in it (31), which the server's count never exceeds.
+    assert edits["edits"][0]["trigger"] == {"type": "tool_uses", "value": 31}
     assert edits["edits"][-1]["type"] == "compact_20260112"
+    out = edit_as_server({**request, "context_management": edits})
+    assert out.applied_edits == []
+    plain = build_context_management(ContextEditing(tu), request)
+    assert plain is not None  # without the summary the walk sees the whole history
+    assert plain["edits"][0]["trigger"]["type"] == "tool_uses"
+    assert plain["edits"][0]["keep"] == {"type": "tool_uses", "value": 1}
 
 
 def tool_use_block(i: int) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """Clearing rules on hand-computed sessions.
 
 Figures (estimator rule, see tokens.py): the first user message "Do the task." = 4 + 2 + 4 = 10;
-each round = assistant [tool_use] 4 + 17 = 21, user [tool_result of k words] 4 + 10 + k.
-A cleared result is 2 + 8 + 8 (placeholder) = 18 tokens, so clearing one k-word result frees
-10 + k - 18 = k - 8; a cleared input `{"path": "/i"}` -> `{}` frees 17 - 12 = 5.
+each round = assistant [tool_use] 4 + 33 = 37, user [tool_result of k words] 4 + 26 + k + k // 10
+(N pieces are N + N // 10 tokens). A cleared result is 26 + 8 (placeholder) = 34 tokens, so
+clearing one 100-word result frees 110 - 8 = 102; a cleared input `{"path": "/i"}` -> `{}`
+frees 33 - 28 = 5.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from agentctl.context.engine import (
 from agentctl.context.tokens import estimate_request_tokens
 
 K = 100  # words per tool result
-BASE = 10 + 6 * (21 + 4 + 10 + K)  # six rounds = 820
-FREED = K - 8  # per cleared result
+TEXT = K + K // 10  # its tokens
+BASE = 10 + 6 * (37 + 4 + 26 + TEXT)  # six rounds = 1,072
+FREED = TEXT - 8  # per cleared result
 
 
 def session(names: list[str], k: int = K) -> dict[str, Any]:
@@ -51,7 +53,7 @@ def results(request: dict[str, Any]) -> list[Any]:
 
 
 def test_estimate_of_the_fixture_is_hand_computed() -> None:
-    assert estimate_request_tokens(session(["read"] * 6)) == BASE == 820
+    assert estimate_request_tokens(session(["read"] * 6)) == BASE == 1_072
 
 
 def test_trigger_must_be_exceeded() -> None:
@@ -60,7 +62,7 @@ def test_trigger_must_be_exceeded() -> None:
     above = apply_context_edits(session(["read"] * 6), [clear(BASE - 1)])
     expected = {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 3}
     assert above.applied_edits == [{**expected, "cleared_input_tokens": 3 * FREED}]
-    assert above.input_tokens == BASE - 276 == 544
+    assert above.input_tokens == BASE - 3 * FREED == 766
     placeholder = DEFAULT_CLEARED_RESULT_PLACEHOLDER
     assert results(above.request) == [placeholder] * 3 + ["word " * K] * 3
 
@@ -71,14 +73,21 @@ def test_default_trigger_is_100k_tokens() -> None:
     big = apply_context_edits(
         session(["read"] * 6, k=20_000), [{"type": "clear_tool_uses_20250919"}]
     )
-    assert big.original_input_tokens == 10 + 6 * (35 + 20_000) > 100_000
-    assert big.applied_edits[0]["cleared_tool_uses"] == 3  # default keep 3
+    assert big.original_input_tokens == 10 + 6 * (37 + 30 + 22_000) > 100_000
+    unedited = ServerModel(trigger_basis="unedited")
+    again = apply_context_edits(
+        session(["read"] * 6, k=20_000), [{"type": "clear_tool_uses_20250919"}], server=unedited
+    )
+    assert again.applied_edits[0]["cleared_tool_uses"] == 3  # default keep 3
+    # The default (edited) basis: the fifth request passes 100k and clears all but 3; the
+    # sixth, as edited, is back under it.
+    assert big.applied_edits[0]["cleared_tool_uses"] == 2
 
 
 def test_keep_counts_most_recent_pairs() -> None:
     out = apply_context_edits(session(["read"] * 6), [clear(keep=keep(1))])
     assert out.applied_edits[0]["cleared_tool_uses"] == 5
-    assert out.applied_edits[0]["cleared_input_tokens"] == 5 * FREED == 460
+    assert out.applied_edits[0]["cleared_input_tokens"] == 5 * FREED == 510
     none_left = apply_context_edits(session(["read"] * 6), [clear(keep=keep(6))])
     assert none_left.applied_edits == []
 
@@ -96,12 +105,12 @@ def test_clear_at_least_blocks_the_whole_edit() -> None:
     out = apply_context_edits(session(["read"] * 6), [blocked])
     assert out.applied_edits == [] and out.request == session(["read"] * 6)
     enough = clear(clear_at_least={"type": "input_tokens", "value": 3 * FREED})
-    assert apply_context_edits(session(["read"] * 6), [enough]).input_tokens == BASE - 276
+    assert apply_context_edits(session(["read"] * 6), [enough]).input_tokens == BASE - 3 * FREED
 
 
 def test_clear_tool_inputs_bool_and_list() -> None:
     every = apply_context_edits(session(["read"] * 6), [clear(clear_tool_inputs=True)])
-    assert every.applied_edits[0]["cleared_input_tokens"] == 3 * (FREED + 5) == 291
+    assert every.applied_edits[0]["cleared_input_tokens"] == 3 * (FREED + 5) == 321
     inputs = [m["content"][0]["input"] for m in every.request["messages"][1::2]]
     assert inputs == [DEFAULT_CLEARED_INPUT_PLACEHOLDER] * 3 + [
         {"path": f"/{i}"} for i in (3, 4, 5)
@@ -148,8 +157,11 @@ def thinking_session(turns: int, words: int = 30) -> dict[str, Any]:
 def test_clear_thinking_keeps_last_n_turns() -> None:
     edit = {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 2}}
     out = apply_context_edits(thinking_session(5), [edit])
+    # The request answers the fifth message's tool use: that turn is one of the two kept.
     expected = {"type": "clear_thinking_20251015", "cleared_thinking_turns": 3}
-    assert out.applied_edits == [{**expected, "cleared_input_tokens": 3 * 32}]
+    # Reported: the thinking text alone (33 tokens each); the prompt loses 55 a turn.
+    assert out.applied_edits == [{**expected, "cleared_input_tokens": 3 * 33}]
+    assert out.original_input_tokens - out.input_tokens == 3 * 55
     kinds = [[b["type"] for b in m["content"]] for m in out.request["messages"][1::2]]
     assert kinds == [["tool_use"]] * 3 + [["thinking", "tool_use"]] * 2
 
@@ -172,14 +184,15 @@ def test_clear_thinking_all_and_default() -> None:
 def test_edits_run_in_order_and_trigger_sees_the_thinking_edit() -> None:
     request = thinking_session(6)
     total = estimate_request_tokens(request)
-    assert total == BASE + 6 * 32
+    assert total == BASE + 6 * 55
     thinking = {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}
-    # Between the edited (total - 160) and unedited (total) sizes: only thinking applies.
+    # Five turns lose their thinking (the answered sixth keeps it): 5 x 55 = 275 tokens.
+    # Between the edited (total - 275) and unedited (total) sizes: only thinking applies.
     out = apply_context_edits(request, [thinking, clear(total - 100)])
     assert [e["type"] for e in out.applied_edits] == ["clear_thinking_20251015"]
-    both = apply_context_edits(request, [thinking, clear(total - 200)])
-    assert [e["cleared_input_tokens"] for e in both.applied_edits] == [160, 276]
-    assert both.input_tokens == total - 436
+    both = apply_context_edits(request, [thinking, clear(total - 300)])
+    assert [e["cleared_input_tokens"] for e in both.applied_edits] == [5 * 33, 3 * FREED]
+    assert both.input_tokens == total - 275 - 3 * FREED
 
 
 def test_input_is_never_mutated_and_string_content_survives() -> None:
@@ -198,4 +211,4 @@ def test_custom_placeholder_and_unknown_edits_skipped() -> None:
         session(["read"] * 6), edits, server=ServerModel(placeholder="[gone]")
     )
     assert results(out.request)[0] == "[gone]"
-    assert out.applied_edits[0]["cleared_input_tokens"] == (10 + K) - (10 + 3)  # [ gone ]
+    assert out.applied_edits[0]["cleared_input_tokens"] == TEXT - 3  # [ gone ]

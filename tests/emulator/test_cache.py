@@ -1,8 +1,9 @@
 """Prompt-cache accounting across requests, before and after a clearing (figures by hand).
 
-Blocks (estimator rule, see test_editing): system "word " * 1100 = 1102 (over the 1,024
-minimum of claude-sonnet-5); user task 9; each tool round = tool_use 21 + tool_result
-"word " * 400 = 414, so 435 per round. A cleared result becomes 18 (was 410): -392.
+Blocks (estimator rule, see test_editing): system "word " * 1100 = 1100 + 110 + 2 = 1212
+(over the 1,024 minimum of claude-sonnet-5); user task 9; each tool round = tool_use 37 +
+tool_result "word " * 400 = 440 + 30 = 470, so 507 per round. A cleared result becomes 38
+(was 470): -432.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ EPHEMERAL = {"type": "ephemeral"}
 SYSTEM = [{"type": "text", "text": "word " * 1100, "cache_control": EPHEMERAL}]
 EDIT = {
     "type": "clear_tool_uses_20250919",
-    "trigger": {"type": "input_tokens", "value": 2900},
+    "trigger": {"type": "input_tokens", "value": 3500},
     "keep": {"type": "tool_uses", "value": 3},
 }
 
@@ -52,14 +53,15 @@ def test_writes_then_reads_then_a_clearing_invalidates_from_the_cleared_block() 
         first = client.beta.messages.create(**body(3))
         second = client.beta.messages.create(**body(4))
         third = client.beta.messages.create(**body(5))
-    assert usage(first) == (0, 1102 + 9 + 3 * 435, 0)  # 2416 written, at both breakpoints
-    assert first.usage.cache_creation.ephemeral_5m_input_tokens == 2416
+    assert usage(first) == (0, 1212 + 9 + 3 * 507, 0)  # 2742 written, at both breakpoints
+    assert first.usage.cache_creation.ephemeral_5m_input_tokens == 2742
     assert first.context_management.applied_edits == []
-    assert usage(second) == (0, 435, 2416)  # the previous prefix is read, the new round written
-    # 5 rounds = 3286 > 2900: the two oldest results are cleared (2 x 392 = 784), so the
-    # prefix changes at the first tool_result: only the system prompt is still cached.
-    assert third.context_management.applied_edits[0].cleared_input_tokens == 784
-    assert usage(third) == (0, 3286 - 784 - 1102, 1102)
+    assert usage(second) == (0, 507, 2742)  # the previous prefix is read, the new round written
+    # 5 rounds = 3756 > 3500 (4 rounds: 3249): the two oldest results are cleared
+    # (2 x 432 = 864), so the prefix changes at the first tool_result: only the system prompt
+    # is still cached.
+    assert third.context_management.applied_edits[0].cleared_input_tokens == 864
+    assert usage(third) == (0, 3756 - 864 - 1212, 1212)
 
 
 def test_entries_expire_after_five_minutes() -> None:
@@ -71,8 +73,8 @@ def test_entries_expire_after_five_minutes() -> None:
         warm = client.beta.messages.create(**body(3))
         clock.now += 301  # 301 s after the refresh of the read above
         cold = client.beta.messages.create(**body(3))
-    assert usage(warm) == (0, 0, 2416)
-    assert usage(cold) == (0, 2416, 0)
+    assert usage(warm) == (0, 0, 2742)
+    assert usage(cold) == (0, 2742, 0)
 
 
 def test_below_minimum_nothing_is_cached() -> None:

@@ -1,7 +1,7 @@
 """compact_20260112 through the emulator with the real SDK over HTTP: the compaction block,
 usage.iterations, the paused stop, the streamed compaction_delta, the 400s and the beta.
 
-`conversation(100, words=500)` is 53,509 tokens (tests/context/test_compaction.py).
+`conversation(100, words=500)` is 61,709 tokens (tests/context/test_compaction.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from .helpers import BETA, conversation, make_client, request
 from .test_editing import SpyModel
 
 COMPACT_BETA = "compact-2026-01-12"
-BIG = 53_509
+BIG = 61_709
 
 
 def compact_edit(trigger: int = 50_000, **extra: Any) -> dict[str, Any]:

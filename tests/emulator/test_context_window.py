@@ -54,7 +54,9 @@ def test_max_tokens_below_the_room_left_still_stops_at_max_tokens() -> None:
 
 
 def test_the_window_comes_from_the_model_table_unless_the_script_sets_one() -> None:
-    assert context_window("claude-sonnet-5") == 200_000
+    assert context_window("claude-sonnet-5") == 1_000_000  # `/v1/models` max_input_tokens
+    assert context_window("claude-sonnet-4-5-20250929") == 1_000_000
+    assert context_window("claude-opus-4-5") == context_window("claude-haiku-4-5") == 200_000
     assert context_window("not-a-claude-id") == DEFAULT_CONTEXT_WINDOW
     script = parse_script({"context_window": 3000, "turn": [{"text": "hi"}]})
     assert script.context_window == 3000

@@ -1,13 +1,14 @@
 """Server-side context editing through the emulator, with figures hand-computed from the
-estimator rule (docs/context.md): a word of letters = 1 token, single spaces free, 1-2
-punctuation characters = 1 token; +2 per block, +4 per message, +8 tool_use/tool_result framing.
+estimator rule (docs/context.md): a word of letters = 1 piece, single spaces free, 1-2
+punctuation characters = 1 piece, N pieces = N + N // 10 tokens; +2 per block, +4 per message,
++24 tool_use/tool_result framing, +20 per thinking block.
 
 Per-block figures used below:
   user "read the files"                  3 + 2 + 4 (message)        =  9
-  tool_use rf {"p":"a"}                  8 + 1 (rf) + 6 ({" p ": " a "}) + 2 + 4  = 21
-  tool_result "word " * 50               8 + 50 + 2 + 4             = 64
+  tool_use rf {"p":"a"}                  24 + 1 (rf) + 6 ({" p ": " a "}) + 2 + 4  = 37
+  tool_result "word " * 50               24 + (50 + 5) + 2 + 4      = 85
   default placeholder "[Tool result cleared by context management]": [ Tool result
-  cleared by context management ] = 8 tokens -> cleared block 8 + 8 + 2 = 18 (was 60)
+  cleared by context management ] = 8 tokens -> cleared block 24 + 8 + 2 = 34 (was 81)
 """
 
 from __future__ import annotations
@@ -51,12 +52,12 @@ def create(emu: Any, edits: list[dict[str, Any]], **extra: Any) -> Any:
     return make_client(emu.base_url).beta.messages.create(**body)
 
 
-def test_uncleared_conversation_is_264_tokens() -> None:
+def test_uncleared_conversation_is_375_tokens() -> None:
     with running(script=Script()) as emu:
         message = make_client(emu.base_url).beta.messages.create(
             **request(messages=conversation(3))
         )
-    assert message.usage.input_tokens == 9 + 3 * 21 + 3 * 64 == 264
+    assert message.usage.input_tokens == 9 + 3 * 37 + 3 * 85 == 375
     assert message.context_management is None
 
 
@@ -67,9 +68,9 @@ def test_clear_oldest_results_beyond_keep() -> None:
         message = create(emu, [edit])
     applied = [e.to_dict() for e in message.context_management.applied_edits]
     assert applied == [
-        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 84}
+        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 94}
     ]
-    assert message.usage.input_tokens == 264 - 2 * (60 - 18) == 180
+    assert message.usage.input_tokens == 375 - 2 * (81 - 34) == 281
     contents = [m["content"][0].get("content") for m in spy.seen[0]["messages"][2::2]]
     placeholder = "[Tool result cleared by context management]"
     assert contents == [placeholder, placeholder, "word " * 50]  # the model saw the edit
@@ -81,26 +82,26 @@ def test_placeholder_is_a_setting() -> None:
         script=Script(), server_model=parse_server_model("unedited,placeholder=[cleared]")
     ) as emu:
         message = create(emu, [edit])
-    # "[cleared]" = [ cleared ] = 3 tokens -> cleared block 13, saves 47 per result
-    assert message.context_management.applied_edits[0].cleared_input_tokens == 94
-    assert message.usage.input_tokens == 170
+    # "[cleared]" = [ cleared ] = 3 tokens -> cleared block 29, saves 52 per result
+    assert message.context_management.applied_edits[0].cleared_input_tokens == 104
+    assert message.usage.input_tokens == 271
 
 
 def test_trigger_not_reached_gives_empty_applied_edits() -> None:
     with running(script=Script()) as emu:
-        message = create(emu, [clear_tool_uses(trigger=tokens(264))])  # must exceed, not equal
+        message = create(emu, [clear_tool_uses(trigger=tokens(375))])  # must exceed, not equal
     assert message.context_management.applied_edits == []
-    assert message.usage.input_tokens == 264
+    assert message.usage.input_tokens == 375
 
 
 def test_clear_at_least_unmet_applies_nothing() -> None:
     edit = clear_tool_uses(
-        trigger=tokens(100), keep=tokens(1, "tool_uses"), clear_at_least=tokens(85)
+        trigger=tokens(100), keep=tokens(1, "tool_uses"), clear_at_least=tokens(95)
     )
     with running(script=Script()) as emu:
         message = create(emu, [edit])
     assert message.context_management.applied_edits == []
-    assert message.usage.input_tokens == 264
+    assert message.usage.input_tokens == 375
 
 
 def test_tool_uses_trigger_and_exclude_tools() -> None:
@@ -111,9 +112,9 @@ def test_tool_uses_trigger_and_exclude_tools() -> None:
     )
     with running(script=Script()) as emu:
         message = create(emu, [edit], messages=messages)
-    # candidates t2, t3; keep 1 -> only t2 cleared (42 tokens); "memory" costs like "rf" (1)
+    # candidates t2, t3; keep 1 -> only t2 cleared (47 tokens); "memory" costs like "rf" (1)
     assert message.context_management.applied_edits[0].cleared_tool_uses == 1
-    assert message.context_management.applied_edits[0].cleared_input_tokens == 42
+    assert message.context_management.applied_edits[0].cleared_input_tokens == 47
 
 
 def test_clear_tool_inputs_also_clears_the_calls() -> None:
@@ -121,7 +122,7 @@ def test_clear_tool_inputs_also_clears_the_calls() -> None:
     with running(script=Script()) as emu:
         message = create(emu, [edit])
     # input {"p":"a"} (6 tokens) becomes {} ({} = 1 token): 5 more per pair
-    assert message.context_management.applied_edits[0].cleared_input_tokens == 84 + 2 * 5
+    assert message.context_management.applied_edits[0].cleared_input_tokens == 94 + 2 * 5
 
 
 def test_clear_thinking_keeps_the_last_turns() -> None:
@@ -134,16 +135,17 @@ def test_clear_thinking_keeps_the_last_turns() -> None:
             emu, edits, messages=conversation(3, thinking=True), thinking=THINKING, max_tokens=2000
         )
     applied = [e.to_dict() for e in message.context_management.applied_edits]
-    # each thinking block "one two three" = 3 + 2 = 5 tokens; two older turns cleared
+    # each thinking block "one two three" = 3 + 20 + 2 = 25 tokens, of which the 3 of its text
+    # are reported; the answered (last) turn keeps its thinking, the two older ones lose theirs
     assert applied == [
         {
             "type": "clear_thinking_20251015",
             "cleared_thinking_turns": 2,
-            "cleared_input_tokens": 10,
+            "cleared_input_tokens": 6,
         },
-        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 84},
+        {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2, "cleared_input_tokens": 94},
     ]
-    assert message.usage.input_tokens == 264 + 3 * 5 - 10 - 84
+    assert message.usage.input_tokens == 375 + 3 * 25 - 50 - 94
 
 
 def test_count_tokens_reports_before_and_after() -> None:
@@ -155,8 +157,8 @@ def test_count_tokens_reports_before_and_after() -> None:
             betas=[BETA],
             context_management={"edits": [edit]},
         )
-    assert counted.input_tokens == 180
-    assert counted.context_management.original_input_tokens == 264
+    assert counted.input_tokens == 281
+    assert counted.context_management.original_input_tokens == 375
 
 
 def test_streamed_context_management_matches() -> None:
@@ -168,8 +170,8 @@ def test_streamed_context_management_matches() -> None:
         make_client(emu.base_url).beta.messages.stream(**body) as stream,
     ):
         final = stream.get_final_message()
-    assert final.context_management.applied_edits[0].cleared_input_tokens == 84
-    assert final.usage.input_tokens == 180
+    assert final.context_management.applied_edits[0].cleared_input_tokens == 94
+    assert final.usage.input_tokens == 281
 
 
 @pytest.mark.parametrize(

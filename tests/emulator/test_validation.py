@@ -33,8 +33,13 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("empty messages", request(messages=[]), "messages: at least one message is required"),
     (
         "bad role",
+        request(messages=[{"role": "tool", "content": "x"}]),
+        "messages.0.role: Input should be 'user', 'assistant' or 'system'",
+    ),
+    (
+        "only system messages",
         request(messages=[{"role": "system", "content": "x"}]),
-        "messages.0.role: Input should be 'user' or 'assistant'",
+        "messages: at least one user or assistant message is required",
     ),
     (
         "assistant first",

@@ -2,7 +2,9 @@
 
 `research`: the shipped research example under balanced.toml's settings as they were before
 batched clearing (server strategy, trigger 60k, keep 4, memory excluded: 23 turns, clears on
-turns 14-21, one more result each turn). `batched`: the same example under
+turns 14-21, one more result each turn), played by the emulator under the unedited trigger
+basis (a setting of the default server model; under the default the server's own clearing
+comes in batches). `batched`: the same example under
 configs/balanced.toml as shipped (batched clearing). `thinking`: a scripted run with extended
 thinking, clear_thinking and a low clear_tool_uses trigger, so both edits apply. `resumed`:
 the same script without thinking or clearing, stopped by max_turns after 4 turns and
@@ -29,6 +31,8 @@ SERVER_PROFILE = """\
 model = "claude-sonnet-5"
 max_tokens = 8192
 max_turns = 50
+[context_editing]
+server_model = "unedited-basis"
 [context_editing.tool_uses]
 strategy = "server"
 trigger = 60_000

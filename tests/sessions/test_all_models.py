@@ -40,17 +40,17 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def test_simulate_all_replays_the_profile_under_every_preset(research: Session) -> None:
     every = what_if(research, AGGRESSIVE, (), "all")
     assert [row.model for row in every.by_model] == list(SERVER_MODELS)
-    assert every.server_model.model.name == "unedited"  # the usual output: the resolved model
+    assert every.server_model.model.name == "default"  # the usual output: the resolved model
     for row in every.by_model:
         alone = what_if(research, AGGRESSIVE, (), row.model.name)
         assert row.simulated.turns == alone.simulated.turns
         assert row.cost_vs_recorded == pytest.approx(
             alone.simulated.cost_usd / alone.recorded.cost_usd
         )
-    unedited, edited = every.by_model[0], every.by_model[1]
-    assert unedited.simulated.cleared_input_tokens != edited.simulated.cleared_input_tokens
-    # the run was recorded under the emulator's default (unedited): only there is it exact
-    assert unedited.replay_exact and not edited.replay_exact
+    default, unedited = every.by_model[0], every.by_model[1]
+    assert default.simulated.cleared_input_tokens != unedited.simulated.cleared_input_tokens
+    # the run was recorded under the unedited trigger basis: only there is it exact
+    assert unedited.replay_exact and not default.replay_exact
     assert not what_if(research, AGGRESSIVE).by_model  # one model unless asked
 
 
@@ -104,7 +104,7 @@ def _json(*args: str) -> tuple[dict[str, Any], str, str]:
 
 def test_simulate_all_json_and_table(research: Session) -> None:
     data, _, err = _json("simulate", research.id, "--profile", AGGRESSIVE, "--server-model", "all")
-    assert "server model unedited" in err and "and under every server model: " in err
+    assert "server model default" in err and "and under every server model: " in err
     rows = data["server_models"]
     assert [r["server_model"]["name"] for r in rows] == NAMES
     recorded = data["totals"]["recorded"]["cost_usd"]
@@ -115,12 +115,12 @@ def test_simulate_all_json_and_table(research: Session) -> None:
         data["totals"]["simulated"]["cache_read_input_tokens"]
         + data["totals"]["simulated"]["cache_creation_input_tokens"]
     )
-    assert [r["replay_matches_recording"] for r in rows][:2] == [True, False]
+    assert [r["replay_matches_recording"] for r in rows][:2] == [False, True]
     code, out, _ = invoke("simulate", research.id, "--profile", AGGRESSIVE, "--server-model", "all")
     assert code == 0
     assert "aggressive.toml under every server model" in out
     assert "is exact only under the server model the run was recorded under" in out
-    line = next(x for x in out.splitlines() if x.startswith("edited-large "))
+    line = next(x for x in out.splitlines() if x.startswith("default "))
     assert line.split()[-1] == "differs" and line.split()[-2].endswith("x")
     assert "server_models" not in _json("simulate", research.id, "--profile", AGGRESSIVE)[0]
 

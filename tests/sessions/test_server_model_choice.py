@@ -32,39 +32,42 @@ def simulated(session: Session, *extra: str) -> tuple[dict[str, Any], str]:
 
 def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: Session) -> None:
     default, err = simulated(research)
-    assert default["server_model"]["name"] == "unedited"
+    assert default["server_model"]["name"] == "default"
     assert default["server_model"]["source"] == "default"
-    assert err.startswith("server model unedited: trigger vs the unedited prompt")
-    edited, err = simulated(research, "--server-model", "edited")
-    assert edited["server_model"] == {**PRESETS["edited"].to_json(), "source": "--server-model"}
-    assert "server model edited:" in err
+    assert err.startswith("server model default: trigger vs the edited prompt")
+    edited, err = simulated(research, "--server-model", "unedited-basis")
+    want = {**PRESETS["unedited-basis"].to_json(), "source": "--server-model"}
+    assert edited["server_model"] == want
+    assert "server model unedited-basis:" in err
     totals = [d["totals"]["simulated"] for d in (default, edited)]
     assert totals[0]["cleared_input_tokens"] != totals[1]["cleared_input_tokens"]
     assert default["totals"]["recorded"] == edited["totals"]["recorded"]  # what happened stays
 
 
 def test_the_calibration_is_used_when_nothing_else_is_chosen(research: Session) -> None:
-    path = save_calibration(PRESETS["edited"], {})
+    path = save_calibration(PRESETS["unedited-basis"], {})
     calibrated, err = simulated(research)
     assert calibrated["server_model"]["source"] == f"calibration {path}"
     assert f"(from calibration {path})" in err
-    flagged, _ = simulated(research, "--server-model", "edited")
+    flagged, _ = simulated(research, "--server-model", "unedited-basis")
     assert calibrated["totals"]["simulated"] == flagged["totals"]["simulated"]
-    profile_says, _ = simulated(research, "--set", "context_editing.server_model=unedited")
-    assert profile_says["server_model"]["name"] == "unedited"  # the profile beats the file
+    profile_says, _ = simulated(research, "--set", "context_editing.server_model=default")
+    assert profile_says["server_model"]["name"] == "default"  # the profile beats the file
 
 
 def test_tune_replays_every_candidate_under_the_chosen_model(research: Session) -> None:
     code, out, err = invoke("tune", research.id, "--grid", "keep=2,4", "--json")
     assert code == 0, err
     default = json.loads(out)
-    assert default["server_model"]["name"] == "unedited" and "server model unedited" in err
+    # the recorded profile's model (the run was recorded under the unedited trigger basis)
+    recorded = "unedited-basis"
+    assert default["server_model"]["name"] == recorded and f"server model {recorded}" in err
     code, out, err = invoke(
-        "tune", research.id, "--grid", "keep=2,4", "--json", "--server-model", "edited-large"
+        "tune", research.id, "--grid", "keep=2,4", "--json", "--server-model", "default"
     )
     assert code == 0, err
     large = json.loads(out)
-    assert large["server_model"]["name"] == "edited-large"
+    assert large["server_model"]["name"] == "default"
     costs = [[c["cost_usd"] for c in d["ranked"]] for d in (default, large)]
     assert costs[0] != costs[1]
 
