@@ -3,9 +3,9 @@
 The predictions come from the shared engine (`apply_context_edits`) on the same requests, in
 estimator units; only the counts (`cleared_tool_uses`, `cleared_thinking_turns`) are compared
 (token figures differ with the server's tokenizer). Each rule is settled by its own steps:
-- the small-result line (`min_result_tokens`) by "ladder": the candidates are the ladder's
-  sizes (0: every result counts); the one whose prediction matches names the smallest size
-  that counts;
+- the small-result line (`min_result_tokens`) by "ladder": the candidates are "placeholder"
+  and the ladder's sizes (0: every result counts); the first whose prediction matches names
+  the smallest size that counts;
 - the trigger basis by the "basis-*" steps, between the two bases at that line;
 - the placeholder is the model's quote in "quote";
 - clear_thinking's default keep by "think-*" ("by-model" when the docs' value for the probed
@@ -24,6 +24,7 @@ from agentctl.context.server_model import (
     DEFAULT_SERVER_MODEL,
     PRESETS,
     TRIGGER_BASES,
+    ResultLine,
     ServerModel,
     ThinkingKeep,
     TriggerBasis,
@@ -76,7 +77,7 @@ class Identification:
     """Each rule as settled by the probe (None: the responses fit no single candidate)."""
 
     trigger_basis: TriggerBasis | None
-    min_result_tokens: int | None
+    min_result_tokens: ResultLine | None
     placeholder: str | None
     expected: dict[str, dict[str, int | None]]  # candidate -> step -> predicted clears
     thinking_keep: ThinkingKeep | None = "by-model"
@@ -152,9 +153,14 @@ def identify(steps: Sequence[Step], observed: Mapping[str, Observed]) -> Identif
     base = replace(
         DEFAULT_SERVER_MODEL, placeholder=placeholder or DEFAULT_SERVER_MODEL.placeholder
     )
-    lines = {0: base, **{n: replace(base, min_result_tokens=n) for n in LADDER[1:]}}
-    # Sizes next to each other on the ladder can fit alike (a result that would not shrink
-    # never counts): the smallest that fits stands for them.
+    # Sizes next to each other on the ladder can fit alike: the first that fits stands for
+    # them. "placeholder" comes first: a result no larger than the placeholder would not
+    # shrink, so it never counts whatever the line, and lines below its size play alike.
+    lines: dict[ResultLine, ServerModel] = {
+        "placeholder": replace(base, min_result_tokens="placeholder"),
+        0: replace(base, min_result_tokens=0),
+        **{n: replace(base, min_result_tokens=n) for n in LADDER[1:]},
+    }
     line = _fit(lines, ladder, observed, lowest=True)
     at_line = {
         b: replace(base, trigger_basis=b, min_result_tokens=line or 0) for b in TRIGGER_BASES
@@ -191,11 +197,16 @@ def identify(steps: Sequence[Step], observed: Mapping[str, Observed]) -> Identif
     return Identification(basis, line, placeholder, expected, think, cache, findings)
 
 
-def _line_finding(line: int | None, observed: Mapping[str, Observed]) -> Finding:
+def _line_finding(line: ResultLine | None, observed: Mapping[str, Observed]) -> Finding:
     seen = observed.get("ladder")
     counted = (seen.cleared_tool_uses or 0) if seen else 0
     if line is None:
         text = f"{counted} cleared fits no size of the ladder"
+    elif line == "placeholder":
+        text = (
+            f"{counted} of the ladder's {len(LADDER)} results counted toward keep and cleared:"
+            " those larger than the placeholder (the line at the placeholder's size)"
+        )
     elif counted >= len(LADDER):
         text = f"every result counts toward keep and clears (down to {LADDER[0]} tokens)"
     else:

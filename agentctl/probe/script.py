@@ -5,7 +5,7 @@ so the probe needs no cooperation from the model except in the last step. Sizes 
 agentctl's estimator units; `scaled` moves the token thresholds to the server's units with the
 factor measured by the first step (against the emulator it is exactly 1).
 - "size": the first basis history without edits; its billed input tokens give the factor.
-- "ladder": a ladder of results of 11 to 200 estimated tokens, then three large ones; trigger
+- "ladder": a ladder of results of 1 to 190 estimated tokens, then three large ones; trigger
   on tool uses, keep 3. Results that count toward keep are cleared (the large ones are the
   three kept), so the number cleared says which sizes count: the small-result line.
 - "ladder-again": the same request once more, right after its clearing, with the cache
@@ -33,14 +33,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.edits import BETA_CONTEXT_MANAGEMENT
+from agentctl.context.tokens import estimate_text_tokens
 
 DEFAULT_PROBE_MODEL = "claude-haiku-5-5"
 QUOTE_PROMPT = "Quote the tool result {id} verbatim: reply with its exact content and nothing else."
 BASIS_ROUNDS = (3, 4, 5, 6)
-BASIS_TRIGGER = 5_200  # estimator units; see test_probe_script for the margins
+BASIS_TRIGGER = 7_300  # estimator units; see tests/probe/test_script.py for the margins
 LARGE_LINES = 90
-# Result sizes of the ladder (estimated tokens of the tool_result block: 10 framing + 1 per word).
-LADDER = (*range(11, 31), 34, 40, 48, 56, 64, 80, 100, 128, 160, 200)
+# Words in each result of the ladder; `LADDER` is their sizes in estimated tokens of content,
+# the unit of the server model's small-result line (`min_result_tokens`).
+LADDER_WORDS = (*range(1, 20), 22, 27, 35, 42, 49, 64, 82, 107, 136, 173)
 LADDER_KEEP = 3
 THINK_STEPS = 5
 THINK_PROMPT = "Reply with the single word OK. (question {n})"
@@ -81,9 +83,17 @@ def small_result(index: int) -> str:
     return f"Saved note {index}: the station log was archived; nothing else changed today."
 
 
+def _words(count: int) -> str:
+    return " ".join(WORDS[i % len(WORDS)] for i in range(count))
+
+
+LADDER = tuple(estimate_text_tokens(_words(n)) for n in LADDER_WORDS)
+_RUNGS = dict(zip(LADDER, LADDER_WORDS, strict=True))
+
+
 def rung_result(tokens: int) -> str:
-    """A result whose tool_result block is `tokens` estimated tokens (at least 11)."""
-    return " ".join(WORDS[i % len(WORDS)] for i in range(tokens - 10))
+    """A result whose content is `tokens` estimated tokens (a size of `LADDER`)."""
+    return _words(_RUNGS[tokens])
 
 
 def history(results: list[str], last_text: str = "") -> list[dict[str, Any]]:

@@ -34,16 +34,17 @@ def probe_json(*args: str) -> dict[str, Any]:
     return data
 
 
-CUSTOM = parse_server_model("edited-large,placeholder=[removed: ask again if needed]")
+CUSTOM = parse_server_model("default,placeholder=[removed: ask again if needed]")
 
 
 @pytest.mark.parametrize("server", [*SERVER_MODELS, CUSTOM], ids=lambda m: m.name)
 def test_the_probe_identifies_each_emulator_model(server: ServerModel) -> None:
-    spec = server.name if server is not CUSTOM else "edited-large,placeholder=" + server.placeholder
+    spec = server.name if server is not CUSTOM else "default,placeholder=" + server.placeholder
     data = probe_json("--offline", "--server-model", spec)
     identified = data["identified"]["server_model"]
     assert identified == dataclasses.replace(server, name=identified["name"]).to_json()
     assert identified["name"] == (server.name if server is not CUSTOM else "probed")
+    assert all(f["settled"] for f in data["identified"]["findings"])
     assert 0 < data["cost_usd"] <= data["estimate_usd"] <= 0.25
     # The emulator is not the real server: its answers are never written as the calibration.
     assert data["emulator"] is True and data["calibration_file"] is None
@@ -51,27 +52,27 @@ def test_the_probe_identifies_each_emulator_model(server: ServerModel) -> None:
 
 
 # Each open rule, every value the emulator can play (one rule varied at a time), and what the
-# probe must report: the line as the smallest ladder size that counts (a result too small to
-# shrink when cleared never counts, so up to 18 tokens plays like "every result counts"); the
-# docs' by-model keep where the played keep is the same on the probed model.
+# probe must report: the line as the first of "placeholder" and the ladder's sizes that plays
+# the same (a result no larger than the placeholder, 8 tokens, never shrinks, so never counts;
+# 10 is no size of the ladder, 11 is); the docs' by-model keep where the played keep is the
+# same on the probed model.
 RULE_SETTINGS = [
-    ("unedited", {"trigger_basis": "unedited", "min_result_tokens": 0}),
-    ("edited", {"trigger_basis": "edited", "min_result_tokens": 0}),
-    ("unedited,min_result_tokens=15", {"min_result_tokens": 0}),
-    ("unedited,min_result_tokens=19", {"min_result_tokens": 0}),
-    ("edited,min_result_tokens=24", {"min_result_tokens": 24, "trigger_basis": "edited"}),
-    ("unedited,min_result_tokens=37", {"min_result_tokens": 40}),
-    ("edited,min_result_tokens=100", {"min_result_tokens": 100, "trigger_basis": "edited"}),
-    ("unedited,min_result_tokens=200", {"min_result_tokens": 200}),
-    ("unedited,thinking_keep=1", {"thinking_keep": 1}),
-    ("unedited,thinking_keep=2", {"thinking_keep": 2}),
-    ("edited,thinking_keep=3", {"thinking_keep": 3}),
-    ("unedited,thinking_keep=all", {"thinking_keep": "by-model"}),  # all, on haiku-5-5
-    ("unedited,placeholder=[gone]", {"placeholder": "[gone]"}),  # shorter: more results shrink
-    (
-        "edited,min_result_tokens=16,placeholder=[gone]",
-        {"min_result_tokens": 16, "placeholder": "[gone]", "trigger_basis": "edited"},
-    ),
+    ("default", {}),
+    ("unedited-basis", {}),
+    ("placeholder-line", {}),
+    ("default,min_result_tokens=0", {"min_result_tokens": "placeholder"}),
+    ("default,min_result_tokens=9", {"min_result_tokens": "placeholder"}),
+    ("default,min_result_tokens=10", {"min_result_tokens": 11}),
+    ("unedited-basis,min_result_tokens=20", {"min_result_tokens": 20}),
+    ("default,min_result_tokens=37", {"min_result_tokens": 38}),
+    ("unedited-basis,min_result_tokens=100", {"min_result_tokens": 117}),
+    ("default,min_result_tokens=190", {"min_result_tokens": 190}),
+    ("default,thinking_keep=1", {}),
+    ("default,thinking_keep=2", {}),
+    ("unedited-basis,thinking_keep=3", {}),
+    ("default,thinking_keep=all", {"thinking_keep": "by-model"}),  # all, on haiku-5-5
+    ("default,placeholder=[gone]", {}),
+    ("default,min_result_tokens=16,placeholder=[gone]", {}),
 ]
 
 
@@ -81,9 +82,9 @@ def test_the_probe_settles_each_rule_the_emulator_plays(spec: str, found: dict[s
     report = probe_server(offline=True, server_model=spec)
     identified = report.identification.model
     assert identified is not None
-    defaults = {"trigger_basis": played.trigger_basis, "placeholder": played.placeholder,
-                "thinking_keep": "by-model", "min_result_tokens": 0}  # fmt: skip
-    for field, value in {**defaults, **found}.items():
+    for field, value in {**played.to_json(), **found}.items():
+        if field == "name":
+            continue
         assert getattr(identified, field) == value, field
     assert all(f.settled for f in report.identification.findings)
     assert report.identification.cache_after_clearing is True  # the emulator caches it
@@ -104,12 +105,12 @@ def test_keeping_more_turns_than_the_probe_has_reads_as_all_and_says_how_many() 
 
 
 def test_the_text_report_names_the_rules_and_the_file() -> None:
-    code, out, err = invoke("probe", "--offline", "--server-model", "edited")
+    code, out, err = invoke("probe", "--offline", "--server-model", "default")
     assert code == 0
     assert "estimated at most $" in err and "(cap $0.25)" in err
     assert "trigger basis: vs the edited prompt (settled; basis-1, basis-2," in out
-    assert "small-result line: 22 of the ladder's 30 results counted" in out
-    assert "server model: edited: trigger vs the edited prompt" in out
+    assert "small-result line: 19 of the ladder's 29 results counted" in out
+    assert "server model: default: trigger vs the edited prompt" in out
     assert EMULATOR_NOTE in out and "calibration written" not in out
 
 
@@ -141,25 +142,25 @@ def test_against_an_api_it_asks_first_and_no_means_nothing_is_sent(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-probe")
-    with running(server_model=parse_server_model("unedited-large")) as emu:
+    with running(server_model=parse_server_model("unedited-basis")) as emu:
         code, _, err = invoke("probe", "--base-url", emu.base_url, stdin="n\n")
         assert code == 2 and "not confirmed: nothing was sent" in err
         assert emu.requests == []
         code, out, err = invoke("probe", "--base-url", emu.base_url, stdin="y\n")
         assert code == 0, err
         assert "Send them?" in err and len(emu.requests) == len(plan_probe().steps)
-    assert "server model: unedited-large" in out
+    assert "server model: unedited-basis" in out
 
 
 def test_the_money_spent_is_checked_after_every_request() -> None:
-    # The first request (5,952 tokens, all cache writes at $1.25/M, and its output) costs $0.007x.
+    # The first request (its history of three large results) costs about a cent.
     plan = dataclasses.replace(plan_probe(), max_usd=0.005)
     saved: list[Path] = []
     with running() as emu:
         client = AnthropicClient(
             api_key="k", base_url=emu.base_url, timeout_s=30.0, retry=RetryPolicy()
         )
-        with pytest.raises(LimitError, match=r"spent \$0\.007\d, over --max-usd 0\.005"):
+        with pytest.raises(LimitError, match=r"spent \$0\.0\d{3}, over --max-usd 0\.005"):
             run_probe(plan, client, "emulator", save=lambda m, o: saved.append(Path()) or Path())
         assert len(emu.requests) == 1 and saved == []
 
@@ -191,11 +192,11 @@ def test_python_callers_probe_with_the_same_function() -> None:
     asked: list[str] = []
     report = agentctl.probe_server(
         offline=True,
-        server_model="edited-large",
+        server_model="unedited-basis",
         confirm=lambda plan, target: asked.append(target) is None,
     )
-    assert asked == ["the offline emulator (edited-large)"]
-    assert report.identification.model == agentctl.parse_server_model("edited-large")
+    assert asked == ["the offline emulator (unedited-basis)"]
+    assert report.identification.model == agentctl.parse_server_model("unedited-basis")
     with pytest.raises(agentctl.UsageError, match="not confirmed"):
         agentctl.probe_server(offline=True, confirm=lambda plan, target: False)
 
@@ -212,7 +213,7 @@ def test_another_server_is_probed_and_its_rules_written_where_the_others_read_th
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-probe")
-    server = parse_server_model("edited")
+    server = parse_server_model("unedited-basis")
     with running(server_model=server) as emu, relay(emu.base_url) as url:
         data = probe_json("--base-url", url, "--yes")
     assert data["emulator"] is False and data["calibration_file"]
