@@ -3,7 +3,7 @@
 One file under the user's agentctl folder (`home.calibration_path()`): JSON with the server
 model the probe identified and what it observed. Precedence, for the emulator, `simulate`,
 `tune` and `--as-seen`: an explicit choice (a flag, or the profile's
-`context_editing.server_model`) > the calibration file > the default preset.
+`context_editing.server_model`) > the calibration file > the default server model.
 """
 
 from __future__ import annotations

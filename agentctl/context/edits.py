@@ -26,8 +26,8 @@ class ClearToolUses:
 
     The defaults are agentctl's, not the API's (trigger 100,000, keep 3, no clear_at_least,
     cleared anew on every request): batched clearing from 20,000 input tokens, keep 4, at
-    least 8,000 per batch, measured to cut the benchmark's input tokens by 85.1% at 0.52x the
-    cost of no editing (84.1%, 0.56x under the `-large` server models; docs/bench.md).
+    least 8,000 per batch, measured to cut the benchmark's input tokens by 85.9% at 0.60x the
+    cost of no editing under the default server model and both its variants (docs/bench.md).
     configs/api-defaults.toml sends the API's own.
     """
 
@@ -73,16 +73,16 @@ class ContextEditing:
     tool_uses: ClearToolUses = field(default_factory=ClearToolUses)
     thinking: ClearThinking = field(default_factory=ClearThinking)
     compaction: Compaction = field(default_factory=Compaction)
-    # The server rules the docs leave open (context.server_model: trigger basis, which results
-    # count toward keep, placeholder, clear_thinking's default keep), as a spec: a preset name
-    # with optional overrides ("edited,min_result_tokens=100"). "" = the calibration file that
-    # `agentctl probe` wrote, else the default preset. Never sent to the API: the offline
+    # The server rules the recordings leave open (context.server_model: trigger basis, the
+    # small-result line, placeholder, clear_thinking's default keep), as a spec: a model name
+    # with optional overrides ("default,trigger_basis=unedited"). "" = the calibration file
+    # that `agentctl probe` wrote, else the default. Never sent to the API: the offline
     # emulator and simulate/tune play the server this way (docs/context.md, "Server rules").
     server_model: str = ""
 
     @property
     def server(self) -> ServerModel:
-        """The spec's model ("" = the default preset; the calibration is applied by callers
+        """The spec's model ("" = the default; the calibration is applied by callers
         that read files: `context.calibration.resolve_server_model`)."""
         return parse_server_model(self.server_model) if self.server_model else DEFAULT_SERVER_MODEL
 

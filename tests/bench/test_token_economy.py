@@ -44,7 +44,7 @@ def test_json_has_one_run_per_profile_and_server_model() -> None:
     pairs = {(r["role"], r["server_model"]) for r in runs}
     roles = {r["role"] for r in runs}
     assert {"default", "no-editing", "api-defaults"} <= roles
-    models = ("unedited", "edited", "unedited-large", "edited-large")  # every named preset
+    models = ("default", "unedited-basis", "placeholder-line")  # the default and its variants
     assert pairs == {(role, model) for role in roles for model in models}
     assert len(runs) == len(pairs)
     default = next(r for r in runs if r["role"] == "default")

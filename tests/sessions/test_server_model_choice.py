@@ -31,11 +31,12 @@ def simulated(session: Session, *extra: str) -> tuple[dict[str, Any], str]:
 
 
 def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: Session) -> None:
-    default, err = simulated(research)
+    later = ("--set", "context_editing.tool_uses.trigger=60000")  # where the two bases differ
+    default, err = simulated(research, *later)
     assert default["server_model"]["name"] == "default"
     assert default["server_model"]["source"] == "default"
     assert err.startswith("server model default: trigger vs the edited prompt")
-    edited, err = simulated(research, "--server-model", "unedited-basis")
+    edited, err = simulated(research, *later, "--server-model", "unedited-basis")
     want = {**PRESETS["unedited-basis"].to_json(), "source": "--server-model"}
     assert edited["server_model"] == want
     assert "server model unedited-basis:" in err
