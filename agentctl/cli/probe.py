@@ -14,12 +14,16 @@ if TYPE_CHECKING:
     from agentctl.probe.run import ProbePlan
 
 HELP = """\
-Send a small scripted conversation (8 requests) built so that the responses tell the server's
-open context-editing rules apart: whether the clearing trigger is compared with the unedited
-or the already-edited prompt, whether small tool results count toward keep, and the text a
-cleared result becomes. Prints the estimated cost first and asks (--yes skips the question);
-never spends more than --max-usd. Writes what it identified to the calibration file in the
-agentctl folder, which the emulator, simulate and tune then use (docs/probe.md).
+Send a small scripted conversation (14 requests) built so that the responses settle the
+server's open context-editing rules: which result sizes count toward keep and get cleared (a
+ladder of sizes), whether the clearing trigger is compared with the unedited or the
+already-edited prompt, the text a cleared result becomes, clear_thinking's keep when the edit
+names none, and whether a request right after a clearing reads it from the cache. Prints the
+estimated cost first and asks (--yes skips the question); never spends more than --max-usd.
+Sends to --base-url, else $ANTHROPIC_BASE_URL, else the Anthropic API. Writes what it
+identified to the calibration file in the agentctl folder, which the emulator, simulate and
+tune then use (docs/probe.md); a probe whose answers came from agentctl's emulator
+(--offline, or an `emulator serve` URL) writes nothing.
 
 \b
 Examples:

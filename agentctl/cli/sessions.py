@@ -286,14 +286,16 @@ def tune(
     server_model: ReplayServerModelOption = "",
     as_json: JsonOption = False,
 ) -> None:
-    """Sweep trigger, keep and clear_at_least (and thinking keep when thinking was on) over a
-    grid by replaying the run; print the cheapest settings and the Pareto front (cost vs peak
-    prompt). The recorded settings are always in the sweep.
+    """Sweep trigger, keep, clear_at_least, strategy, low_water and the cache TTL (and thinking
+    keep when thinking was on) by replaying the run: the default grid, then a descent from its
+    winner one setting at a time, or exactly --grid; print the cheapest settings and the Pareto
+    front (cost vs peak prompt). The recorded settings are always in the sweep.
 
     \b
     Examples:
       agentctl tune last
       agentctl tune last --grid "trigger=30k,60k;keep=2,4" --top 5
+      agentctl tune last --grid "strategy=batched;low_water=0,40%;ttl=5m,1h;trigger;keep"
       agentctl tune last --write tuned.toml && agentctl run task.md --profile tuned.toml
     """
     from agentctl.sessions import report

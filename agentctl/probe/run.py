@@ -5,7 +5,9 @@ The caller (cli/probe.py) shows the estimate and asks before `run_probe` spends 
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,12 +21,16 @@ from agentctl.context.server_model import ServerModel
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.errors import LimitError, UsageError
 from agentctl.probe.identify import Identification, Observed, identify
-from agentctl.probe.script import DEFAULT_PROBE_MODEL, Step, probe_steps, scaled
+from agentctl.probe.script import DEFAULT_PROBE_MODEL, Step, probe_steps, resolve, scaled
 
 DEFAULT_MAX_USD = 0.25
 # The estimate assumes the server counts this many times agentctl's estimate (the current
 # tokenizer counts more, docs/context.md) and bills every input token as a cache write.
 SAFETY = 1.5
+# A probe of agentctl's own emulator says nothing about the real server: its answers (message
+# ids `msg_emu...`) are reported but never written as the calibration.
+EMULATOR_ID_PREFIX = "msg_emu"
+BASE_URL_ENV = "ANTHROPIC_BASE_URL"
 NO_KEY = (
     "probe: no API key: set ANTHROPIC_API_KEY (export ANTHROPIC_API_KEY=sk-ant-...), "
     "or probe the built-in emulator with --offline"
@@ -52,6 +58,7 @@ class ProbeReport:
     observed: tuple[Observed, ...]
     identification: Identification
     calibration: Path | None
+    emulator: bool = False  # every answer came from agentctl's emulator: nothing written
 
     @property
     def cost_usd(self) -> float:
@@ -66,6 +73,7 @@ class ProbeReport:
             "token_factor": round(self.factor, 6),
             "observed": [o.to_json() for o in self.observed],
             "identified": self.identification.to_json(),
+            "emulator": self.emulator,
             "calibration_file": None if self.calibration is None else str(self.calibration),
         }
 
@@ -107,9 +115,15 @@ def run_probe(
 ) -> ProbeReport:
     """Send every step in order; the first one measures the token factor. LimitError as soon
     as the money spent passes the cap. Writes the calibration when every rule was settled."""
-    factor, spent, observed = 1.0, 0.0, []
-    for step in plan.steps:
+    factor, spent, observed, emulated = 1.0, 0.0, [], True
+    replies: dict[str, list[dict[str, Any]]] = {}
+    sent: list[Step] = []
+    for planned in plan.steps:
+        step = resolve(planned, replies)
+        sent.append(step)
         response = _send(client, scaled(step.request, factor))
+        replies[step.name] = [dict(b) for b in response.content]
+        emulated = emulated and str(response.raw.get("id", "")).startswith(EMULATOR_ID_PREFIX)
         seen = _observe(step, response, plan.pricing)
         observed.append(seen)
         spent += seen.cost_usd
@@ -117,13 +131,12 @@ def run_probe(
             raise LimitError(f"the probe spent ${spent:.4f}, over --max-usd {plan.max_usd:g}")
         if step.name == "size":
             factor = response.usage.prompt_tokens / estimate_request_tokens(_body(step.request))
-    found = identify(plan.steps, {o.step: o for o in observed})
-    report = ProbeReport(plan, target, factor, tuple(observed), found, None)
+    found = identify(sent, {o.step: o for o in observed})
+    report = ProbeReport(plan, target, factor, tuple(observed), found, None, emulated)
     model = found.model
-    if model is None:
+    if model is None or emulated:
         return report
-    written = save(model, report.to_json())
-    return ProbeReport(plan, target, factor, tuple(observed), found, written)
+    return dataclasses.replace(report, calibration=save(model, report.to_json()))
 
 
 def _body(request: dict[str, Any]) -> dict[str, Any]:
@@ -142,10 +155,12 @@ def _send(client: ModelClient, request: dict[str, Any]) -> ModelResponse:
 
 def _observe(step: Step, response: ModelResponse, pricing: Pricing) -> Observed:
     clears = [e for e in response.applied_edits if e.type == "clear_tool_uses_20250919"]
+    thinking = [e for e in response.applied_edits if e.type == "clear_thinking_20251015"]
     usage = response.usage
     return Observed(
         step=step.name,
         cleared_tool_uses=clears[0].cleared_tool_uses if clears else None,
+        cleared_thinking_turns=thinking[0].cleared_thinking_turns if thinking else None,
         cleared_input_tokens=sum(e.cleared_input_tokens for e in response.applied_edits),
         input_tokens=usage.input_tokens,
         cache_read_input_tokens=usage.cache_read_input_tokens,
@@ -169,6 +184,8 @@ def probe_server(
     from agentctl.context.calibration import resolve_server_model
     from agentctl.runner.execute import credentials
 
+    if offline and base_url:
+        raise UsageError("--offline and --base-url name two targets: give one of them")
     if server_model and not offline:
         raise UsageError("--server-model: only with --offline (it sets the emulator's rules)")
     plan = plan_probe(model, max_usd)
@@ -182,6 +199,17 @@ def probe_server(
         if not confirm(plan, target):
             raise UsageError("not confirmed: nothing was sent (--yes skips the question)")
         return run_probe(plan, client, target)
+
+
+def api_target(base_url: str | None) -> tuple[str | None, str]:
+    """The URL the probe sends to and its label: `--base-url`, else $ANTHROPIC_BASE_URL (as
+    every other command), else the Anthropic API."""
+    if base_url:
+        return base_url, base_url
+    ambient = os.environ.get(BASE_URL_ENV, "").strip()
+    if ambient:
+        return ambient, f"{ambient} ({BASE_URL_ENV})"
+    return None, "the Anthropic API"
 
 
 @contextmanager
@@ -203,7 +231,8 @@ def probe_client(
         )
 
     if not offline:
-        yield client(base_url), base_url or "the Anthropic API"
+        url, label = api_target(base_url)
+        yield client(url), label
         return
     from agentctl.emulator.server import running
 

@@ -5,8 +5,12 @@ so the probe needs no cooperation from the model except in the last step. Sizes 
 agentctl's estimator units; `scaled` moves the token thresholds to the server's units with the
 factor measured by the first step (against the emulator it is exactly 1).
 - "size": the first basis history without edits; its billed input tokens give the factor.
-- "keep": five large results, then two one-line results; trigger on tool uses, keep 4. Every
-  result counts: 3 cleared; only large ones count: 1 cleared.
+- "ladder": a ladder of results of 1 to 190 estimated tokens, then three large ones; trigger
+  on tool uses, keep 3. Results that count toward keep are cleared (the large ones are the
+  three kept), so the number cleared says which sizes count: the small-result line.
+- "ladder-again": the same request once more, right after its clearing, with the cache
+  breakpoint on the same block: what it reads from the cache says whether a cleared prompt
+  is cached and read back.
 - "basis-1".."basis-4": the same conversation after 3..6 large results, keep 1, an input-token
   trigger between the edited and the unedited prompt on request 2 and 4: the "unedited" server
   clears one more each request (2, 3, 4, 5), the "edited" one in batches (2, 2, 4, 4).
@@ -16,6 +20,10 @@ factor measured by the first step (against the emulator it is exactly 1).
   basis-2's prompt from the cache.
 - "quote": two of three large results cleared; the model is asked to quote the first one
   verbatim, i.e. the placeholder it sees.
+- "think-1".."think-5": a plain conversation with thinking on, each request answering one more
+  question, with clear_thinking and no `keep`; each history holds the earlier replies as the
+  server sent them (signed thinking), so `cleared_thinking_turns` on 0..4 earlier thinking
+  turns gives the default keep. Their histories are filled in as the replies arrive (`resolve`).
 """
 
 from __future__ import annotations
@@ -25,13 +33,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.edits import BETA_CONTEXT_MANAGEMENT
+from agentctl.context.tokens import estimate_text_tokens
 
 DEFAULT_PROBE_MODEL = "claude-haiku-5-5"
 QUOTE_PROMPT = "Quote the tool result {id} verbatim: reply with its exact content and nothing else."
-ACK_PROMPT = "Reply with the single word OK."
 BASIS_ROUNDS = (3, 4, 5, 6)
-BASIS_TRIGGER = 7_300  # estimator units; see test_probe_script for the margins
+BASIS_TRIGGER = 7_300  # estimator units; see tests/probe/test_script.py for the margins
 LARGE_LINES = 90
+# Words in each result of the ladder; `LADDER` is their sizes in estimated tokens of content,
+# the unit of the server model's small-result line (`min_result_tokens`).
+LADDER_WORDS = (*range(1, 20), 22, 27, 35, 42, 49, 64, 82, 107, 136, 173)
+LADDER_KEEP = 3
+THINK_STEPS = 5
+THINK_PROMPT = "Reply with the single word OK. (question {n})"
+THINKING_BUDGET = 1024
+THINKING: dict[str, Any] = {"type": "enabled", "budget_tokens": THINKING_BUDGET}
+WORDS = ("station", "log", "entry", "flow", "valve", "north", "pump", "reading", "checked", "ok")
 TOOL = {
     "name": "read_file",
     "description": "Read a text file from the project.",
@@ -53,7 +70,7 @@ class Step:
 
 
 def large_result(index: int) -> str:
-    """A large, varied tool result (about 2,600 estimated tokens)."""
+    """A large, varied tool result (about 1,500 estimated tokens)."""
     return "\n".join(
         f"Record {index}.{line}: station {(index * 7 + line) % 13} measured {line * 37 % 101}"
         f" units of flow at hour {line % 24}, status nominal."
@@ -62,8 +79,21 @@ def large_result(index: int) -> str:
 
 
 def small_result(index: int) -> str:
-    """A one-line tool result (about 17 estimated tokens)."""
+    """A one-line tool result (about 25 estimated tokens)."""
     return f"Saved note {index}: the station log was archived; nothing else changed today."
+
+
+def _words(count: int) -> str:
+    return " ".join(WORDS[i % len(WORDS)] for i in range(count))
+
+
+LADDER = tuple(estimate_text_tokens(_words(n)) for n in LADDER_WORDS)
+_RUNGS = dict(zip(LADDER, LADDER_WORDS, strict=True))
+
+
+def rung_result(tokens: int) -> str:
+    """A result whose content is `tokens` estimated tokens (a size of `LADDER`)."""
+    return _words(_RUNGS[tokens])
 
 
 def history(results: list[str], last_text: str = "") -> list[dict[str, Any]]:
@@ -113,20 +143,61 @@ def _basis(model: str, rounds: int, small: int = 0) -> dict[str, Any]:
     return request
 
 
+def _ladder(model: str) -> dict[str, Any]:
+    rungs = [rung_result(n) for n in LADDER]
+    messages = history(rungs + [large_result(i) for i in range(LADDER_KEEP)])
+    messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+    request = _request(model, messages)
+    request["context_management"] = _edit({"type": "tool_uses", "value": 1}, LADDER_KEEP)
+    return request
+
+
+def _think(model: str, n: int) -> dict[str, Any]:
+    """Question n with n - 1 earlier answers; each answer stands in until `resolve` fills it."""
+    messages: list[dict[str, Any]] = []
+    for index in range(1, n + 1):
+        if index > 1:
+            messages.append({"role": "assistant", "content": [{"type": "text", "text": "OK"}]})
+        messages.append({"role": "user", "content": THINK_PROMPT.format(n=index)})
+    request = _request(model, messages, max_tokens=THINKING_BUDGET + 64)
+    del request["tools"]
+    request["thinking"] = dict(THINKING)
+    request["context_management"] = {"edits": [{"type": "clear_thinking_20251015"}]}
+    return request
+
+
+def resolve(step: Step, replies: dict[str, list[dict[str, Any]]]) -> Step:
+    """The step with its earlier answers as the server sent them (think-N: the replies of
+    think-1..think-N-1); every other step as it is."""
+    if not step.name.startswith("think-"):
+        return step
+    request = copy.deepcopy(step.request)
+    answers = [m for m in request["messages"] if m["role"] == "assistant"]
+    for index, message in enumerate(answers, start=1):
+        message["content"] = copy.deepcopy(replies[f"think-{index}"])
+    return Step(step.name, request)
+
+
 def probe_steps(model: str = DEFAULT_PROBE_MODEL) -> list[Step]:
     """The probe's requests, in the order they are sent."""
     size = _basis(model, BASIS_ROUNDS[0])
     del size["context_management"]
-    keep = _request(model, history([large_result(i) for i in range(5)]
-                                   + [small_result(5), small_result(6)], ACK_PROMPT))  # fmt: skip
-    keep["context_management"] = _edit({"type": "tool_uses", "value": 1}, 4)
+    ladder = _ladder(model)
     quote = _request(
         model, history([large_result(i) for i in range(3)], QUOTE_PROMPT.format(id=tool_id(0))), 200
     )
     quote["context_management"] = _edit({"type": "tool_uses", "value": 1}, 1)
     basis = [Step(f"basis-{n + 1}", _basis(model, r)) for n, r in enumerate(BASIS_ROUNDS)]
     basis.insert(2, Step("basis-2b", _basis(model, BASIS_ROUNDS[1], small=1)))
-    return [Step("size", size), Step("keep", keep), *basis, Step("quote", quote)]
+    think = [Step(f"think-{n}", _think(model, n)) for n in range(1, THINK_STEPS + 1)]
+    return [
+        Step("size", size),
+        Step("ladder", ladder),
+        Step("ladder-again", copy.deepcopy(ladder)),
+        *basis,
+        Step("quote", quote),
+        *think,
+    ]
 
 
 def scaled(request: dict[str, Any], factor: float) -> dict[str, Any]:

@@ -16,7 +16,6 @@ ranks in under the first model (fewer prompt tokens, the recorded settings).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +25,14 @@ from agentctl.profile.settings import ContextEditing, Profile
 from agentctl.sessions.catalog import Session
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, replay_matches, simulate
-from agentctl.sessions.tune import Candidate, recorded_candidate, settings_json, settings_label
+from agentctl.sessions.tune import (
+    Candidate,
+    Setting,
+    recorded_candidate,
+    setting_key,
+    settings_json,
+    settings_label,
+)
 
 ALL = "all"  # the --server-model value that asks for every variant
 REPLAY_NOTE = (
@@ -125,9 +131,9 @@ class ModelTuning:
     def recorded(self) -> Candidate:
         return recorded_candidate(self.ranked)
 
-    def cost_of(self, editing: ContextEditing) -> float:
-        key = _key(editing)
-        return next(c.cost for c in self.ranked if _key(c.editing) == key)
+    def cost_of(self, setting: Setting) -> float:
+        key = setting_key(setting)
+        return next(c.cost for c in self.ranked if setting_key(c.setting) == key)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,21 +147,25 @@ class ModelTuning:
 class Robust:
     """The candidate cheapest in the worst case over the models, and its cost under each."""
 
-    editing: ContextEditing
+    setting: Setting
     costs: tuple[tuple[str, float], ...]  # (server model name, cost)
     recorded: bool
+
+    @property
+    def editing(self) -> ContextEditing:
+        return self.setting.editing
 
     @property
     def worst(self) -> tuple[str, float]:
         return max(self.costs, key=lambda item: item[1])
 
     def label(self) -> str:
-        return settings_label(self.editing)
+        return settings_label(self.setting)
 
     def to_json(self) -> dict[str, Any]:
         name, cost = self.worst
         return {
-            "settings": settings_json(self.editing),
+            "settings": settings_json(self.setting),
             "recorded": self.recorded,
             "rule": "minimax: the lowest worst-case cost over the server models; "
             "ties: the lower mean cost",
@@ -171,13 +181,9 @@ def robust_choice(tunings: Sequence[ModelTuning]) -> Robust:
     best: tuple[float, float, int] | None = None
     choice = first.winner
     for index, candidate in enumerate(first.ranked):
-        costs = [t.cost_of(candidate.editing) for t in tunings]
+        costs = [t.cost_of(candidate.setting) for t in tunings]
         score = (round(max(costs), 9), round(sum(costs) / len(costs), 9), index)
         if best is None or score < best:
             best, choice = score, candidate
-    per_model = tuple((t.model.name, t.cost_of(choice.editing)) for t in tunings)
-    return Robust(choice.editing, per_model, choice.recorded)
-
-
-def _key(editing: ContextEditing) -> str:
-    return json.dumps(settings_json(editing), sort_keys=True)
+    per_model = tuple((t.model.name, t.cost_of(choice.setting)) for t in tunings)
+    return Robust(choice.setting, per_model, choice.recorded)

@@ -45,10 +45,13 @@ from agentctl.sessions.simulate import (
 from agentctl.sessions.tune import (
     Candidate,
     default_grid,
+    descent_grid,
+    fill_defaults,
     pareto_front,
     parse_grid,
     ranked,
     recorded_candidate,
+    replay,
     sweep,
     write_profile,
 )
@@ -340,19 +343,22 @@ def tuning(session: Session, grid_text: str | None, server_spec: str = "") -> Tu
             f'(add [prices."{session.model}"] to the profile)'
         )
     thinking_on = profile.thinking.enabled
+    recorded = profile.context_editing
     grid = (
-        parse_grid(grid_text)
+        fill_defaults(parse_grid(grid_text), session, recorded)
         if grid_text
-        else default_grid(session, profile.context_editing, thinking_on)
+        else default_grid(session, recorded, thinking_on)
     )
+    descent = None if grid_text else descent_grid(session, recorded, thinking_on)
     cal = calibrate(session, ReplaySettings.from_profile(profile))
-    results = sweep(session, profile, grid, factor=cal.factor, server=server.model)
+    results = sweep(session, profile, grid, factor=cal.factor, server=server.model, descent=descent)
     by_model: tuple[ModelTuning, ...] = ()
-    if wants_all(server_spec):
+    if wants_all(server_spec):  # the same settings, replayed under each model
+        settings = [c.setting for c in results]
         by_model = tuple(
             ModelTuning(m, tuple(ranked(
                 results if m == server.model
-                else sweep(session, profile, grid, factor=cal.factor, server=m)
+                else replay(session, profile, settings, factor=cal.factor, server=m)
             )))
             for m in SERVER_MODELS
         )  # fmt: skip
@@ -365,5 +371,5 @@ def tuning(session: Session, grid_text: str | None, server_spec: str = "") -> Tu
 
 def write_winner(t: Tuning, path: Path, *, force: bool) -> None:
     """The winner, or with `--server-model all` the robust choice."""
-    editing = t.robust.editing if t.robust else t.winner.editing
-    write_profile(path, dataclasses.replace(t.profile, source=str(path)), editing, force=force)
+    setting = t.robust.setting if t.robust else t.winner.setting
+    write_profile(path, dataclasses.replace(t.profile, source=str(path)), setting, force=force)

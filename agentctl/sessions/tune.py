@@ -1,10 +1,14 @@
-"""Sweep context-editing settings over a grid on one recorded run; best by cost, Pareto front.
+"""Sweep context-editing and cache settings on one recorded run; best by cost, Pareto front.
 
 Every candidate is a full replay (`simulate.simulate`) of the same conversation; the
 recorded settings are always in the sweep, so the winner is never more expensive than they
 are under the same model. Grid syntax: `key=v1,v2;key=v3` with keys `trigger`, `keep`,
-`clear_at_least` and `thinking_keep` (integers, `k` suffix for thousands, `all` for
-thinking_keep, `off` for trigger = no clear_tool_uses at all).
+`clear_at_least`, `thinking_keep`, `strategy`, `low_water` and `ttl` (integers, `k` suffix for
+thousands, `all` for thinking_keep, `off` for trigger = no clear_tool_uses at all, `server` /
+`batched`, a low_water as tokens or `N%` of the trigger, `5m` / `1h`); a key alone takes its
+default values. The grid is swept in full; without `--grid`, the default grid is, and then a
+descent from its winner: one key at a time over every key's default values (strategy,
+low_water and ttl too), moving to the cheapest, until a round finds nothing cheaper.
 """
 
 from __future__ import annotations
@@ -21,16 +25,25 @@ from typing import Any, Literal
 
 from agentctl.context.server_model import ServerModel
 from agentctl.errors import ConfigError, UsageError
-from agentctl.profile.settings import ContextEditing, Profile
+from agentctl.profile.schema import FieldError
+from agentctl.profile.settings import CacheTtl, ContextEditing, Profile
+from agentctl.profile.validate import check_batched
 from agentctl.sessions.catalog import Session
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, simulate
 
-GRID_KEYS = ("trigger", "keep", "clear_at_least", "thinking_keep")
+GRID_KEYS = ("trigger", "keep", "clear_at_least", "thinking_keep", "strategy", "low_water", "ttl")
 DEFAULT_KEEP = (1, 2, 3, 4, 6)
-DEFAULT_CLEAR_AT_LEAST = (0, 5_000, 10_000, 20_000)
+# The default grid's clear_at_least; the descent then tries every value of the longer list.
+DEFAULT_CLEAR_AT_LEAST = (0, 10_000)
+DESCENT_CLEAR_AT_LEAST = (0, 5_000, 10_000, 20_000)
 DEFAULT_TOOL_USE_TRIGGERS = (5, 10, 20)
 DEFAULT_THINKING_KEEP: tuple[int | Literal["all"], ...] = (1, 2, "all")
+DEFAULT_STRATEGY = ("server", "batched")
+DEFAULT_LOW_WATER = (0, "20%", "40%", "60%")  # of the trigger; 0: as far as keep allows
+DEFAULT_TTL: tuple[CacheTtl, ...] = ("5m", "1h")
+WORDS = {"strategy": DEFAULT_STRATEGY, "ttl": DEFAULT_TTL}  # keys whose values are words
+DESCENT_ROUNDS = 4  # a bound; on the research run the descent stops after 2
 OFF = "off"
 
 GridValue = int | str
@@ -38,12 +51,24 @@ Grid = dict[str, tuple[GridValue, ...]]
 
 
 @dataclass(frozen=True)
+class Setting:
+    """One point of the search: the context editing and the cache TTL to replay with."""
+
+    editing: ContextEditing
+    ttl: CacheTtl = "5m"
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One point of the sweep and its replay."""
 
-    editing: ContextEditing
+    setting: Setting
     simulation: Simulation
     recorded: bool = False
+
+    @property
+    def editing(self) -> ContextEditing:
+        return self.setting.editing
 
     @property
     def cost(self) -> float:
@@ -51,12 +76,12 @@ class Candidate:
         return float("inf") if cost is None else cost
 
     def label(self) -> str:
-        return settings_label(self.editing)
+        return settings_label(self.setting)
 
     def to_json(self) -> dict[str, Any]:
         sim = self.simulation
         return {
-            "settings": settings_json(self.editing),
+            "settings": settings_json(self.setting),
             "recorded": self.recorded,
             "cost_usd": None if sim.cost_usd is None else round(sim.cost_usd, 6),
             "prompt_tokens": sim.usage.prompt_tokens,
@@ -67,23 +92,33 @@ class Candidate:
         }
 
 
-def settings_json(ce: ContextEditing) -> dict[str, Any]:
+def settings_json(setting: Setting | ContextEditing) -> dict[str, Any]:
+    """The searched settings as JSON (a bare ContextEditing: at the default TTL)."""
+    if isinstance(setting, ContextEditing):
+        setting = Setting(setting)
+    ce = setting.editing
     tu, th = ce.tool_uses, ce.thinking
     data: dict[str, Any] = {"clear_tool_uses": tu.enabled}
     if tu.enabled:
         data.update(trigger=tu.trigger, keep=tu.keep, clear_at_least=tu.clear_at_least)
+        data["strategy"] = tu.strategy
     if tu.enabled and tu.strategy == "batched":
         data["low_water"] = tu.low_water
     if th.enabled:
         data["thinking_keep"] = th.keep
     if ce.compaction.enabled:  # every candidate keeps the recorded compaction (not searched)
         data["compaction_trigger"] = ce.compaction.trigger
+    data["ttl"] = setting.ttl
     return data
 
 
-def settings_label(ce: ContextEditing) -> str:
-    """`trigger=40000 keep=3 clear_at_least=0`, or `clear_tool_uses off`."""
-    data = settings_json(ce)
+def settings_label(setting: Setting | ContextEditing) -> str:
+    """`trigger=40000 keep=3 clear_at_least=0`, or `clear_tool_uses off`; a low_water means
+    batched clearing (the strategy is not repeated); the TTL is shown when it is 1h."""
+    data = settings_json(setting)
+    data.pop("strategy", None)
+    if data["ttl"] == "5m":
+        del data["ttl"]
     if not data.pop("clear_tool_uses"):
         head = "clear_tool_uses off"
         return " ".join([head, *(f"{k}={v}" for k, v in data.items())])
@@ -94,25 +129,41 @@ def _number(key: str, text: str) -> GridValue:
     word = text.strip().lower().replace("_", "")
     if (key == "trigger" and word == OFF) or (key == "thinking_keep" and word == "all"):
         return word
+    if key in WORDS:
+        if word not in WORDS[key]:
+            raise UsageError(f"--grid {key}: {text.strip()!r}: expected {' or '.join(WORDS[key])}")
+        return word
+    if key == "low_water" and word.endswith("%"):
+        try:
+            share = float(word[:-1])
+        except ValueError:
+            raise UsageError(f"--grid low_water: {text.strip()!r} is not a percentage") from None
+        if not 0 <= share < 100:
+            raise UsageError(f"--grid low_water: {text.strip()} is out of range (0-99%)")
+        return f"{share:g}%"
     scale = 1000 if word.endswith("k") else 1
     try:
         value = int(float(word[:-1]) * scale) if scale > 1 else int(word)
     except ValueError:
         raise UsageError(f"--grid {key}: {text.strip()!r} is not a whole number") from None
-    if value < (0 if key == "clear_at_least" else 1):
+    if value < (0 if key in ("clear_at_least", "low_water") else 1):
         raise UsageError(f"--grid {key}: {value} is out of range")
     return value
 
 
 def parse_grid(text: str) -> Grid:
-    """`trigger=20000,40000;keep=2,4` -> {"trigger": (20000, 40000), "keep": (2, 4)}."""
+    """`trigger=20000,40000;keep=2,4` -> {"trigger": (20000, 40000), "keep": (2, 4)}; a key
+    alone (`strategy`) -> () , filled with its default values by `fill_defaults`."""
     grid: Grid = {}
     for item in filter(None, (part.strip() for part in text.split(";"))):
         key, sep, values = item.partition("=")
         key = key.strip()
-        if not sep or key not in GRID_KEYS:
+        if key not in GRID_KEYS:
             known = ", ".join(GRID_KEYS)
-            raise UsageError(f"--grid {item!r}: expected KEY=V1,V2 with KEY one of {known}")
+            raise UsageError(f"--grid {item!r}: expected KEY=V1,V2 or KEY, with KEY one of {known}")
+        if not sep:
+            grid[key] = ()
+            continue
         parsed = tuple(_number(key, v) for v in values.split(",") if v.strip())
         if not parsed:
             raise UsageError(f"--grid {key}: no values given")
@@ -142,51 +193,137 @@ def default_grid(session: Session, recorded: ContextEditing, thinking_on: bool) 
     return grid
 
 
-def candidates(recorded: ContextEditing, grid: Grid) -> list[ContextEditing]:
-    """The recorded settings first, no clearing at all, then every grid point; no duplicates."""
-    no_clearing = dataclasses.replace(recorded.tool_uses, enabled=False)
-    found = [recorded, dataclasses.replace(recorded, tool_uses=no_clearing)]
+def descent_grid(session: Session, recorded: ContextEditing, thinking_on: bool) -> Grid:
+    """Every key's default values: what the descent after the default grid moves along."""
+    grid: Grid = {
+        **default_grid(session, recorded, thinking_on),
+        "clear_at_least": DESCENT_CLEAR_AT_LEAST,
+        "strategy": DEFAULT_STRATEGY,
+        "low_water": DEFAULT_LOW_WATER,
+        "ttl": DEFAULT_TTL,
+    }
+    return grid
+
+
+def fill_defaults(grid: Grid, session: Session, recorded: ContextEditing) -> Grid:
+    """The grid with each key given alone (no values) set to its default values."""
+    defaults = descent_grid(session, recorded, thinking_on=True)
+    return {key: values or defaults[key] for key, values in grid.items()}
+
+
+def candidates(recorded: ContextEditing | Setting, grid: Grid) -> list[Setting]:
+    """The recorded settings first, no clearing at all, then every grid point that is a valid
+    profile (batched clearing needs a token trigger above low_water); no duplicates."""
+    base = recorded if isinstance(recorded, Setting) else Setting(recorded)
+    no_clearing = dataclasses.replace(base.editing.tool_uses, enabled=False)
+    off = dataclasses.replace(
+        base, editing=dataclasses.replace(base.editing, tool_uses=no_clearing)
+    )
+    found: list[Setting | None] = [base, off]
     axes = [grid.get(k) or (None,) for k in GRID_KEYS]
     for point in itertools.product(*axes):
-        found.append(_grid_point(recorded, dict(zip(GRID_KEYS, point, strict=True))))
-    return _unique(found)
+        found.append(_grid_point(base, dict(zip(GRID_KEYS, point, strict=True))))
+    return _unique(s for s in found if s is not None)
 
 
-def _grid_point(recorded: ContextEditing, point: dict[str, GridValue | None]) -> ContextEditing:
-    """The recorded settings with this point's values (None: keep the recorded value)."""
-    tu, th = recorded.tool_uses, recorded.thinking
+def neighbours(base: Setting, grid: Grid) -> list[Setting]:
+    """`base` with one key changed to each of its grid values (valid profiles only)."""
+    found: list[Setting | None] = []
+    for key in GRID_KEYS:
+        for value in grid.get(key) or ():
+            point: dict[str, GridValue | None] = dict.fromkeys(GRID_KEYS)
+            point[key] = value
+            found.append(_grid_point(base, point))
+    return _unique(s for s in found if s is not None)
+
+
+def _grid_point(base: Setting, point: dict[str, GridValue | None]) -> Setting | None:
+    """`base` with this point's values (None: keep base's value); None when the result is not
+    a valid profile."""
+    tu, th = base.editing.tool_uses, base.editing.thinking
     if point["trigger"] == OFF:
         tu = dataclasses.replace(tu, enabled=False)
     else:
         trigger = _or(point["trigger"], tu.trigger)
+        strategy = point["strategy"] or tu.strategy
+        low = point["low_water"]
+        if strategy == "server":
+            if low not in (None, 0):
+                return None  # a low-water mark means nothing to the server's clearing
+            low_water = 0
+        elif isinstance(low, str):  # "40%" of the trigger
+            low_water = round(trigger * float(low[:-1]) / 100)
+        elif low is not None:
+            low_water = int(low)
+        else:  # the low-water mark keeps its ratio to the trigger (high-water mark)
+            low_water = round(tu.low_water * trigger / tu.trigger) if tu.low_water else 0
         tu = dataclasses.replace(
             tu,
             enabled=True,
             trigger=trigger,
             keep=_or(point["keep"], tu.keep),
             clear_at_least=_or(point["clear_at_least"], tu.clear_at_least),
-            # batched: the low-water mark keeps its ratio to the trigger (high-water mark)
-            low_water=round(tu.low_water * trigger / tu.trigger) if tu.low_water else 0,
+            strategy="batched" if strategy == "batched" else "server",
+            low_water=low_water,
         )
+        try:
+            check_batched(tu)
+        except FieldError:
+            return None
     think = point["thinking_keep"]
     if think is not None:  # turns clear_thinking on (the replay refuses it without thinking)
         th = dataclasses.replace(th, enabled=True, keep="all" if think == "all" else int(think))
-    return dataclasses.replace(recorded, tool_uses=tu, thinking=th)
+    ttl: CacheTtl = "1h" if point["ttl"] == "1h" else "5m" if point["ttl"] else base.ttl
+    editing = dataclasses.replace(base.editing, tool_uses=tu, thinking=th)
+    return Setting(editing, ttl)
 
 
 def _or(value: GridValue | None, default: int) -> int:
     return default if value is None else int(value)
 
 
-def _unique(settings: Iterable[ContextEditing]) -> list[ContextEditing]:
+def setting_key(setting: Setting) -> str:
+    return json.dumps(settings_json(setting), sort_keys=True)
+
+
+def _unique(settings: Iterable[Setting]) -> list[Setting]:
     seen: set[str] = set()
-    out: list[ContextEditing] = []
-    for ce in settings:
-        key = json.dumps(settings_json(ce), sort_keys=True)
+    out: list[Setting] = []
+    for setting in settings:
+        key = setting_key(setting)
         if key not in seen:
             seen.add(key)
-            out.append(ce)
+            out.append(setting)
     return out
+
+
+def recorded_setting(profile: Profile) -> Setting:
+    return Setting(profile.context_editing, profile.cache.ttl)
+
+
+def with_setting(profile: Profile, setting: Setting) -> Profile:
+    cache = dataclasses.replace(profile.cache, ttl=setting.ttl)
+    return dataclasses.replace(profile, context_editing=setting.editing, cache=cache)
+
+
+def replay(
+    session: Session,
+    profile: Profile,
+    settings: Sequence[Setting],
+    *,
+    factor: float = 1.0,
+    server: ServerModel | None = None,
+) -> list[Candidate]:
+    """Replay each setting under one server model (None: the profile's, else the
+    calibration's, else the default); the recorded settings are marked."""
+    recorded = setting_key(recorded_setting(profile))
+    results: list[Candidate] = []
+    for setting in settings:
+        other = with_setting(profile, setting)
+        replayed = ReplaySettings.from_profile(other, server)
+        sim = simulate(session, replayed, other, factor=factor, label=settings_label(setting))
+        results.append(Candidate(setting, sim, recorded=setting_key(setting) == recorded))
+    return results
 
 
 def sweep(
@@ -196,16 +333,24 @@ def sweep(
     *,
     factor: float = 1.0,
     server: ServerModel | None = None,
+    descent: Grid | None = None,
 ) -> list[Candidate]:
-    """Replay every candidate under one server model (None: the profile's, else the
-    calibration's, else the default); the first one is the recorded settings."""
-    results: list[Candidate] = []
-    for index, ce in enumerate(candidates(profile.context_editing, grid)):
-        other = dataclasses.replace(profile, context_editing=ce)
-        settings = ReplaySettings.from_profile(other, server)
-        sim = simulate(session, settings, profile, factor=factor, label=settings_label(ce))
-        results.append(Candidate(ce, sim, recorded=index == 0))
-    return results
+    """Replay every grid candidate (the first one is the recorded settings); with `descent`,
+    then move from the cheapest one key at a time over `descent`'s values while that finds
+    a cheaper setting (at most DESCENT_ROUNDS rounds). Each setting is replayed once."""
+    found = {
+        setting_key(c.setting): c
+        for c in replay(session, profile, candidates(recorded_setting(profile), grid),
+                        factor=factor, server=server)
+    }  # fmt: skip
+    for _ in range(DESCENT_ROUNDS if descent else 0):
+        best = ranked(list(found.values()))[0]
+        new = [s for s in neighbours(best.setting, descent or {}) if setting_key(s) not in found]
+        for c in replay(session, profile, new, factor=factor, server=server):
+            found[setting_key(c.setting)] = c
+        if ranked(list(found.values()))[0] is best:
+            break
+    return list(found.values())
 
 
 def ranked(results: Sequence[Candidate]) -> list[Candidate]:
@@ -245,14 +390,19 @@ def relative_paths(data: dict[str, Any], base: Path) -> dict[str, Any]:
     return out
 
 
-def write_profile(path: Path, profile: Profile, editing: ContextEditing, *, force: bool) -> None:
-    """Save `profile` with `editing` as a complete TOML profile (loads back with build_profile)."""
+def write_profile(
+    path: Path, profile: Profile, setting: Setting | ContextEditing, *, force: bool
+) -> None:
+    """Save `profile` with `setting` (its editing and cache TTL; a bare ContextEditing keeps
+    the profile's TTL) as a complete TOML profile (loads back with build_profile)."""
     import tomli_w
 
     from agentctl.profile.loader import build_profile
     from agentctl.profile.writer import profile_to_dict
 
-    data = profile_to_dict(dataclasses.replace(profile, context_editing=editing))
+    if isinstance(setting, ContextEditing):
+        setting = Setting(setting, profile.cache.ttl)
+    data = profile_to_dict(with_setting(profile, setting))
     data = relative_paths(data, path.resolve().parent)
     text = "# Written by `agentctl tune`: the cheapest settings on one recorded run.\n"
     text += "# Paths are relative to this file, as in any profile.\n"

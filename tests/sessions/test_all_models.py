@@ -22,7 +22,7 @@ from agentctl.sessions.across import ModelTuning, robust_choice
 from agentctl.sessions.catalog import Session
 from agentctl.sessions.report import tuning, what_if
 from agentctl.sessions.simulate import SimTurn, Simulation
-from agentctl.sessions.tune import Candidate
+from agentctl.sessions.tune import Candidate, Setting
 from agentctl.types import Usage
 
 from .conftest import REPO
@@ -76,7 +76,7 @@ def test_tune_all_sweeps_every_preset_and_picks_the_minimax_candidate(research: 
 
 def _candidate(editing: ContextEditing, cost: float, recorded: bool = False) -> Candidate:
     turn = SimTurn(1, Usage(input_tokens=10), 0, (), cost)
-    return Candidate(editing, Simulation("x", (turn,)), recorded)
+    return Candidate(Setting(editing), Simulation("x", (turn,)), recorded)
 
 
 def test_the_robust_choice_is_the_cheapest_worst_case_not_any_models_winner() -> None:

@@ -42,8 +42,12 @@ def test_grid_syntax() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("trigger", "expected KEY=V1,V2"),
-        ("speed=1", "expected KEY=V1,V2"),
+        ("speed", "expected KEY=V1,V2 or KEY"),
+        ("speed=1", "expected KEY=V1,V2 or KEY"),
+        ("strategy=fast", "strategy: 'fast': expected server or batched"),
+        ("ttl=2h", "ttl: '2h': expected 5m or 1h"),
+        ("low_water=100%", r"low_water: 100% is out of range \(0-99%\)"),
+        ("low_water=half", "low_water: 'half' is not a whole number"),
         ("keep=two", "keep: 'two' is not a whole number"),
         ("keep=0", "keep: 0 is out of range"),
         ("keep=", "keep: no values given"),
@@ -62,8 +66,8 @@ def test_any_list_of_triggers_parses_back(values: list[int]) -> None:
 def test_candidates_start_with_the_recorded_settings_and_no_clearing() -> None:
     recorded = ContextEditing(ClearToolUses(strategy="server", trigger=100_000, keep=3))
     found = candidates(recorded, {"trigger": (1000, 2000), "keep": (recorded.tool_uses.keep,)})
-    assert found[0] == recorded
-    assert not found[1].tool_uses.enabled
+    assert found[0].editing == recorded and found[0].ttl == "5m"
+    assert not found[1].editing.tool_uses.enabled
     assert [settings_label(c) for c in found[2:]] == [
         "trigger=1000 keep=3 clear_at_least=8000",
         "trigger=2000 keep=3 clear_at_least=8000",
@@ -189,4 +193,4 @@ def test_every_grid_point_keeps_the_recorded_server_model() -> None:
     recorded = ContextEditing(server_model="edited,placeholder=[x]")
     points = candidates(recorded, {"trigger": (1000, OFF), "keep": (2,), "thinking_keep": (1,)})
     assert len(points) > 2
-    assert {ce.server_model for ce in points} == {"edited,placeholder=[x]"}
+    assert {p.editing.server_model for p in points} == {"edited,placeholder=[x]"}
