@@ -54,7 +54,10 @@ def run(
             metavar="TASK", help="Task file (Markdown, optional +++ TOML front matter), or -."
         ),
     ] = None,
-    profile: Annotated[str | None, typer.Option(metavar="FILE", help="Profile TOML file.")] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(metavar="FILE", help="Profile TOML file, or a preset name (balanced, ...)."),
+    ] = None,
     model: Annotated[
         str | None, typer.Option(metavar="MODEL", help="Model id for this run.")
     ] = None,
