@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Inspect and edit the directory the model sees as /memories.",
     ),
     "profile": ("agentctl.cli.profile", "Write, inspect and validate TOML profiles."),
+    "example": ("agentctl.cli.example", "The shipped example tasks: list them, copy one to run."),
     "sessions": ("agentctl.cli.sessions", "Recorded runs: list, show, remove, export."),
     "stats": ("agentctl.cli.sessions", "Chart prompt size, edits and cache use of a recorded run."),
     "simulate": ("agentctl.cli.sessions", "Replay a recorded run under another profile."),

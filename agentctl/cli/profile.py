@@ -11,6 +11,7 @@ import typer
 
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
+from agentctl.profile.preset import preset_path, unknown_preset
 from agentctl.profile.view import (
     api_field,
     batched_note,
@@ -68,19 +69,36 @@ def init(
         str, typer.Argument(metavar="FILE", help="File to write; - for stdout.")
     ] = "agentctl.toml",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    preset: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Copy a shipped preset (balanced, ...) instead."),
+    ] = None,
 ) -> None:
-    """Write a complete, commented profile with the built-in defaults.
+    """Write a complete, commented profile with the built-in defaults, or a copy of a preset.
+
+    Exit codes: 0 written, 2 FILE exists (without --force), cannot be written, or NAME is no
+    preset.
 
     \b
     Examples:
       agentctl profile init                  ./agentctl.toml, used by runs in this folder
       agentctl profile init - | less         read it without writing a file
+      agentctl profile init --preset balanced tuned.toml   start from a preset
     """
+    text = commented_template() if preset is None else preset_text(preset)
     if path == "-":
-        sys.stdout.write(commented_template())
+        sys.stdout.write(text)
         return
-    write_template(Path(path), force=force)
-    print(f"wrote {path}")
+    write_template(Path(path), force=force, text=text)
+    print(f"wrote {path}" + (f" (preset {preset})" if preset else ""))
+
+
+def preset_text(name: str) -> str:
+    """The text of preset `name`, or exit 2 listing the presets."""
+    found = preset_path(name)
+    if found is None:
+        raise unknown_preset(name, "--preset", files=False)
+    return found.read_text(encoding="utf-8")
 
 
 @app.command()

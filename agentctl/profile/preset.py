@@ -56,8 +56,10 @@ def listing(names: list[str]) -> str:
     return ", ".join(names) if names else "none shipped"
 
 
-def unknown_preset(name: str, what: str = "profile") -> ConfigError:
-    """The one-line error for a name that is neither a file nor a preset (exit 2)."""
+def unknown_preset(name: str, what: str = "profile", *, files: bool = True) -> ConfigError:
+    """The one-line error for a name that is no preset (nor a file, when `files`): exit 2."""
+    if not files:
+        return ConfigError(f"{what} {name}: no such preset (presets: {listing(preset_names())})")
     return ConfigError(
         f"{what} {name}: no such file and no such preset (presets: "
         f"{listing(preset_names())}; or run `agentctl profile init {name}`)"
