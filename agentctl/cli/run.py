@@ -12,13 +12,15 @@ import typer
 from agentctl.cli.lifetime import stop_with_parent
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
 from agentctl.profile.loader import Overrides
+from agentctl.profile.settings import Profile
 from agentctl.render.safe import error_line
 from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 
 if TYPE_CHECKING:
-    from agentctl.profile.settings import Profile
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
+
+BUILT_IN = Profile()  # the built-in defaults that --help names
 
 HELP = """\
 Run TASK (a Markdown file, or - for stdin) as a tool-use loop with the memory tool, the
@@ -62,11 +64,21 @@ def run(
         str | None, typer.Option(metavar="MODEL", help="Model id for this run.")
     ] = None,
     max_turns: Annotated[
-        int | None, typer.Option(metavar="N", help="Stop after N turns (exit 3).")
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Stop after N turns (exit 3); N >= 1. Default: the profile's max_turns "
+            f"(built in: {BUILT_IN.max_turns}).",
+        ),
     ] = None,
     max_usd: Annotated[
         float | None,
-        typer.Option(metavar="X", help="Stop once the estimated cost reaches X USD (exit 3)."),
+        typer.Option(
+            metavar="X",
+            help="Stop once the estimated cost reaches X USD (exit 3); needs a priced model. "
+            f"Default: the profile's limits.max_usd (built in: {BUILT_IN.limits.max_usd:g}, "
+            "no budget).",
+        ),
     ] = None,
     set_: Annotated[
         list[str] | None,

@@ -63,7 +63,22 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_compaction(profile.context_editing.compaction)
     check_mcp_servers(profile)
     check_server_tools(profile)
+    check_budget(profile)
     return list(collect_warnings(profile, today or clock.today()))
+
+
+def check_budget(profile: Profile) -> None:
+    """A USD budget needs a price for the model: without one it could never be kept."""
+    from agentctl.context.prices import price_for
+
+    budget = profile.limits.max_usd
+    if budget and price_for(profile.model, profile.prices) is None:
+        raise FieldError(
+            "limits.max_usd",
+            f"a budget of {budget} USD cannot be kept: no price is known for"
+            f' {profile.model!r} (add a [prices."{profile.model}"] table, pick a priced model,'
+            " or set limits.max_usd = 0 for no budget)",
+        )
 
 
 def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float]]:
