@@ -28,7 +28,7 @@ from agentctl.profile.preset import preset_path, unknown_preset
 from agentctl.profile.schema import FieldError, convert_table, join_key, resolve_path
 from agentctl.profile.settings import Profile
 from agentctl.profile.trust import FrontMatter, check_front_matter, leaves, lookup
-from agentctl.profile.validate import check_profile
+from agentctl.profile.validate import check_budget, check_profile
 from agentctl.profile.writer import profile_to_dict
 
 BUILTIN_SOURCE = "<built-in>"
@@ -157,16 +157,24 @@ def nest(path: list[str], value: Any) -> dict[str, Any]:
 
 
 def build_profile(
-    data: dict[str, Any], *, source: str, base_dir: Path, today: datetime.date | None = None
+    data: dict[str, Any],
+    *,
+    source: str,
+    base_dir: Path,
+    today: datetime.date | None = None,
+    budget: bool = False,
 ) -> tuple[Profile, list[str]]:
     """Validate a parsed profile: (Profile, warnings), or ConfigError naming source and key.
 
-    `today` dates the model warnings (default: the clock's date).
+    `today` dates the model warnings (default: the clock's date); `budget`: also refuse a
+    `limits.max_usd` that cannot be kept (a profile about to be used, not a recorded one).
     """
     try:
         data, moved = migrate(data)
         profile = convert_table(Profile, data, "", base_dir)
         warnings = moved + check_profile(profile, today)
+        if budget:
+            check_budget(profile)
     except FieldError as err:
         raise ProfileKeyError(source, err.key, explain(err)) from None
     return dataclasses.replace(profile, source=source), warnings
@@ -316,7 +324,7 @@ def build_overridden(
         check_front_matter(overrides.untrusted, deep_merge(profile_to_dict(Profile()), trusted))
     merged = overrides.apply(data)
     try:
-        profile, warnings = build_profile(merged, source=source, base_dir=base_dir)
+        profile, warnings = build_profile(merged, source=source, base_dir=base_dir, budget=True)
     except ProfileKeyError as err:
         origin = override_origin(err.key, overrides)
         if origin is None and below is not None and not named(err.key, overrides.profile):

@@ -63,12 +63,14 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_compaction(profile.context_editing.compaction)
     check_mcp_servers(profile)
     check_server_tools(profile)
-    check_budget(profile)
     return list(collect_warnings(profile, today or clock.today()))
 
 
 def check_budget(profile: Profile) -> None:
-    """A USD budget needs a price for the model: without one it could never be kept."""
+    """A USD budget needs a price for the model: without one it could never be kept.
+
+    Checked for the profile a command is about to use (`loader.build_overridden`), not for a
+    recorded session's, which is read as it was."""
     from agentctl.context.prices import price_for
 
     budget = profile.limits.max_usd

@@ -75,3 +75,14 @@ def test_run_help_names_the_defaults() -> None:
     text = " ".join(CliRunner().invoke(app, ["run", "--help"]).stdout.split())
     assert "Default: the profile's max_turns (built in: 50)" in text
     assert "Default: the profile's limits.max_usd (built in: 0, no budget)" in text
+
+
+def test_a_recorded_session_with_such_a_budget_is_still_read(tmp_path: Path) -> None:
+    """Sessions recorded before the refusal keep loading (stats, simulate, sessions show)."""
+    from agentctl.profile.loader import build_profile
+
+    data = {"model": "claude-x-9", "limits": {"max_usd": 2.0}}
+    profile, _ = build_profile(data, source="<session>", base_dir=tmp_path)
+    assert profile.limits.max_usd == 2.0
+    with pytest.raises(ConfigError, match="cannot be kept"):
+        build_profile(data, source="<session>", base_dir=tmp_path, budget=True)
