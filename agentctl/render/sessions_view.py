@@ -66,9 +66,10 @@ def _table(*columns: str, title: str = "") -> Table:
 
 
 def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> Table:
-    """`sessions list`: oldest first, like `ls -tr`; one line a session. Under 100 columns
-    without the date and with shorter model names and token counts; under 72 without the task
-    and the model, so the figures are never cut. The task gives way first (cut with `…`)."""
+    """`sessions list`: the rows in the order given (the CLI: newest first); one line a
+    session. Under 100 columns without the date and with shorter model names and token counts;
+    where it is still too narrow the model goes, then the task (cut with `…` first), so the
+    figures are never cut."""
     narrow = width is not None and width < 100
     names = ["session", "task", "model", "turns", "status", "tokens", "cost"]
     if not narrow:
@@ -106,7 +107,8 @@ def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
 
 
 # What gives way on a narrow terminal, first to last: a figure is never cut.
-DROP_ORDER = ("task", "model", "status", "turns")
+# The model goes before the task: the task tells sessions apart, the model rarely does.
+DROP_ORDER = ("model", "task", "status", "turns")
 TASK_MIN = 8
 
 
