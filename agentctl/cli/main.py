@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import sys
@@ -88,6 +89,15 @@ class LazyGroup(TyperGroup):
                 return None
             self.commands[cmd_name] = command
         return self.commands[cmd_name]
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """Click's lookup; an unknown command name suggests the closest one (`rnu`: run)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint}")  # Click's words, as in the groups
+        return super().resolve_command(ctx, args)
 
     def main(
         self,
