@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from agentctl import __version__
 from agentctl.cli.errors import report
+from agentctl.cli.options import refuse_repeats
 from agentctl.cli.usage import plain_usage
 
 HELP = """\
@@ -73,6 +74,7 @@ def load_command(name: str) -> Any:
     command = group.commands.get(name)
     if command is not None:
         plain_usage(command)
+        refuse_repeats(command)
     return command
 
 

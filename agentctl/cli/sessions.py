@@ -143,6 +143,8 @@ def show(
     from agentctl.sessions import as_seen as seen
     from agentctl.sessions.catalog import load_session
 
+    if full and as_seen is None:
+        raise UsageError("--full is for --as-seen N (the prompt in full): add --as-seen N")
     loaded = load_session(session)
     for warning in loaded.warnings:
         print(error_line(f"warning: {warning}"), file=sys.stderr)
@@ -326,6 +328,8 @@ def tune(
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
+    if force and write is None:
+        raise UsageError("--force overwrites the --write file: give --write FILE, or drop --force")
     outcome = report.tuning(load_session(session), grid, server_model)
     _note_models(outcome.server_model.note(), bool(outcome.by_model))
     if write is not None:
