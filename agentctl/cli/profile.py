@@ -189,7 +189,9 @@ def render_rich(
     from rich.json import JSON
     from rich.table import Table
 
-    console = console or Console()
+    from agentctl.render.format import color_system
+
+    console = console or Console(color_system=color_system())
     rows = flatten(data["profile"])
     key_width = max(len(key) for key, _ in rows)
     figures = [json.dumps(v) for _, v in rows if isinstance(v, int | float)]

@@ -55,9 +55,11 @@ PIPE_WIDTH = 1_000
 def _console(width: int | None = None) -> Console:
     from rich.console import Console
 
+    from agentctl.render.format import color_system
+
     if width is None and not sys.stdout.isatty():
         width = PIPE_WIDTH
-    return Console(width=width, highlight=False, soft_wrap=False)
+    return Console(width=width, highlight=False, soft_wrap=False, color_system=color_system())
 
 
 def _print(*renderables: RenderableType, width: int | None = None) -> None:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import TextIO
 
 from rich.console import Console, RenderableType
 
-from agentctl.render.format import isatty
+from agentctl.render.format import color_system, isatty
 from agentctl.render.safe import visible
 
 
@@ -23,13 +22,7 @@ def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> N
         stdout.write(f"{body}\n" if body else "")
         stdout.flush()
         return
-    no_color = bool(os.environ.get("NO_COLOR"))
-    console = Console(
-        file=stdout,
-        force_terminal=True,
-        no_color=no_color,
-        color_system=None if no_color else "auto",
-    )
+    console = Console(file=stdout, force_terminal=True, color_system=color_system())
     # The summary (stderr) ends just above on the same terminal: mark where the answer starts.
     console.rule("answer", style="dim", characters="─")
     console.print(typed_markdown(visible(text)))
