@@ -75,7 +75,24 @@ def load_command(name: str) -> Any:
     if command is not None:
         plain_usage(command)
         refuse_repeats(command)
+        name_exit_codes(command)
     return command
+
+
+# For a command whose help names no exit codes of its own (run, batch, ... name theirs).
+EXIT_CODES = (
+    "Exit codes: 0 done, 1 API or runtime error, 2 usage or configuration error, "
+    "130 interrupted (Ctrl-C)."
+)
+
+
+def name_exit_codes(command: Any) -> None:
+    """Every command's --help ends with its exit codes (the generic ones unless it names its
+    own)."""
+    for sub in getattr(command, "commands", {}).values():
+        name_exit_codes(sub)
+    if "Exit codes" not in (command.help or "") and not command.epilog:
+        command.epilog = EXIT_CODES
 
 
 class LazyGroup(TyperGroup):
