@@ -241,7 +241,7 @@ def wait_for(predicate: Any, timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 @pytest.mark.slow
 def test_interrupted_or_killed_run_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals
@@ -260,7 +260,7 @@ def test_interrupted_or_killed_run_resumes(
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=20)
         records = transcript()
-        if sig == signal.SIGINT:  # Ctrl-C: a clean stop, recorded, with how to resume
+        if sig != signal.SIGKILL:  # Ctrl-C, SIGTERM: a clean stop, recorded, with the resume
             assert proc.returncode == 130, err
             assert "interrupted" in err and "agentctl run --resume" in err
             assert "interrupted: interrupted" not in err  # the kind is not said twice

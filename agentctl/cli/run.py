@@ -209,7 +209,8 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     screen = _Screen(renderer, note)
     try:
-        with stop_with_parent(bool(plan.profile.mcp.servers)):  # no server outlives the run
+        # SIGTERM/SIGHUP stop it as Ctrl-C does; with MCP servers the parent's end too.
+        with stop_with_parent(bool(plan.profile.mcp.servers)):
             result = execute(plan, on_event=screen.handle)
     except AgentctlError as err:
         renderer.close()
