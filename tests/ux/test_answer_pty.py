@@ -13,6 +13,7 @@ import pytest
 from agentctl.render.answer import render_answer
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+END = "END-OF-ANSWER-7f3a"
 
 
 @contextmanager
@@ -32,9 +33,13 @@ def shown(text: str, monkeypatch: pytest.MonkeyPatch) -> str:
     with terminal() as (out, reader):
         assert out.isatty()
         render_answer(text, out)
+        out.write(f"\n{END}\n")  # read up to here: the answer may come in several writes
         out.flush()
-        data = os.read(reader, 1 << 16).decode()
-    return " ".join(ANSI.sub("", data).replace("\r\n", "\n").split())
+        raw = b""
+        while END.encode() not in raw:
+            raw += os.read(reader, 1 << 16)
+    screen = raw.decode().partition(END)[0]
+    return " ".join(ANSI.sub("", screen).replace("\r\n", "\n").split())
 
 
 def test_angle_brackets_are_shown_as_typed(monkeypatch: pytest.MonkeyPatch) -> None:
