@@ -65,3 +65,18 @@ def test_the_map() -> None:
     assert describe(ValueError("a bug")) is None
     with pytest.raises(ValueError, match="a bug"):
         report(ValueError("a bug"))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["rnu"], "agentctl: No such command 'rnu'. Did you mean 'run'? (see 'agentctl --help')\n"),
+        (["sesions"], "agentctl: No such command 'sesions'. Did you mean 'sessions'? "
+         "(see 'agentctl --help')\n"),
+        (["sessions", "lst"], "agentctl: No such command 'lst'. Did you mean 'list'? "
+         "(see 'agentctl sessions --help')\n"),
+    ],
+)  # fmt: skip
+def test_a_mistyped_command_suggests_the_closest(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(app, args)
+    assert (result.exit_code, result.stderr) == (2, message)

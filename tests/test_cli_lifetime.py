@@ -1,4 +1,4 @@
-"""cli/lifetime: SIGTERM / SIGHUP stop a run with MCP servers as Ctrl-C does, once; nohup is
+"""cli/lifetime: SIGTERM / SIGHUP stop a run as Ctrl-C does, once; nohup is
 respected; the previous handlers come back. In-process (the end-to-end cases, with real
 processes and a killed parent, are in tests/tools/test_mcp.py)."""
 
@@ -48,9 +48,12 @@ def test_under_nohup_sighup_stays_ignored() -> None:
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
-def test_without_servers_nothing_is_installed() -> None:
-    with stop_with_parent(False):
-        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+def test_without_servers_sigterm_still_stops_but_no_parent_is_watched() -> None:
+    stop = pytest.raises(KeyboardInterrupt, match=r"^stopped by SIGTERM$")
+    with stop, stop_with_parent(False):
+        assert not any(t.name == "agentctl-parent" for t in threading.enumerate())
+        signal.raise_signal(signal.SIGTERM)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
 def test_a_live_parent_is_watched_without_firing_and_the_watch_closes() -> None:

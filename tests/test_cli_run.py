@@ -241,7 +241,7 @@ def wait_for(predicate: Any, timeout: float = 20.0) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 @pytest.mark.slow
 def test_interrupted_or_killed_run_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals
@@ -260,7 +260,7 @@ def test_interrupted_or_killed_run_resumes(
         proc.send_signal(sig)
         _out, err = proc.communicate(timeout=20)
         records = transcript()
-        if sig == signal.SIGINT:  # Ctrl-C: a clean stop, recorded, with how to resume
+        if sig != signal.SIGKILL:  # Ctrl-C, SIGTERM: a clean stop, recorded, with the resume
             assert proc.returncode == 130, err
             assert "interrupted" in err and "agentctl run --resume" in err
             assert "interrupted: interrupted" not in err  # the kind is not said twice
@@ -529,3 +529,27 @@ def test_the_offline_window_can_be_set_from_the_environment(
     bad = invoke(str(task), "--offline")
     assert bad.exit_code == 2
     assert "$AGENTCTL_EMULATOR_CONTEXT_WINDOW: 'lots' is not a positive integer" in bad.stderr
+
+
+@pytest.mark.slow
+def test_resume_after_a_failed_request_reuses_its_turn_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with running(faults="429:0@3-40") as emu:  # turns 1 and 2 answer, request 3 fails
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        failed = invoke(str(task), "--set", "api.max_retries=0")
+    assert failed.exit_code == 1
+    with running() as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        resumed = invoke("--resume", "last", "--json")
+    assert resumed.exit_code == 0, resumed.output
+    lines = [json.loads(line) for line in resumed.stdout.splitlines()]
+    numbers = [e["turn"] for e in lines if e["event"] == "turn"]
+    assert numbers[0] == 3 and numbers == list(range(3, 3 + len(numbers)))
+    (path,) = sessions_dir().glob("*.jsonl")
+    session = path.stem
+    seen = CliRunner().invoke(app, ["sessions", "show", session, "--as-seen", "3"])
+    assert seen.exit_code == 0, seen.output
+    assert seen.stdout.startswith(f"# session {session}, turn 3: ")

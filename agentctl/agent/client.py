@@ -338,7 +338,7 @@ def _status_failure(exc: anthropic.APIStatusError) -> Failure:
     message = exc.api_message or _first_line(exc)
     headers = dict(exc.response.headers) if exc.response is not None else None
     return Failure(
-        retryable=status_is_retryable(status, error_type),
+        retryable=status_is_retryable(status, error_type, headers),
         message=f"{error_type or 'error'}: {message}",
         status=status,
         request_id=exc.request_id,

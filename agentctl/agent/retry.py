@@ -7,10 +7,11 @@ cut or garbled mid-way, and in-stream `error` events of a transient type. Everyt
 
 from __future__ import annotations
 
+import email.utils
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
@@ -21,11 +22,23 @@ RETRYABLE_ERROR_TYPES = frozenset(
 MAX_RETRY_AFTER = 60.0
 
 
-def status_is_retryable(status: int, error_type: str | None = None) -> bool:
-    """True for transient HTTP statuses; a 200 carrying an in-stream error goes by its type."""
+def status_is_retryable(
+    status: int, error_type: str | None = None, headers: Mapping[str, str] | None = None
+) -> bool:
+    """True for transient HTTP statuses; a 200 carrying an in-stream error goes by its type.
+
+    The server's `x-should-retry: true|false` wins over the status, as it does in the SDK.
+    """
+    said = _lowered(headers).get("x-should-retry", "").strip().lower()
+    if said in ("true", "false"):
+        return said == "true"
     if status < 400:
         return (error_type or "") in RETRYABLE_ERROR_TYPES
     return status in RETRYABLE_STATUS or status >= 500
+
+
+def _lowered(headers: Mapping[str, str] | None) -> dict[str, str]:
+    return {k.lower(): v for k, v in (headers or {}).items()}
 
 
 class RetryGate:
@@ -67,9 +80,10 @@ def _jitter() -> float:
 class RetryPolicy:
     """`max_retries` resends after the first attempt, exponential backoff with jitter.
 
-    A server's retry-after (seconds) wins over the backoff. `sleep` and `jitter` are seams for
-    tests, which use a tiny base delay instead of patching time. With a `gate`, every wait is
-    a hold on the gate, and each attempt first passes it (one backoff for many clients).
+    A server's retry-after (seconds, or a date) wins over the backoff. `sleep` and `jitter`
+    are seams for tests, which use a tiny base delay instead of patching time. With a `gate`,
+    every wait is a hold on the gate, and each attempt first passes it (one backoff for many
+    clients).
     """
 
     max_retries: int = 4
@@ -103,14 +117,16 @@ class RetryPolicy:
             self.gate.pass_through()
 
 
-def parse_retry_after(headers: dict[str, str] | None) -> float | None:
-    """`retry-after-ms` or `retry-after` (seconds) from response headers, if given."""
-    if not headers:
-        return None
-    lowered = {k.lower(): v for k, v in headers.items()}
+def parse_retry_after(
+    headers: Mapping[str, str] | None, now: Callable[[], float] = time.time
+) -> float | None:
+    """`retry-after-ms`, or `retry-after` in seconds or as an HTTP date (seconds from `now`,
+    the wall clock: a seam for tests), from response headers, if given."""
+    lowered = _lowered(headers)
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         try:
             return float(lowered[name]) * scale
         except (KeyError, ValueError):
             continue
-    return None
+    when = email.utils.parsedate_tz(lowered.get("retry-after", ""))
+    return None if when is None else float(email.utils.mktime_tz(when)) - now()

@@ -9,6 +9,7 @@ policy).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,9 @@ from agentctl.profile.settings import Profile
 from agentctl.profile.trust import FrontMatter
 
 FENCE = "+++"
+YAML_FENCE = "---"
+# A YAML mapping line (`model: x`) or a list item under one (`  - memory`).
+YAML_KEY = re.compile(r"\s*([A-Za-z_][\w.-]*\s*:(\s|$)|-\s)")
 STDIN = "-"
 WORKSPACE_DIR = "workspace"
 WEB_DIR = "web"
@@ -56,7 +60,7 @@ class Task:
 def read_task(arg: str, stdin: TextIO) -> Task:
     """Read TASK (a path, or `-` for stdin) and parse it; UsageError/ConfigError naming it."""
     if arg == STDIN:
-        return parse_task(stdin.read(), "<stdin>", Path.cwd())
+        return parse_task(read_stdin(stdin), "<stdin>", Path.cwd())
     path = Path(arg).expanduser()
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "no such file"
@@ -66,6 +70,20 @@ def read_task(arg: str, stdin: TextIO) -> Task:
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"task {arg}: cannot read it as UTF-8 text: {err}") from None
     return parse_task(text, arg, path.resolve().parent)
+
+
+def read_stdin(stdin: TextIO) -> str:
+    """The task text on stdin, decoded as strictly as a task file (bytes that are not UTF-8
+    are a usage error here, not a request the API refuses five times)."""
+    buffer = getattr(stdin, "buffer", None)
+    try:
+        if buffer is not None:
+            return bytes(buffer.read()).decode("utf-8")
+        text = stdin.read()
+        text.encode("utf-8")  # lone surrogates: what a lenient decoder made of bad bytes
+        return text
+    except UnicodeError as err:
+        raise UsageError(f"task <stdin>: cannot read it as UTF-8 text: {err}") from None
 
 
 def parse_task(text: str, source: str, base_dir: Path) -> Task:
@@ -87,12 +105,27 @@ def parse_task(text: str, source: str, base_dir: Path) -> Task:
 def split_front_matter(text: str, source: str) -> tuple[str | None, str]:
     """(front matter text or None, body)."""
     lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if lines and lines[0].strip() == YAML_FENCE and _yaml_front_matter(lines):
+        raise ConfigError(
+            f"task {source}: starts with YAML front matter (---); agentctl reads TOML front"
+            f" matter between {FENCE} lines (e.g. {FENCE} / max_turns = 20 / {FENCE})"
+        )
     if not lines or lines[0].strip() != FENCE:
         return None, text
     for index in range(1, len(lines)):
         if lines[index].strip() == FENCE:
             return "".join(lines[1:index]), "".join(lines[index + 1 :])
     raise ConfigError(f"task {source}: front matter opened with {FENCE} on line 1 is never closed")
+
+
+def _yaml_front_matter(lines: list[str]) -> bool:
+    """True when `---` on line 1 opens a block of `key: value` lines closed by `---`."""
+    for line in lines[1:]:
+        if line.strip() == YAML_FENCE:
+            return True
+        if line.strip() and not line.lstrip().startswith("#") and not YAML_KEY.match(line):
+            return False
+    return False
 
 
 def _parse_toml(front: str, source: str) -> dict[str, Any]:

@@ -92,14 +92,20 @@ def format_checks(checks: list[Check], columns: int | None = None) -> str:
 
 def profile_checks(explicit: str | None) -> list[Check]:
     """The profile a run would use and why; the memory root and API URL it sets."""
-    from agentctl.profile.loader import find_profile_path, resolve_profile
+    from agentctl.profile.loader import ambient_path, resolve_profile
 
     try:
-        path = find_profile_path(explicit)
+        ambient = ambient_path()
         resolved, warnings = resolve_profile(explicit)
     except AgentctlError as err:
         return [Check("profile", str(err), False)]
-    checks = [Check("profile", f"{resolved.source} ({profile_reason(explicit, path)})")]
+    reason = profile_reason(None, ambient)
+    if explicit:  # the layers: --profile over the ambient profile (unless it is that file)
+        same = ambient is not None and ambient.resolve() == Path(resolved.source).resolve()
+        reason = "from --profile"
+        if ambient is not None and not same:
+            reason += f", over {ambient} ({profile_reason(None, ambient)})"
+    checks = [Check("profile", f"{resolved.source} ({reason})")]
     checks += [Check("profile warning", warning, False) for warning in warnings]
     root = resolved.memory.root
     state = f"{folder_state(root)}; a task's front matter may set its own"

@@ -1,5 +1,6 @@
-"""While a run has MCP servers, it ends the way Ctrl-C ends it (servers stopped, the stop
-recorded, exit 130) on SIGTERM, on SIGHUP, and when the process that started agentctl ends.
+"""A run ends the way Ctrl-C ends it (the stop recorded with the resume hint, MCP servers
+stopped, exit 130) on SIGTERM and on SIGHUP; a run with MCP servers also when the process that
+started agentctl ends (so no server outlives it).
 
 A run started under `nohup` (SIGHUP ignored) is meant to outlive its parent: then neither SIGHUP
 nor the parent's end stops it. A process-level policy, so it lives here in the CLI: a Python
@@ -78,9 +79,9 @@ class ParentWatch:
 
 @contextmanager
 def stop_with_parent(enabled: bool) -> Iterator[None]:
-    """Install the handlers and the parent watch for the block (only when `enabled` and in the
+    """Install the handlers for the block, and the parent watch when `enabled` (only in the
     main thread); restore the previous handlers after it."""
-    if not enabled or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
     interruption = Interruption()
@@ -88,7 +89,8 @@ def stop_with_parent(enabled: bool) -> Iterator[None]:
     previous = {sig: signal.signal(sig, interruption.handle) for sig in watched}
     watch: ParentWatch | None = None
     try:  # a parent already gone raises here, in the main thread: the handlers go back too
-        watch = ParentWatch(interruption.parent_gone) if signal.SIGHUP in watched else None
+        parent = enabled and signal.SIGHUP in watched
+        watch = ParentWatch(interruption.parent_gone) if parent else None
         yield
     finally:
         interruption.done = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import sys
@@ -13,6 +14,7 @@ from typer.core import TyperGroup
 
 from agentctl import __version__
 from agentctl.cli.errors import report
+from agentctl.cli.options import refuse_repeats
 from agentctl.cli.usage import plain_usage
 
 HELP = """\
@@ -41,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Inspect and edit the directory the model sees as /memories.",
     ),
     "profile": ("agentctl.cli.profile", "Write, inspect and validate TOML profiles."),
+    "example": ("agentctl.cli.example", "The shipped example tasks: list them, copy one to run."),
     "sessions": ("agentctl.cli.sessions", "Recorded runs: list, show, remove, export."),
     "stats": ("agentctl.cli.sessions", "Chart prompt size, edits and cache use of a recorded run."),
     "simulate": ("agentctl.cli.sessions", "Replay a recorded run under another profile."),
@@ -71,7 +74,25 @@ def load_command(name: str) -> Any:
     command = group.commands.get(name)
     if command is not None:
         plain_usage(command)
+        refuse_repeats(command)
+        name_exit_codes(command)
     return command
+
+
+# For a command whose help names no exit codes of its own (run, batch, ... name theirs).
+EXIT_CODES = (
+    "Exit codes: 0 done, 1 API or runtime error, 2 usage or configuration error, "
+    "130 interrupted (Ctrl-C)."
+)
+
+
+def name_exit_codes(command: Any) -> None:
+    """Every command's --help ends with its exit codes (the generic ones unless it names its
+    own)."""
+    for sub in getattr(command, "commands", {}).values():
+        name_exit_codes(sub)
+    if "Exit codes" not in (command.help or "") and not command.epilog:
+        command.epilog = EXIT_CODES
 
 
 class LazyGroup(TyperGroup):
@@ -87,6 +108,15 @@ class LazyGroup(TyperGroup):
                 return None
             self.commands[cmd_name] = command
         return self.commands[cmd_name]
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """Click's lookup; an unknown command name suggests the closest one (`rnu`: run)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint}")  # Click's words, as in the groups
+        return super().resolve_command(ctx, args)
 
     def main(
         self,

@@ -37,12 +37,21 @@ def register(root: typer.Typer) -> None:
 @app.command(name="list")
 def list_servers(
     profile: Annotated[
-        str | None, typer.Option(metavar="FILE", help="Profile file (default: the lookup order).")
+        str | None,
+        typer.Option(metavar="FILE", help="Profile file or preset (default: the ambient profile)."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Start each server of the profile, show its status and the tools the model is offered
-    (as mcp__NAME__TOOL), then stop it. Exit 2 when a server does not start."""
+    (as mcp__NAME__TOOL), then stop it.
+
+    Exit codes: 0 every server started, 2 a server did not start or a bad profile.
+
+    \b
+    Examples:
+      agentctl mcp list --profile examples/mcp/agentctl.toml
+      agentctl mcp list --json | jq '.[].tools'
+    """
     from agentctl.tools.mcp import probe
 
     resolved, _ = resolve_profile(profile)

@@ -139,9 +139,10 @@ def print_rich(text: str, console: Console | None = None) -> None:
     """A view result drawn for a terminal: a tree for a directory, a bold head for a file."""
     from rich.console import Console
 
+    from agentctl.render.format import color_system
     from agentctl.render.memory_tree import listing_tree
 
-    console = console or Console(highlight=False)
+    console = console or Console(highlight=False, color_system=color_system())
     if text.startswith("Here're the files"):
         console.print(listing_tree(text))
     else:  # the head names the file and the body is its text: data, never markup

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -24,3 +24,33 @@ ReplayServerModelOption = Annotated[
         help=SERVER_MODEL_HELP + " `all`: also report the figures under every preset.",
     ),
 ]
+
+
+def refuse_repeats(command: Any) -> None:
+    """Make a Click `command` (and every subcommand) refuse an option given twice that takes
+    one value (`simulate --profile a --profile b` compared only b): exit 2 naming it."""
+    original = command.parse_args
+
+    def parse_args(ctx: Any, args: list[str]) -> Any:
+        try:
+            _, _, order = command.make_parser(ctx).parse_args(args=list(args))
+        except Exception:  # a bad argument: the real parse below reports it, in its words
+            order = []
+        seen: set[str] = set()
+        for param in filter(_single, order):
+            if param.name in seen:
+                ctx.fail(f"{'/'.join(param.opts)} given twice: give it once")
+            seen.add(str(param.name))
+        return original(ctx, args)
+
+    command.parse_args = parse_args
+    for sub in getattr(command, "commands", {}).values():
+        refuse_repeats(sub)
+
+
+def _single(param: Any) -> bool:
+    """An option that takes one value (not a flag, not repeatable). Typer ships its own copy
+    of Click, so the test is by attribute, not by class."""
+    return getattr(param, "param_type_name", "") == "option" and not (
+        param.multiple or param.count or param.is_flag
+    )

@@ -11,6 +11,7 @@ import typer
 
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
+from agentctl.profile.preset import preset_path, unknown_preset
 from agentctl.profile.view import (
     api_field,
     batched_note,
@@ -68,19 +69,36 @@ def init(
         str, typer.Argument(metavar="FILE", help="File to write; - for stdout.")
     ] = "agentctl.toml",
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+    preset: Annotated[
+        str | None,
+        typer.Option(metavar="NAME", help="Copy a shipped preset (balanced, ...) instead."),
+    ] = None,
 ) -> None:
-    """Write a complete, commented profile with the built-in defaults.
+    """Write a complete, commented profile with the built-in defaults, or a copy of a preset.
+
+    Exit codes: 0 written, 2 FILE exists (without --force), cannot be written, or NAME is no
+    preset.
 
     \b
     Examples:
       agentctl profile init                  ./agentctl.toml, used by runs in this folder
       agentctl profile init - | less         read it without writing a file
+      agentctl profile init --preset balanced tuned.toml   start from a preset
     """
+    text = commented_template() if preset is None else preset_text(preset)
     if path == "-":
-        sys.stdout.write(commented_template())
+        sys.stdout.write(text)
         return
-    write_template(Path(path), force=force)
-    print(f"wrote {path}")
+    write_template(Path(path), force=force, text=text)
+    print(f"wrote {path}" + (f" (preset {preset})" if preset else ""))
+
+
+def preset_text(name: str) -> str:
+    """The text of preset `name`, or exit 2 listing the presets."""
+    found = preset_path(name)
+    if found is None:
+        raise unknown_preset(name, "--preset", files=False)
+    return found.read_text(encoding="utf-8")
 
 
 @app.command()
@@ -163,24 +181,40 @@ def render_plain(data: dict[str, Any]) -> str:
 def render_rich(
     data: dict[str, Any], origins: dict[str, str], console: Console | None = None
 ) -> None:
-    """Terminal output: a settings table and the request JSON, highlighted."""
+    """Terminal output: a settings table and the request JSON, highlighted.
+
+    Keys and numbers are never cut: where they do not fit with the API field column, it is
+    left out; where they do not fit at all, the plain `key = value` lines are printed."""
     from rich.console import Console
     from rich.json import JSON
     from rich.table import Table
 
+    from agentctl.render.format import color_system
+
+    console = console or Console(color_system=color_system())
+    rows = flatten(data["profile"])
+    key_width = max(len(key) for key, _ in rows)
+    figures = [json.dumps(v) for _, v in rows if isinstance(v, int | float)]
+    value_width = max(map(len, figures), default=1)
+    core = key_width + value_width + len("default") + 10  # three columns: 4 bars, 6 padding
+    if console.width < core:
+        console.print(safe_text(render_plain(data).rstrip("\n"), keep="\n"))
+        return
+    with_api = console.width >= core + 3 + API_FIELD_MIN
     # Values, paths and betas may come from a task file: shown as text, never as markup.
     table = Table(title=safe_text(f"profile {data['source']}", keep=""), title_justify="left")
-    rows = flatten(data["profile"])
-    # Keys are never cut: a truncated dotted key cannot be copied into --set.
-    table.add_column("key", no_wrap=True, min_width=max(len(key) for key, _ in rows))
-    table.add_column("value", overflow="fold")
+    table.add_column("key", no_wrap=True, min_width=key_width)
+    table.add_column("value", overflow="fold", min_width=value_width)
     table.add_column("from", no_wrap=True)
-    table.add_column("API field", overflow="fold")
+    if with_api:
+        table.add_column("API field", overflow="fold", min_width=API_FIELD_MIN)
     for key, value in rows:
-        cells = (json.dumps(value), origin_of(key, origins))
-        table.add_row(key, *(safe_text(cell, keep="") for cell in cells), api_field(key))
-    console = console or Console()
+        cells = [safe_text(c, keep="") for c in (key, json.dumps(value), origin_of(key, origins))]
+        table.add_row(*cells, *([api_field(key)] if with_api else []))
     console.print(table)
     cm = data["context_management"]
     console.print("context_management:", JSON.from_data(cm) if cm else "null (no edits)")
     console.print("betas:", safe_text(", ".join(data["betas"]) or "(none)", keep=""))
+
+
+API_FIELD_MIN = 12

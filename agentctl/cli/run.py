@@ -12,13 +12,15 @@ import typer
 from agentctl.cli.lifetime import stop_with_parent
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
 from agentctl.profile.loader import Overrides
+from agentctl.profile.settings import Profile
 from agentctl.render.safe import error_line
 from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 
 if TYPE_CHECKING:
-    from agentctl.profile.settings import Profile
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
+
+BUILT_IN = Profile()  # the built-in defaults that --help names
 
 HELP = """\
 Run TASK (a Markdown file, or - for stdin) as a tool-use loop with the memory tool, the
@@ -54,16 +56,29 @@ def run(
             metavar="TASK", help="Task file (Markdown, optional +++ TOML front matter), or -."
         ),
     ] = None,
-    profile: Annotated[str | None, typer.Option(metavar="FILE", help="Profile TOML file.")] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(metavar="FILE", help="Profile TOML file, or a preset name (balanced, ...)."),
+    ] = None,
     model: Annotated[
         str | None, typer.Option(metavar="MODEL", help="Model id for this run.")
     ] = None,
     max_turns: Annotated[
-        int | None, typer.Option(metavar="N", help="Stop after N turns (exit 3).")
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Stop after N turns (exit 3); N >= 1. Default: the profile's max_turns "
+            f"(built in: {BUILT_IN.max_turns}).",
+        ),
     ] = None,
     max_usd: Annotated[
         float | None,
-        typer.Option(metavar="X", help="Stop once the estimated cost reaches X USD (exit 3)."),
+        typer.Option(
+            metavar="X",
+            help="Stop once the estimated cost reaches X USD (exit 3); needs a priced model. "
+            f"Default: the profile's limits.max_usd (built in: {BUILT_IN.limits.max_usd:g}, "
+            "no budget).",
+        ),
     ] = None,
     set_: Annotated[
         list[str] | None,
@@ -194,7 +209,8 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     screen = _Screen(renderer, note)
     try:
-        with stop_with_parent(bool(plan.profile.mcp.servers)):  # no server outlives the run
+        # SIGTERM/SIGHUP stop it as Ctrl-C does; with MCP servers the parent's end too.
+        with stop_with_parent(bool(plan.profile.mcp.servers)):
             result = execute(plan, on_event=screen.handle)
     except AgentctlError as err:
         renderer.close()

@@ -16,6 +16,8 @@ from agentctl.render.safe import error_line, visible
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
+    from agentctl.sessions.catalog import SessionSummary
+
 app = typer.Typer(
     help="""Recorded runs (transcripts): list, show, remove, export.
 
@@ -53,9 +55,11 @@ PIPE_WIDTH = 1_000
 def _console(width: int | None = None) -> Console:
     from rich.console import Console
 
+    from agentctl.render.format import color_system
+
     if width is None and not sys.stdout.isatty():
         width = PIPE_WIDTH
-    return Console(width=width, highlight=False, soft_wrap=False)
+    return Console(width=width, highlight=False, soft_wrap=False, color_system=color_system())
 
 
 def _print(*renderables: RenderableType, width: int | None = None) -> None:
@@ -76,25 +80,50 @@ def _emit_json(data: Any) -> None:
 
 
 @app.command("list")
-def list_(as_json: JsonOption = False) -> None:
-    """List recorded sessions, oldest first: id, start time (UTC; from 100 columns, and always
+def list_(
+    as_json: JsonOption = False,
+    count: Annotated[
+        int | None,
+        typer.Option("-n", "--count", metavar="N", min=1, help="Only the N newest sessions."),
+    ] = None,
+    search: Annotated[
+        str | None,
+        typer.Option(
+            "--search", "-s", metavar="TEXT", help="Only sessions whose id, task or model has TEXT."
+        ),
+    ] = None,
+) -> None:
+    """List recorded sessions, newest first: id, start time (UTC; from 100 columns, and always
     when piped), task, model, turns, status, prompt tokens sent (all turns), cost.
+
+    Exit codes: 0 listed (also when there is none yet), 2 bad option.
 
     \b
     Examples:
-      agentctl sessions list
-      agentctl sessions list --json | jq -r '.[].id'
+      agentctl sessions list -n 5
+      agentctl sessions list --search kestrel
+      agentctl sessions list --json | jq -r '.[].session'
     """
     from agentctl.render.sessions_view import sessions_table
     from agentctl.sessions.catalog import list_summaries
 
-    rows = list_summaries()
+    rows = matching(list(reversed(list_summaries())), search)[:count]
     if as_json:
         _emit_json([row.to_json() for row in rows])
     elif not rows:
-        print("no sessions yet (agentctl run records one per run)", file=sys.stderr)
+        what = f"no session matches {search!r}" if search else "no sessions yet"
+        print(f"{what} (agentctl run records one per run)", file=sys.stderr)
     else:
         _print(sessions_table(rows, _console().width))
+
+
+def matching(rows: list[SessionSummary], text: str | None) -> list[SessionSummary]:
+    """The rows whose id, task, task file or model holds `text` (any case)."""
+    if not text:
+        return rows
+    needle = text.casefold()
+    fields = ("id", "task", "task_source", "model")
+    return [r for r in rows if any(needle in str(getattr(r, f)).casefold() for f in fields)]
 
 
 @app.command()
@@ -116,6 +145,8 @@ def show(
     from agentctl.sessions import as_seen as seen
     from agentctl.sessions.catalog import load_session
 
+    if full and as_seen is None:
+        raise UsageError("--full is for --as-seen N (the prompt in full): add --as-seen N")
     loaded = load_session(session)
     for warning in loaded.warnings:
         print(error_line(f"warning: {warning}"), file=sys.stderr)
@@ -200,7 +231,7 @@ def stats(
     Examples:
       agentctl stats last
       agentctl stats last --svg run.svg --width 100
-      agentctl stats last --json | jq '.summary'
+      agentctl stats last --json | jq '.totals'
     """
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
@@ -301,6 +332,8 @@ def tune(
     from agentctl.sessions import report
     from agentctl.sessions.catalog import load_session
 
+    if force and write is None:
+        raise UsageError("--force overwrites the --write file: give --write FILE, or drop --force")
     outcome = report.tuning(load_session(session), grid, server_model)
     _note_models(outcome.server_model.note(), bool(outcome.by_model))
     if write is not None:

@@ -13,7 +13,11 @@ from agentctl.memory.guard import DIR_MODE, open_root
 from agentctl.memory.lock import LOCK_NAME
 
 _RACE_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.ENOTEMPTY, errno.EEXIST)
-_HINT = "check memory.root in the profile or --root"
+# `run` has no --root (it takes --set); the memory commands have both.
+_HINT = (
+    "check memory.root in the profile (or --set memory.root=DIR;"
+    " `agentctl memory` also takes --root)"
+)
 
 
 def os_error_text(command: str, err: OSError) -> WriteFailedError:

@@ -1,7 +1,12 @@
 """Find, read, merge and validate a profile: the one entry point the rest of agentctl uses.
 
-Lookup order: an explicit path, else $AGENTCTL_PROFILE, else ./agentctl.toml, else the user
-profile (agentctl.home.user_profile_path()), else the built-in defaults.
+Layers, lowest first; each sets only the keys it names, and what you type wins:
+1. the built-in defaults;
+2. the ambient profile: $AGENTCTL_PROFILE, else ./agentctl.toml, else the user profile
+   (agentctl.home.user_profile_path());
+3. the task's front matter (`Overrides.extra`);
+4. `--profile FILE` or a preset name (`Overrides.profile`);
+5. `--set` items, then flags (`Overrides.sets`, `Overrides.values`).
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ from agentctl.errors import ConfigError, UsageError
 from agentctl.home import user_profile_path
 from agentctl.profile.keys import key_locations, path_keys
 from agentctl.profile.legacy import migrate
-from agentctl.profile.schema import FieldError, convert_table, join_key
+from agentctl.profile.preset import preset_path, unknown_preset
+from agentctl.profile.schema import FieldError, convert_table, join_key, resolve_path
 from agentctl.profile.settings import Profile
-from agentctl.profile.trust import FrontMatter, check_front_matter
-from agentctl.profile.validate import check_profile
+from agentctl.profile.trust import FrontMatter, check_front_matter, leaves, lookup
+from agentctl.profile.validate import check_budget, check_profile
 from agentctl.profile.writer import profile_to_dict
 
 BUILTIN_SOURCE = "<built-in>"
@@ -151,16 +157,24 @@ def nest(path: list[str], value: Any) -> dict[str, Any]:
 
 
 def build_profile(
-    data: dict[str, Any], *, source: str, base_dir: Path, today: datetime.date | None = None
+    data: dict[str, Any],
+    *,
+    source: str,
+    base_dir: Path,
+    today: datetime.date | None = None,
+    budget: bool = False,
 ) -> tuple[Profile, list[str]]:
     """Validate a parsed profile: (Profile, warnings), or ConfigError naming source and key.
 
-    `today` dates the model warnings (default: the clock's date).
+    `today` dates the model warnings (default: the clock's date); `budget`: also refuse a
+    `limits.max_usd` that cannot be kept (a profile about to be used, not a recorded one).
     """
     try:
         data, moved = migrate(data)
         profile = convert_table(Profile, data, "", base_dir)
         warnings = moved + check_profile(profile, today)
+        if budget:
+            check_budget(profile)
     except FieldError as err:
         raise ProfileKeyError(source, err.key, explain(err)) from None
     return dataclasses.replace(profile, source=source), warnings
@@ -176,27 +190,56 @@ def explain(err: FieldError) -> str:
 
 
 def find_profile_path(explicit: str | Path | None) -> Path | None:
-    """The profile file to use, per the lookup order; None means the built-in defaults."""
-    if explicit is not None and str(explicit) != "":
-        return existing(Path(explicit).expanduser(), "profile")
+    """The topmost profile file: the one given (a path or a preset name), else the ambient one;
+    None means the built-in defaults."""
+    return explicit_path(explicit) or ambient_path()
+
+
+def explicit_path(explicit: str | Path | None) -> Path | None:
+    """The file `--profile` names: an existing path, else a preset (`balanced`); else an error.
+
+    A path that exists wins over a preset of the same name: what you type is what you get.
+    """
+    if explicit is None or str(explicit) == "":
+        return None
+    return existing(Path(explicit).expanduser(), "profile", str(explicit))
+
+
+def ambient_path() -> Path | None:
+    """The profile a command uses without `--profile`: $AGENTCTL_PROFILE (a path or a preset),
+    else ./agentctl.toml, else the user profile; None when there is none."""
     env = os.environ.get(ENV_PROFILE)
     if env:
-        return existing(Path(env).expanduser(), f"profile (from ${ENV_PROFILE})")
+        return existing(Path(env).expanduser(), f"profile (from ${ENV_PROFILE})", env)
     for candidate in (Path(LOCAL_PROFILE), user_profile_path()):
         if candidate.is_file():
             return candidate
     return None
 
 
-def existing(path: Path, what: str) -> Path:
-    """`path` if it is a file, else a ConfigError naming it."""
-    if not path.exists():
-        raise ConfigError(
-            f"{what} {path}: no such file (check the path, or run `agentctl profile init {path}`)"
-        )
-    if not path.is_file():
+def existing(path: Path, what: str, name: str) -> Path:
+    """`path` if it is a file, else the preset called `name`, else a ConfigError naming it."""
+    if path.is_file():
+        return path
+    if path.exists():
         raise ConfigError(f"{what} {path}: not a file")
-    return path
+    preset = preset_path(name)
+    if preset is None:
+        raise unknown_preset(name, what)
+    return preset
+
+
+def file_layer(path: Path | None) -> dict[str, Any]:
+    """A profile file's keys, its relative paths made absolute against the file's folder."""
+    if path is None:
+        return {}
+    data = read_profile_file(path)
+    folder = path.resolve().parent
+    for key in PATH_KEYS:
+        value = lookup(data, key)
+        if isinstance(value, str) and value:
+            data = deep_merge(data, nest(key.split("."), str(resolve_path(value, folder))))
+    return data
 
 
 def default_paths(cwd: Path) -> dict[str, Any]:
@@ -214,9 +257,10 @@ def default_paths(cwd: Path) -> dict[str, Any]:
 
 @dataclasses.dataclass(frozen=True)
 class Overrides:
-    """What goes on top of a profile file, in this order, and how to name each in an error.
+    """What goes on top of the ambient profile, in this order, and how to name each in an error.
 
-    `extra`: the task's front matter; `sets`: `--set KEY=VALUE` items; `values`: dotted key ->
+    `extra`: the task's front matter; `profile`: the keys of the `--profile` file (paths
+    absolute), named `profile_source`; `sets`: `--set KEY=VALUE` items; `values`: dotted key ->
     value (flags, the Python API); `origins`: dotted key -> what the user typed for it.
     `untrusted`: the task file `extra` came from, when the user did not trust it: then it may
     only tune the run (agentctl.profile.trust), checked before anything is merged.
@@ -227,10 +271,16 @@ class Overrides:
     values: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     origins: Mapping[str, str] = dataclasses.field(default_factory=dict)
     untrusted: FrontMatter | None = None
+    profile: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    profile_source: str = ""
 
     def apply(self, data: dict[str, Any]) -> dict[str, Any]:
-        data = deep_merge(data, dict(self.extra))
+        data = deep_merge(deep_merge(data, dict(self.extra)), dict(self.profile))
         return apply_overrides(apply_set_overrides(data, self.sets), self.values)
+
+    def typed(self) -> Overrides:
+        """Only what the command line gave (`--profile`, `--set`, flags): no front matter."""
+        return dataclasses.replace(self, extra={}, untrusted=None)
 
 
 def resolve_profile(
@@ -240,52 +290,89 @@ def resolve_profile(
     *,
     overrides: Overrides | None = None,
 ) -> tuple[Profile, list[str]]:
-    """Find + read + merge `extra` (task front matter) + apply --set + validate
-    (`overrides` gives all three, and flag values, at once).
+    """The layers (module docstring) merged and validated: the ambient profile, `extra` (task
+    front matter), the `explicit` file or preset, `sets`, and flag values (`overrides` gives
+    all but the files at once).
 
-    Paths written in the file are relative to the file; paths it leaves out default to the
+    Paths written in a file are relative to that file; paths no layer names default to the
     current directory (as with no file at all), so a shared profile works from any project.
     An `overrides.untrusted` task may only tune the run (agentctl.profile.trust).
     """
-    path = find_profile_path(explicit)
-    data = deep_merge(default_paths(Path.cwd()), read_profile_file(path) if path else {})
-    source = str(path) if path else BUILTIN_SOURCE
-    base_dir = path.resolve().parent if path else Path.cwd()
+    ambient, chosen = ambient_path(), explicit_path(explicit)
+    data = deep_merge(default_paths(Path.cwd()), file_layer(ambient))
     more = overrides or Overrides(extra=extra or {}, sets=sets)
-    return build_overridden(data, more, source=source, base_dir=base_dir)
+    if chosen is not None:
+        more = dataclasses.replace(more, profile=file_layer(chosen), profile_source=str(explicit))
+    top = chosen or ambient
+    source = str(top) if top else BUILTIN_SOURCE
+    below = str(ambient) if ambient and chosen else None
+    return build_overridden(data, more, source=source, base_dir=Path.cwd(), below=below)
 
 
 def build_overridden(
-    data: dict[str, Any], overrides: Overrides, *, source: str, base_dir: Path
+    data: dict[str, Any],
+    overrides: Overrides,
+    *,
+    source: str,
+    base_dir: Path,
+    below: str | None = None,
 ) -> tuple[Profile, list[str]]:
-    """`build_profile` of `data` under `overrides`; an error names the override that caused it."""
+    """`build_profile` of `data` under `overrides`; an error names the layer that caused it
+    (`below`: the ambient file under a `--profile`, which `data` holds)."""
     if overrides.untrusted is not None:
-        check_front_matter(overrides.untrusted, deep_merge(profile_to_dict(Profile()), data))
+        trusted = deep_merge(data, dict(overrides.profile))
+        check_front_matter(overrides.untrusted, deep_merge(profile_to_dict(Profile()), trusted))
+    merged = overrides.apply(data)
     try:
-        return build_profile(overrides.apply(data), source=source, base_dir=base_dir)
+        profile, warnings = build_profile(merged, source=source, base_dir=base_dir, budget=True)
     except ProfileKeyError as err:
         origin = override_origin(err.key, overrides)
+        if origin is None and below is not None and not named(err.key, overrides.profile):
+            raise ConfigError(f"profile {below}: {err.key}: {err.detail}") from None
         if origin is None:
             raise
         raise ConfigError(f"profile {source}, {origin}: {err.key}: {err.detail}") from None
+    note = front_matter_note(overrides, merged)
+    return profile, [*warnings, note] if note else warnings
+
+
+def front_matter_note(overrides: Overrides, merged: dict[str, Any]) -> str | None:
+    """One line naming the front-matter keys that the command line overrode, by what overrode
+    them: `--profile balanced: max_turns, cache.ttl; --max-turns 5: max_turns`."""
+    typed = overrides.typed()
+    changed: dict[str, list[str]] = {}
+    for key, value in leaves(overrides.extra):
+        if lookup(merged, key) == value:
+            continue
+        origin = override_origin(key, typed)
+        if origin is None and named(key, typed.profile):
+            origin = f"--profile {typed.profile_source}"
+        if origin:
+            changed.setdefault(origin, []).append(key)
+    if not changed:
+        return None
+    parts = [f"{origin}: {', '.join(keys)}" for origin, keys in changed.items()]
+    return "the command line overrides the task's front matter: " + "; ".join(parts)
+
+
+def named(key: str, data: Mapping[str, Any]) -> bool:
+    """True when `data` sets `key`, something inside it, or a table above it."""
+    return any(related(key, k) for k in dotted_keys(dict(data)))
 
 
 def override_origin(key: str, overrides: Overrides) -> str | None:
-    """Which override (the last one wins), --set or the task front matter set the bad `key`."""
+    """Which layer above the ambient profile set the bad `key` (the last one wins): a flag, a
+    --set or the task front matter; None for the `--profile` file (the error's source)."""
     for name, value in reversed(list(overrides.values.items())):
         if related(key, ".".join(join_key("", p) for p in dotted_path(name) or [name])):
             return overrides.origins.get(name) or f"override {name}={value!r}"
-    return _set_origin(key, overrides.sets, dict(overrides.extra))
-
-
-def _set_origin(key: str, sets: Sequence[str], extra: dict[str, Any]) -> str | None:
-    for item in reversed(sets):
+    for item in reversed(overrides.sets):
         path = parse_dotted_key(item.partition("=")[0].strip(), item)
         if related(key, ".".join(join_key("", p) for p in path)):
             return f"--set {item}"
-    if any(related(key, k) for k in dotted_keys(extra)):
-        return "task front matter"
-    return None
+    if named(key, overrides.profile):
+        return None
+    return "task front matter" if named(key, overrides.extra) else None
 
 
 def related(error_key: str, set_key: str) -> bool:

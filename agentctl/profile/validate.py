@@ -69,6 +69,23 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     return list(collect_warnings(profile, today or clock.today()))
 
 
+def check_budget(profile: Profile) -> None:
+    """A USD budget needs a price for the model: without one it could never be kept.
+
+    Checked for the profile a command is about to use (`loader.build_overridden`), not for a
+    recorded session's, which is read as it was."""
+    from agentctl.context.prices import price_for
+
+    budget = profile.limits.max_usd
+    if budget and price_for(profile.model, profile.prices) is None:
+        raise FieldError(
+            "limits.max_usd",
+            f"a budget of {budget} USD cannot be kept: no price is known for"
+            f' {profile.model!r} (add a [prices."{profile.model}"] table, pick a priced model,'
+            " or set limits.max_usd = 0 for no budget)",
+        )
+
+
 def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float]]:
     """(dotted key, value) of every int / float setting, prices included."""
     if isinstance(obj, dict):

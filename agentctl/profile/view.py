@@ -9,7 +9,8 @@ from typing import Any
 from agentctl.context.edits import build_context_management
 from agentctl.profile.keys import KEY_DOCS
 from agentctl.profile.loader import (
-    find_profile_path,
+    ambient_path,
+    explicit_path,
     nest,
     parse_dotted_key,
     parse_set_value,
@@ -69,11 +70,13 @@ def api_field(key: str) -> str:
 
 
 def profile_origins(explicit: str | Path | None, sets: Sequence[str]) -> dict[str, str]:
-    """Dotted key -> "file" or "--set" for each key the user wrote; the rest are defaults."""
-    path = find_profile_path(explicit)
-    written = flatten(read_profile_file(path) if path else {})
-    # An empty table header (`[memory]` with only comments) sets nothing.
-    origins = {key: "file" for key, value in written if value != {}}
+    """Dotted key -> "ambient" (the profile found without FILE), "file" (FILE) or "--set" for
+    each key a layer wrote, the highest layer winning; the rest are defaults."""
+    origins: dict[str, str] = {}
+    for path, name in ((ambient_path(), "ambient"), (explicit_path(explicit), "file")):
+        written = flatten(read_profile_file(path) if path else {})
+        # An empty table header (`[memory]` with only comments) sets nothing.
+        origins.update((key, name) for key, value in written if value != {})
     for item in sets:
         key, _, text = item.partition("=")
         override = nest(parse_dotted_key(key.strip(), item), parse_set_value(text.strip()))

@@ -94,8 +94,9 @@ def commented_template(profile: Profile | None = None) -> str:
     return "".join(parts)
 
 
-def write_template(path: Path, *, force: bool = False) -> None:
-    """Write `commented_template()` to `path`; never clobbers a file unless `force`.
+def write_template(path: Path, *, force: bool = False, text: str | None = None) -> None:
+    """Write `text` (default `commented_template()`) to `path`; never clobbers a file unless
+    `force`.
 
     Without `force` the file is created exclusively (no race with another writer); with it,
     the new text goes to a temporary file first and replaces the old one in one step.
@@ -104,7 +105,7 @@ def write_template(path: Path, *, force: bool = False) -> None:
         raise UsageError(
             f"{path}: is a directory (give a file name, e.g. {path / 'agentctl.toml'})"
         )
-    text = commented_template()
+    text = commented_template() if text is None else text
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not force:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import TextIO
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 
-from agentctl.render.format import isatty
+from agentctl.render.format import color_system, isatty
 from agentctl.render.safe import visible
 
 
@@ -23,15 +22,20 @@ def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> N
         stdout.write(f"{body}\n" if body else "")
         stdout.flush()
         return
-    no_color = bool(os.environ.get("NO_COLOR"))
-    console = Console(
-        file=stdout,
-        force_terminal=True,
-        no_color=no_color,
-        color_system=None if no_color else "auto",
-    )
-    from rich.markdown import Markdown  # markdown-it is only needed on a terminal
-
+    console = Console(file=stdout, force_terminal=True, color_system=color_system())
     # The summary (stderr) ends just above on the same terminal: mark where the answer starts.
     console.rule("answer", style="dim", characters="─")
-    console.print(Markdown(visible(text), hyperlinks=False))
+    console.print(typed_markdown(visible(text)))
+
+
+def typed_markdown(text: str) -> RenderableType:
+    """Markdown with HTML read as text: `Vec<u8>` and `<built-in>` are shown as typed (Rich's
+    parser takes them for HTML tags and drops them); links are shown as `text (url)`."""
+    # markdown-it and Rich's Markdown are only needed on a terminal.
+    from markdown_it import MarkdownIt
+    from rich.markdown import Markdown
+
+    rendered = Markdown("", hyperlinks=False)
+    parser = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+    rendered.markup, rendered.parsed = text, parser.parse(text)
+    return rendered

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from agentctl.types import ProgressEvent, ToolCall, TurnEvent, Usage
 
@@ -137,6 +138,12 @@ def fmt_elapsed(seconds: float) -> str:
     """`7s`, `1m05s`: how long the current turn has been running."""
     whole = max(int(seconds), 0)
     return f"{whole}s" if whole < 60 else f"{whole // 60}m{whole % 60:02d}s"
+
+
+def color_system() -> Literal["auto"] | None:
+    """The `color_system` of every terminal Console: None under NO_COLOR (any non-empty
+    value), so no style code at all (bold, dim, colour) reaches the terminal; else "auto"."""
+    return None if os.environ.get("NO_COLOR") else "auto"
 
 
 def isatty(stream: TextIO) -> bool:

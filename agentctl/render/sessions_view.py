@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 from rich import box
 from rich.cells import cell_len
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -66,9 +66,10 @@ def _table(*columns: str, title: str = "") -> Table:
 
 
 def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> Table:
-    """`sessions list`: oldest first, like `ls -tr`; one line a session. Under 100 columns
-    without the date and with shorter model names and token counts; under 72 without the task
-    and the model, so the figures are never cut. The task gives way first (cut with `…`)."""
+    """`sessions list`: the rows in the order given (the CLI: newest first); one line a
+    session. Under 100 columns without the date and with shorter model names and token counts;
+    where it is still too narrow the model goes, then the task (cut with `…` first), so the
+    figures are never cut."""
     narrow = width is not None and width < 100
     names = ["session", "task", "model", "turns", "status", "tokens", "cost"]
     if not narrow:
@@ -106,7 +107,8 @@ def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
 
 
 # What gives way on a narrow terminal, first to last: a figure is never cut.
-DROP_ORDER = ("task", "model", "status", "turns")
+# The model goes before the task: the task tells sessions apart, the model rarely does.
+DROP_ORDER = ("model", "task", "status", "turns")
 TASK_MIN = 8
 
 
@@ -153,27 +155,27 @@ def show_view(
     return Group(*parts)
 
 
+LEDGER_WIDE = (
+    "turn", "cleared", "new", "rewritten", "premium", "saved/turn", "break-even", "net",
+    "skip with\nclear_at_least",
+)  # fmt: skip
+# The same columns with headers on more lines: what fits 80 columns with every digit shown.
+LEDGER_NARROW = (
+    "turn", "cleared", "new", "rewrit-\nten", "premium", "saved/\nturn", "break-\neven", "net",
+    "skip at\nclear_\nat_least",
+)  # fmt: skip
+
+
 def ledger_table(
     balances: Sequence[EditBalance], title: str = "", remedies: Sequence[Remedy] = ()
 ) -> RenderableType:
     """Per edit: what it saved against the cache rewrite it caused, and when it paid off."""
     if not balances:
         return Text("no edit applied: nothing cleared, no cache rewrite")
-    table = _table(
-        "turn", "cleared", "new", "rewritten", "premium", "saved/turn", "break-even", "net",
-        "skip with\nclear_at_least",
-        title=title or "cache accounting per edit (saved on later turns vs cache rewrite)",
-    )  # fmt: skip
-    for b in balances:
-        style = "red" if b.net_usd < 0 else "green"
-        avoid = b.avoid_with_clear_at_least
-        _add(
-            table, str(b.turn), fmt_int(b.cleared_input_tokens), fmt_int(b.newly_cleared),
-            fmt_int(b.rewritten), _usd(b.premium_usd), _usd(b.saving_per_turn_usd),
-            "never" if b.break_even_turn is None else f"turn {b.break_even_turn}",
-            Text(_usd(b.net_usd, signed=True), style=style),
-            "" if avoid is None else f">= {fmt_int(avoid)}",
-        )  # fmt: skip
+    title = title or "cache accounting per edit (saved on later turns vs cache rewrite)"
+    table = Narrowing(
+        _ledger(balances, LEDGER_WIDE, title), _ledger(balances, LEDGER_NARROW, title)
+    )
     losses = sum(1 for b in balances if b.net_usd < 0)
     if not losses:
         return table
@@ -193,6 +195,41 @@ def ledger_table(
         for r in remedies
     ]
     return Group(table, note, *lines)
+
+
+def _ledger(balances: Sequence[EditBalance], headers: Sequence[str], title: str) -> Table:
+    table = _table(*headers, title=title)
+    for b in balances:
+        style = "red" if b.net_usd < 0 else "green"
+        avoid = b.avoid_with_clear_at_least
+        _add(
+            table, str(b.turn), fmt_int(b.cleared_input_tokens), fmt_int(b.newly_cleared),
+            fmt_int(b.rewritten), _usd(b.premium_usd), _usd(b.saving_per_turn_usd),
+            "never" if b.break_even_turn is None else f"turn {b.break_even_turn}",
+            Text(_usd(b.net_usd, signed=True), style=style),
+            "" if avoid is None else f">= {fmt_int(avoid)}",
+        )  # fmt: skip
+    return table
+
+
+class Narrowing:
+    """`wide` where it fits whole, else `narrow` (the same cells under shorter headers)."""
+
+    def __init__(self, wide: Table, narrow: Table) -> None:
+        self.wide, self.narrow = wide, narrow
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.wide if whole_width(self.wide) <= options.max_width else self.narrow
+
+
+def whole_width(table: Table) -> int:
+    """The columns a `_table` needs to show every cell and header line uncut (Rich's own
+    measure undercounts the separators): widest cell or header line, plus two per gap."""
+    widths = [
+        max(column.min_width or 0, *(cell_len(line) for line in str(column.header).split("\n")))
+        for column in table.columns
+    ]
+    return sum(widths) + 2 * (len(widths) - 1)
 
 
 def _usd(value: float, *, signed: bool = False) -> str:

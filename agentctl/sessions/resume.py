@@ -11,7 +11,6 @@ from agentctl.errors import UsageError
 from agentctl.sessions.record import (
     EventRecord,
     Record,
-    RequestRecord,
     ResponseRecord,
     ResumeRecord,
     SessionHeader,
@@ -49,7 +48,9 @@ def load_run(ref: str) -> SavedRun:
         path=transcript.path,
         header=transcript.header,
         messages=transcript.history(),
-        last_turn=max((r.turn for r in records if isinstance(r, RequestRecord)), default=0),
+        # A request that got no response (interrupted, failed) is no turn: resume reuses its
+        # number, so turns stay 1, 2, 3, ... and each number names one answered request.
+        last_turn=max((r.turn for r in records if isinstance(r, ResponseRecord)), default=0),
         last_stop=_last_stop(records),
         outcome=_outcome(records),
         tool_results={r.tool_use_id: r for r in records if isinstance(r, ToolResultRecord)},

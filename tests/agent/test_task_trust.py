@@ -80,11 +80,17 @@ def test_widening_keys_are_refused_naming_file_and_key(
     assert f": {key}: " in message
 
 
-def test_a_task_may_lower_limits_but_not_lift_the_profiles(tmp_path: Path) -> None:
+def test_a_task_may_lower_limits_but_not_lift_the_profiles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     profile = tmp_path / "limits.toml"
     profile.write_text("[limits]\nmax_usd = 5.0\nmax_input_tokens = 1000000\n")
     lower = task_file(tmp_path / "a", "[limits]\nmax_usd = 1.0\nmax_input_tokens = 500")
-    assert resolve(lower, profile=profile).limits.max_usd == 1.0
+    # Above the ambient profile the front matter lowers the limit; below --profile it cannot.
+    assert resolve(lower, profile=profile).limits.max_usd == 5.0
+    with monkeypatch.context() as env:
+        env.setenv("AGENTCTL_PROFILE", str(profile))
+        assert resolve(lower).limits.max_usd == 1.0
     for front in ("[limits]\nmax_usd = 0.0", "[limits]\nmax_usd = 50.0"):
         message = refusal(task_file(tmp_path / "b", front), profile)
         assert "limits.max_usd: " in message and "would lift the profile's limit of 5.0" in message

@@ -35,7 +35,8 @@ def test_a_missing_root_is_reported_not_created(tmp_path: Path, args: list[str])
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         f"agentctl: memory root {missing}: no such folder (nothing to show); "
-        "check memory.root in the profile or --root"
+        "check memory.root in the profile (or --set memory.root=DIR; "
+        "`agentctl memory` also takes --root)"
     ]
     assert not (tmp_path / "nope").exists()
 
@@ -132,7 +133,8 @@ def test_a_run_on_an_unwritable_memory_root_stops_before_it_starts(tmp_path: Pat
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         "agentctl: memory root /sys/kernel: not writable (Permission denied); "
-        "check memory.root in the profile or --root"
+        "check memory.root in the profile (or --set memory.root=DIR; "
+        "`agentctl memory` also takes --root)"
     ]
 
 

@@ -160,11 +160,13 @@ def test_a_task_may_not_widen_server_tools(tmp_path: Path, front: str, key: str)
     assert f"{key}: " in str(caught.value) and "--trust-task" in str(caught.value)
 
 
-def test_a_task_may_turn_off_or_lower(tmp_path: Path) -> None:
+def test_a_task_may_turn_off_or_lower(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The ambient profile: the front matter sits above it (a --profile would sit above both).
     profile = tmp_path / "p.toml"
     profile.write_text("[server_tools.web_search]\nenabled = true\nmax_uses = 4\n")
+    monkeypatch.setenv("AGENTCTL_PROFILE", str(profile))
     front = "[server_tools.web_search]\nmax_uses = 2\n[server_tools.web_fetch]\ncitations = true"
-    resolved = resolve(tmp_path, front, profile)
+    resolved = resolve(tmp_path, front)
     assert resolved.server_tools.web_search.max_uses == 2
-    off = resolve(tmp_path, "[server_tools.web_search]\nenabled = false", profile)
+    off = resolve(tmp_path, "[server_tools.web_search]\nenabled = false")
     assert not off.server_tools.web_search.enabled

@@ -83,9 +83,14 @@ THINKING_SCRIPT = (
 
 
 def _run(home: Path, task: Path, profile: Path, *extra: str, code: int = 0) -> Path:
-    """One offline run with AGENTCTL_HOME=home; the path of its transcript."""
+    """One offline run with AGENTCTL_HOME=home; the path of its transcript.
+
+    `profile` is the ambient profile ($AGENTCTL_PROFILE), so the task's front matter sits
+    above it (as these recordings were made); a --profile would override the front matter.
+    """
     env = {"AGENTCTL_HOME": str(home), "NO_COLOR": "1", "ANTHROPIC_API_KEY": ""}
-    args = ["run", str(task), "--offline", "--json", "--profile", str(profile), *extra]
+    env["AGENTCTL_PROFILE"] = str(profile)
+    args = ["run", str(task), "--offline", "--json", *extra]
     result = CliRunner().invoke(app, args, env=env)
     assert result.exit_code == code, result.output
     (path,) = (home / "sessions").glob("*.jsonl")

@@ -96,3 +96,15 @@ def test_long_values_wrap_under_themselves_on_a_terminal() -> None:
     assert " ".join(part.strip() for part in wrapped[:-2]).endswith(long)
     piped = format_checks(checks).splitlines()  # not a terminal: one line per check
     assert piped[0] == f"  profile        {long}" and len(piped) == 3
+
+
+def test_a_profile_over_the_ambient_one_names_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentctl.toml").write_text("max_turns = 9\n")
+    (tmp_path / "typed.toml").write_text("max_tokens = 900\n")
+    _, checks = doctor("--profile", "typed.toml", "--offline")
+    assert checks["profile"]["value"] == (
+        "typed.toml (from --profile, over agentctl.toml (./agentctl.toml in the current folder))"
+    )

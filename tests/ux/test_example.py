@@ -1,0 +1,74 @@
+"""`agentctl example list|copy` and `profile init --preset`: the shipped files, for anyone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentctl.cli.main import app
+from agentctl.profile.preset import examples_dir, presets_dir
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_example_list_names_each_example_with_its_heading() -> None:
+    code, out, _ = invoke("example", "list")
+    assert code == 0
+    assert "research\tKestrel outage\n" in out
+    assert [line.split("\t")[0] for line in out.splitlines()] == sorted(
+        p.parent.name for p in examples_dir().glob("*/task.md")
+    )
+
+
+def test_example_copy_copies_the_task_and_workspace_but_no_memory(tmp_path: Path) -> None:
+    source = examples_dir() / "memory-carryover"
+    left = source / "memory"
+    made = not left.exists()
+    left.mkdir(exist_ok=True)
+    try:
+        code, out, _ = invoke("example", "copy", "memory-carryover", "mc")
+    finally:
+        if made:
+            left.rmdir()
+    assert code == 0 and out.startswith("copied example memory-carryover to mc;")
+    assert (tmp_path / "mc" / "task.md").read_bytes() == (source / "task.md").read_bytes()
+    assert sorted(p.name for p in (tmp_path / "mc" / "workspace").iterdir()) == sorted(
+        p.name for p in (source / "workspace").iterdir()
+    )
+    assert not (tmp_path / "mc" / "memory").exists()
+
+
+def test_example_copy_refuses_an_existing_folder_and_an_unknown_name(tmp_path: Path) -> None:
+    (tmp_path / "research").mkdir()
+    assert invoke("example", "copy", "research") == (
+        2, "", "agentctl: research: already exists (give a new folder)\n"
+    )  # fmt: skip
+    code, _, err = invoke("example", "copy", "reserch")
+    assert code == 2
+    assert err == (
+        "agentctl: example reserch: no such example (examples: mcp, memory-carryover, research)\n"
+    )
+
+
+def test_profile_init_preset_writes_the_preset(tmp_path: Path) -> None:
+    code, out, _ = invoke("profile", "init", "--preset", "aggressive", "mine.toml")
+    assert (code, out) == (0, "wrote mine.toml (preset aggressive)\n")
+    expected = (presets_dir() / "aggressive.toml").read_bytes()
+    assert (tmp_path / "mine.toml").read_bytes() == expected
+    assert invoke("profile", "init", "--preset", "aggressive", "mine.toml")[0] == 2  # exists
+    code, _, err = invoke("profile", "init", "--preset", "fast")
+    assert code == 2 and err == (
+        "agentctl: --preset fast: no such preset "
+        "(presets: aggressive, api-defaults, balanced, no-editing)\n"
+    )
+    assert not (tmp_path / "agentctl.toml").exists()
