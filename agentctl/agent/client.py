@@ -30,6 +30,7 @@ from agentctl.agent.wire import (
     Watchdog,
     WireLimits,
     check_message,
+    check_origin,
     too_late,
 )
 from agentctl.errors import ApiError
@@ -110,6 +111,7 @@ class AnthropicClient:
         self._secrets = (api_key, auth_token)
 
     def _stamp(self, request: httpx2.Request) -> None:
+        check_origin(str(request.url), str(self._sdk.base_url))
         request.extensions[_STARTED] = self._wire.clock()
         request.extensions["trace"] = self._watchdog.trace
 

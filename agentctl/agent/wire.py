@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 DEFAULT_DEADLINE_S = 600.0
 MAX_BODY_BYTES = 128 * 2**20
@@ -84,6 +85,31 @@ class BodyBudget:
             raise ResponseRejected(
                 f"one stream event larger than {_size(self.limits.max_event_bytes)}"
             )
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of `url`, the default port made explicit."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def check_origin(url: str, base_url: str) -> None:
+    """Every request goes to the API's own origin (`api.base_url`): a URL a server named
+    (a batch's `results_url`) on another origin would get the key, and is refused."""
+    if origin(url) != origin(base_url):
+        shown = f"{origin(url)[0]}://{urlsplit(url).netloc}"
+        raise ResponseRejected(
+            f"the server named {shown} for a request, another origin than api.base_url "
+            f"{base_url.rstrip('/')}; refused (the key goes only to the API's origin)"
+        )
 
 
 def too_late(deadline_s: float) -> str:
