@@ -1,0 +1,56 @@
+"""Batch sources, folders and state held to what they may do (issue 20): `set` paths, file
+modes, two resumes at once, what a resume runs with, records read back, where `--out` may be."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentctl.agent.retry import RetryGate
+from agentctl.batch import read_source
+from agentctl.batch.launch import plan_batch
+from agentctl.batch.scheduler import Budget
+from agentctl.batch.task import TaskContext, plan_task
+from agentctl.errors import AgentctlError
+
+
+def jsonl(folder: Path, *lines: dict[str, object]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "tasks.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def user_profile(home: Path, text: str = 'model = "claude-sonnet-5"\n') -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / "profile.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("key", ["tools.workspace_root", "memory.root"])
+def test_a_set_path_is_the_one_checked_and_used(tmp_path: Path, key: str) -> None:
+    """`set: {key: "."}` means the source's folder, where it was checked; before the fix it
+    was used against the profile's folder (a user profile in AGENTCTL_HOME: the sessions)."""
+    profile = user_profile(tmp_path / "home")
+    source = jsonl(tmp_path / "src", {"id": "a", "task": "hi", "set": {key: "."}})
+    prepared = plan_batch(str(source), profile=profile, offline=True, memory="shared",
+                          out=tmp_path / "out")  # fmt: skip
+    context = TaskContext(prepared.spec, prepared.out, RetryGate(), Budget(None))
+    plan = plan_task(prepared.tasks[0], context)
+    used = (
+        plan.profile.tools.workspace_root if key.startswith("tools") else plan.profile.memory.root
+    )
+    assert Path(str(used)).resolve() == source.parent.resolve()
+
+
+def test_a_set_path_out_of_the_source_folder_is_refused(tmp_path: Path) -> None:
+    source = jsonl(tmp_path / "src", {"id": "a", "task": "hi", "set": {"memory.root": ".."}})
+    with pytest.raises(AgentctlError) as caught:
+        tasks = read_source(str(source))
+        prepared = plan_batch(str(source), profile=user_profile(tmp_path), offline=True,
+                              memory="shared", out=tmp_path / "out")  # fmt: skip
+        plan_task(tasks[0], TaskContext(prepared.spec, prepared.out, RetryGate(), Budget(None)))
+    assert "memory.root" in str(caught.value) and "\n" not in str(caught.value)
