@@ -18,6 +18,7 @@ from typing import Any
 from agentctl import clock
 from agentctl.errors import UsageError
 from agentctl.home import batches_dir
+from agentctl.sessions.transcript import make_private_dirs
 
 FORMAT = "agentctl-batch-1"
 MANIFEST = "batch.json"
@@ -56,10 +57,26 @@ def create(out: Path, spec: BatchSpec) -> None:
     if (out / MANIFEST).exists():
         raise UsageError(f"{out}: already holds a batch; continue it with --resume {out}")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / MANIFEST).write_text(json.dumps(spec.to_json(), indent=2) + "\n", "utf-8")
+        make_private_dirs(out)
+        write_private(out / MANIFEST, (json.dumps(spec.to_json(), indent=2) + "\n").encode())
     except OSError as err:
         raise UsageError(f"{out}: cannot create the batch folder ({err.strerror})") from None
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """`path` holding `data`, readable by this user only (0600 whatever the umask)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    rest = memoryview(data)
+    while rest:
+        rest = rest[os.write(fd, rest) :]
 
 
 def load_spec(out: Path) -> BatchSpec:
@@ -103,9 +120,9 @@ class ResultsStore:
         with self._lock:
             if self.closed:
                 return False
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(fd, data)
+                write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)

@@ -19,6 +19,7 @@ from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
 from agentctl.runner.plan import resolve
 from agentctl.sessions.record import LIST_PRICE
+from agentctl.sessions.transcript import make_private_dirs
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
@@ -156,12 +157,13 @@ def _copy_memory(base: Path, out: Path, task_id: str) -> Path:
     dest = task_folder(out, task_id) / "memory"
     if dest.exists():  # a task cut short before: start again from the base
         shutil.rmtree(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(dest.parent)
     if base.is_dir():
         ignore = shutil.ignore_patterns(".agentctl*")
         shutil.copytree(base, dest, symlinks=True, ignore=ignore)
     else:
-        dest.mkdir()
+        dest.mkdir(mode=0o700)
+    dest.chmod(0o700)
     return dest.resolve()
 
 

@@ -4,6 +4,8 @@ modes, two resumes at once, what a resume runs with, records read back, where `-
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,9 @@ from agentctl.batch.launch import plan_batch
 from agentctl.batch.scheduler import Budget
 from agentctl.batch.task import TaskContext, plan_task
 from agentctl.errors import AgentctlError
+from tests.reliability.helpers import private_mode_problems
+
+from .test_batch_cli import batch, make_tasks
 
 
 def jsonl(folder: Path, *lines: dict[str, object]) -> Path:
@@ -54,3 +59,28 @@ def test_a_set_path_out_of_the_source_folder_is_refused(tmp_path: Path) -> None:
                               memory="shared", out=tmp_path / "out")  # fmt: skip
         plan_task(tasks[0], TaskContext(prepared.spec, prepared.out, RetryGate(), Budget(None)))
     assert "memory.root" in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.fixture
+def umask_022() -> Iterator[None]:
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("umask_022")
+def test_batch_files_are_private_under_umask_022(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the fix AGENTCTL_HOME and batches/ were 0755, batch.json and results.jsonl
+    0644: other users could read the answers."""
+    home = tmp_path / "new" / "agentctl"
+    monkeypatch.setenv("AGENTCTL_HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    done = batch(str(make_tasks(tmp_path, 1)), "--offline", "--quiet")
+    assert done.exit_code == 0, done.output
+    made = [tmp_path / "new", home, *home.glob("batches/*/*")]
+    assert {p.name for p in made} >= {"batch.json", "results.jsonl", "tasks"}
+    assert private_mode_problems(tmp_path / "new") == [], private_mode_problems(tmp_path / "new")
+    assert oct((tmp_path / "new").stat().st_mode & 0o777) == "0o700"
