@@ -11,6 +11,7 @@ text is redacted (`agentctl.redact`) before it leaves this module.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -90,6 +91,10 @@ class AnthropicClient:
     ) -> None:
         import anthropic
 
+        # The SDK dumps what a server sent through pydantic, which warns on stderr about a
+        # value of the wrong type; every figure is checked here (agent.wire) and a bad one
+        # refused in one line, so the warning only adds noise, even under --quiet.
+        warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning)
         self._wire = wire or WireLimits()
         self._watchdog = Watchdog()
         http = anthropic.DefaultHttpxClient(

@@ -35,6 +35,9 @@ USAGE_FIELDS = (
     "cache_read_input_tokens",
 )
 _REQUIRED_USAGE = USAGE_FIELDS[:2]
+# Objects of counts inside `usage` (server tool requests are billed; cache writes by TTL are
+# priced): every value in them is held to the same rule as the token counts.
+USAGE_OBJECTS = ("server_tool_use", "cache_creation")
 EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 _LINE_ENDS = (b"\n",)  # JSONL (Message Batches results): each line is one record
@@ -197,8 +200,9 @@ def _objects(value: Any) -> bool:
 
 
 def check_usage(usage: Any, where: str = "usage") -> None:
-    """Input and output counts present, every count a whole number from 0 to 10^9; the same
-    for each entry of `iterations` (compaction entries are billed)."""
+    """Input and output counts present, every count a whole number from 0 to 10^9, in
+    `server_tool_use` and `cache_creation` too; the same for each entry of `iterations`
+    (compaction entries are billed)."""
     if not isinstance(usage, Mapping):
         raise ResponseRejected(f"the message has no {where} object")
     for name in USAGE_FIELDS:
@@ -207,6 +211,8 @@ def check_usage(usage: Any, where: str = "usage") -> None:
             continue
         if not _token_count(value):
             raise ResponseRejected(f"{where}.{name} = {value!r} is not a token count")
+    for name in USAGE_OBJECTS:
+        _check_counts(usage.get(name), f"{where}.{name}")
     iterations = usage.get("iterations")
     if iterations is None or where != "usage":
         return
@@ -214,6 +220,17 @@ def check_usage(usage: Any, where: str = "usage") -> None:
         raise ResponseRejected("usage.iterations is not a list of objects")
     for index, entry in enumerate(iterations):
         check_usage(entry, f"usage.iterations[{index}]")
+
+
+def _check_counts(counts: Any, where: str) -> None:
+    """An object of counts (or absent): each value null or a whole number from 0 to 10^9."""
+    if counts is None:
+        return
+    if not isinstance(counts, Mapping):
+        raise ResponseRejected(f"{where} is not an object")
+    for name, value in counts.items():
+        if value is not None and not _token_count(value):
+            raise ResponseRejected(f"{where}.{name} = {value!r} is not a count")
 
 
 def _token_count(value: Any) -> bool:
