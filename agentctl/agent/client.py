@@ -32,6 +32,7 @@ from agentctl.agent.wire import (
     WireLimits,
     check_message,
     check_origin,
+    scrub_surrogates,
     too_late,
 )
 from agentctl.errors import ApiError
@@ -202,6 +203,7 @@ def _checked(
     """Our ModelResponse from an SDK message, held to the wire limits and redacted."""
     raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True, warnings=False)
     check_message(raw)
+    raw = scrub_surrogates(raw)
     return response_from_message(redact_json(raw, secrets), redact(request_id, secrets))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import socket
 import threading
 import time
@@ -41,6 +42,8 @@ USAGE_OBJECTS = ("server_tool_use", "cache_creation")
 EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 _LINE_ENDS = (b"\n",)  # JSONL (Message Batches results): each line is one record
+# JSON joins a valid surrogate pair into one character: a surrogate left in a str is lone.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # httpcore trace events whose return value is a new network stream (a connection).
 _CONNECTED = (".connect_tcp.complete", ".start_tls.complete", ".connect_unix_socket.complete")
 
@@ -237,6 +240,31 @@ def _token_count(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     return math.isfinite(value) and value == int(value) and 0 <= value <= MAX_REPORTED_TOKENS
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD: JSON
+    may carry `\\ud800`, which no UTF-8 output, file or terminal can take. Iterative; the
+    message is already bounded in depth (`check_message`)."""
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        node = holder[key]
+        if isinstance(node, str):
+            holder[key] = _scrubbed(node)
+        elif isinstance(node, list):
+            stack.extend((node, index) for index in range(len(node)))
+        elif isinstance(node, dict):
+            items = [(_scrubbed(k) if isinstance(k, str) else k, v) for k, v in node.items()]
+            node.clear()
+            node.update(items)
+            stack.extend((node, k) for k in node)
+    return root[0]
+
+
+def _scrubbed(text: str) -> str:
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def nested_deeper_than(value: Any, limit: int) -> bool:

@@ -120,3 +120,42 @@ def test_a_refused_figure_leaves_a_transcript_agentctl_reads(
     listed = subprocess.run([*AGENTCTL, "sessions", "list"], capture_output=True,
                             text=True, timeout=120, env=os.environ.copy())  # fmt: skip
     assert listed.returncode == 0, listed.stderr
+
+
+def text_frames(text_json: bytes) -> bytes:
+    """One end_turn answer whose text delta is `text_json` (raw JSON string, escapes kept)."""
+    return frames(BASE, BASE).replace(b'"text": "hi"', b'"text": ' + text_json)
+
+
+def run_against(answer: Any, tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    task = tmp_path / "task.md"
+    task.write_text("Say hi.\n")
+    with serve(answer) as (url, _seen, _stop):
+        return subprocess.run(
+            [*AGENTCTL, "run", str(task), "--set", f"api.base_url={url}",
+             "--set", "api.max_retries=0", *flags],
+            capture_output=True, text=True, timeout=120, env=os.environ.copy(),
+        )  # fmt: skip
+
+
+@pytest.mark.parametrize("flags", [(), ("--json",)])
+def test_a_lone_surrogate_in_the_answer_is_shown_and_recorded_safely(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: tuple[str, ...]
+) -> None:
+    """Before the fix: a UnicodeEncodeError traceback (stdout and the transcript are UTF-8)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.chdir(tmp_path)
+
+    def answer(h: BaseHTTPRequestHandler) -> None:
+        head(h)
+        h.wfile.write(text_frames(b'"caf\\ud800 ok \\udc80"'))
+
+    done = run_against(answer, tmp_path, *flags)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    shown_text = done.stdout.replace("\\ufffd", "\ufffd")  # --json escapes non-ASCII
+    assert "caf\ufffd ok \ufffd" in shown_text and "\\ud800" not in done.stdout
+    shown = subprocess.run([*AGENTCTL, "sessions", "show", "last"], capture_output=True,
+                           text=True, timeout=120, env=os.environ.copy())  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert "caf\ufffd ok" in shown.stdout
