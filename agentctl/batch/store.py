@@ -18,7 +18,7 @@ from typing import Any
 from agentctl import clock
 from agentctl.errors import UsageError
 from agentctl.home import batches_dir
-from agentctl.sessions.transcript import make_private_dirs
+from agentctl.sessions.transcript import json_safe, make_private_dirs
 
 FORMAT = "agentctl-batch-1"
 MANIFEST = "batch.json"
@@ -116,7 +116,7 @@ class ResultsStore:
 
     def write(self, line: dict[str, Any]) -> bool:
         """Append one line, synced; False (nothing written) once the store is closed."""
-        data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+        data = (json_safe(json.dumps(line, ensure_ascii=False)) + "\n").encode("utf-8")
         with self._lock:
             if self.closed:
                 return False

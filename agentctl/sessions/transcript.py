@@ -279,7 +279,21 @@ def _encode(record: Record) -> bytes:
     """The record as one line of JSON, with no credential in it (agentctl.redact: the last guard,
     whatever a tool, file or server put in a record)."""
     line = redact(json.dumps(to_json(record), ensure_ascii=False, default=str))
-    return (line + "\n").encode("utf-8")
+    return (json_safe(line) + "\n").encode("utf-8")
+
+
+# A lone surrogate (a file name that is not UTF-8, as Python decodes it) has no UTF-8 form; in
+# JSON it is written as its `\udcXX` escape, which reads back as the same name.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_safe(line: str) -> str:
+    """JSON text (dumped with ensure_ascii=False) that encodes as UTF-8, lossless."""
+    return line if line.isascii() else _SURROGATE.sub(_json_escape, line)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def in_use(path: Path) -> bool:
