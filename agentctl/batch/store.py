@@ -7,6 +7,7 @@ kill is dropped when the file is opened again.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -18,6 +19,8 @@ from typing import Any
 from agentctl import clock
 from agentctl.errors import UsageError
 from agentctl.home import batches_dir
+from agentctl.profile.loader import BUILTIN_SOURCE
+from agentctl.profile.settings import Profile
 from agentctl.sessions.transcript import json_safe, make_private_dirs
 
 FORMAT = "agentctl-batch-1"
@@ -45,6 +48,11 @@ class BatchSpec:
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, **asdict(self), "sets": list(self.sets)}
 
+    def profile_arg(self) -> Profile | str | None:
+        """The profile as the batch found it when it started: a file, or the built-in one
+        (None, in a manifest from before this was recorded: the lookup, run again)."""
+        return Profile() if self.profile == BUILTIN_SOURCE else self.profile
+
 
 def new_out_dir() -> Path:
     """A new folder under the data folder's `batches/`, named by the time and 4 random hex."""
@@ -61,6 +69,34 @@ def create(out: Path, spec: BatchSpec) -> None:
         write_private(out / MANIFEST, (json.dumps(spec.to_json(), indent=2) + "\n").encode())
     except OSError as err:
         raise UsageError(f"{out}: cannot create the batch folder ({err.strerror})") from None
+
+
+LOCK = ".lock"
+
+
+class BatchLock:
+    """The batch folder held by this process (flock on `.lock`): a second `--resume` of the
+    same folder while one runs would run every task again (each id twice, paid twice)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        try:
+            self._fd: int | None = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as err:
+            raise UsageError(f"{out}: cannot lock the batch folder ({err.strerror})") from None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.release()
+            raise UsageError(
+                f"{out}: another agentctl batch is running this batch; let it finish "
+                "(or stop it) before --resume"
+            ) from None
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the lock
+            self._fd = None
 
 
 def write_private(path: Path, data: bytes) -> None:

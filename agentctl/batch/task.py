@@ -118,10 +118,10 @@ def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -
     spec = context.spec
     overrides = Overrides(sets=spec.sets)
     plan = plan_new(
-        task.task, spec.profile, overrides, offline=spec.offline, trust_task=spec.trust_task
+        task.task, spec.profile_arg(), overrides, offline=spec.offline, trust_task=spec.trust_task
     )
     if batched and spec.offline:
-        _one_emulator(task, plan, resolve(spec.profile, overrides)[0])
+        _one_emulator(task, plan, resolve(spec.profile_arg(), overrides)[0])
     limits = plan.profile.limits
     left = context.budget.remaining()
     if left is not None and not (limits.max_usd and limits.max_usd <= left):

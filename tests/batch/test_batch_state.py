@@ -11,14 +11,19 @@ from pathlib import Path
 import pytest
 
 from agentctl.agent.retry import RetryGate
-from agentctl.batch import read_source
+from agentctl.batch import read_source, run_batch
 from agentctl.batch.launch import plan_batch
 from agentctl.batch.scheduler import Budget
 from agentctl.batch.task import TaskContext, plan_task
-from agentctl.errors import AgentctlError
+from agentctl.errors import AgentctlError, UsageError
 from tests.reliability.helpers import private_mode_problems
 
 from .test_batch_cli import batch, make_tasks
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the default memory root is ./memory
 
 
 def jsonl(folder: Path, *lines: dict[str, object]) -> Path:
@@ -84,3 +89,58 @@ def test_batch_files_are_private_under_umask_022(
     assert {p.name for p in made} >= {"batch.json", "results.jsonl", "tasks"}
     assert private_mode_problems(tmp_path / "new") == [], private_mode_problems(tmp_path / "new")
     assert oct((tmp_path / "new").stat().st_mode & 0o777) == "0o700"
+
+
+def two_folders(tmp_path: Path, a_profile: str | None) -> tuple[Path, Path, Path]:
+    """Folder A (where the batch starts, with `a_profile` as ./agentctl.toml), folder B
+    (with a profile of its own), and a one-task source."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder in (a, b):
+        folder.mkdir()
+    if a_profile is not None:
+        (a / "agentctl.toml").write_text(a_profile)
+    (b / "agentctl.toml").write_text('[memory]\nroot = "mem-b"\n')
+    source = jsonl(tmp_path / "src", {"id": "t1", "task": "Say hi."})
+    return a, b, source
+
+
+@pytest.mark.parametrize(
+    ("a_profile", "sets", "expected"),
+    [
+        ('[memory]\nroot = "mem-a"\n', (), "a/mem-a"),  # the implicit ./agentctl.toml
+        (None, ("memory.root=rel",), "a/rel"),  # a relative --set path
+        (None, (), "a/memory"),  # no profile at all: the built-in defaults, from A
+    ],
+)
+def test_a_resume_runs_with_what_the_batch_started_with(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    a_profile: str | None,
+    sets: tuple[str, ...],
+    expected: str,
+) -> None:
+    """Before the fix a resume from B ran with B's ./agentctl.toml and read --set paths
+    against B (the memory root was b/mem-b)."""
+    a, b, source = two_folders(tmp_path, a_profile)
+    monkeypatch.chdir(a)
+    out = tmp_path / "out"
+    plan_batch(str(source), sets=sets, offline=True, memory="shared", out=out).lock.release()
+    monkeypatch.chdir(b)
+    done = run_batch(resume=out)
+    assert [line["status"] for line in done.results] == ["ok"], done.results
+    assert Path(str(done.results[0]["memory"])) == (tmp_path / expected).resolve()
+
+
+def test_a_batch_folder_runs_one_resume_at_a_time(tmp_path: Path) -> None:
+    """Before the fix two `batch --resume DIR` at once both ran every task (each id twice in
+    results.jsonl, paid twice): nothing held the folder."""
+    source = jsonl(tmp_path / "src", {"id": "t1", "task": "Say hi."})
+    out = tmp_path / "out"
+    first = plan_batch(str(source), offline=True, out=out)
+    with pytest.raises(UsageError) as caught:
+        plan_batch(resume=out)
+    assert "another agentctl batch is running this batch" in str(caught.value)
+    first.lock.release()
+    done = run_batch(resume=out)
+    assert [line["id"] for line in done.results] == ["t1"]
+    assert done.summary.counts["ok"] == 1, done.results[0]["error"]
