@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import secrets
 import threading
@@ -124,10 +125,49 @@ def load_spec(out: Path) -> BatchSpec:
         raise UsageError(f"{path}: not a batch folder ({_why(err)})") from None
     if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
         raise UsageError(f"{path}: not an {FORMAT} manifest")
+    for key, value in data.items():
+        why = _manifest_problem(key, value)
+        if why:
+            raise UsageError(f"{path}: {key}: {why}; fix it or start the batch again")
     try:
         return BatchSpec(**{**data, "sets": tuple(data.get("sets", ()))})
     except TypeError as err:
         raise UsageError(f"{path}: {err}") from None
+
+
+_MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
+    "source": (str,),
+    "profile": (str, type(None)),
+    "sets": (list,),
+    "offline": (bool,),
+    "memory": (str,),
+    "parallel": (int,),
+    "max_usd": (int, float, type(None)),
+    "trust_task": (bool,),
+    "executor": (str,),
+    "address": (str, type(None)),
+    "via": (str,),
+    "cwd": (str,),
+}
+_CHOICES = {"memory": ("isolated", "shared"), "via": ("messages", "batches")}
+
+
+def _manifest_problem(key: str, value: Any) -> str | None:
+    """Why the manifest's `key` cannot be `value` (None: it can; an unknown key is left to
+    BatchSpec, which names it)."""
+    types = _MANIFEST_TYPES.get(key)
+    if types is None:
+        return None
+    wrong = isinstance(value, bool) and bool not in types
+    if wrong or not isinstance(value, types):
+        return f"{value!r} is not {' or '.join(t.__name__ for t in types)}"
+    if key == "sets" and not all(isinstance(item, str) for item in value):
+        return "must be a list of KEY=VALUE strings"
+    if key == "parallel" and value < 1:
+        return "must be at least 1"
+    if key in _CHOICES and value not in _CHOICES[key]:
+        return f"{value!r}: use {' or '.join(_CHOICES[key])}"
+    return None
 
 
 def _why(err: Exception) -> str:
@@ -191,4 +231,44 @@ def _parse_line(text: str, where: str) -> dict[str, Any]:
         line = None
     if not isinstance(line, dict) or not isinstance(line.get("id"), str):
         raise UsageError(f"{where}: not a result line (a JSON object with an id); fix or remove it")
+    why = _line_problem(line)
+    if why:
+        raise UsageError(f"{where}: {why}; fix or remove the line")
     return line
+
+
+_LINE_STRINGS = ("status", "answer", "session", "memory", "error", "source", "pricing")
+
+
+def _line_problem(line: dict[str, Any]) -> str | None:
+    """What is wrong with a result line read back (None: the summary and a resume can use
+    it). Every field is optional (a line written by hand may hold just its id)."""
+    for key in _LINE_STRINGS:
+        if line.get(key) is not None and not isinstance(line[key], str):
+            return f"{key}: {line[key]!r} is not a string"
+    turns = line.get("turns")
+    if turns is not None and not (_whole(turns) and turns >= 0):
+        return f"turns: {turns!r} is not a count"
+    cost = line.get("cost_usd")
+    if cost is not None and not _number(cost):  # a negative cost would lift --max-usd
+        return f"cost_usd: {cost!r} is not a number from 0"
+    totals = line.get("totals")
+    if totals is None:
+        return None
+    if not isinstance(totals, dict):
+        return f"totals: {totals!r} is not an object"
+    for key, value in totals.items():
+        if value is not None and not _number(value):
+            return f"totals.{key}: {value!r} is not a number from 0"
+    return None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    """A finite number from 0 (what a task spent or counted)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value >= 0

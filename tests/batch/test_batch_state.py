@@ -144,3 +144,56 @@ def test_a_batch_folder_runs_one_resume_at_a_time(tmp_path: Path) -> None:
     done = run_batch(resume=out)
     assert [line["id"] for line in done.results] == ["t1"]
     assert done.summary.counts["ok"] == 1, done.results[0]["error"]
+
+
+def saved_batch(tmp_path: Path, lines: str, **manifest: object) -> Path:
+    source = jsonl(tmp_path / "src", {"id": "a", "task": "x"})
+    out = tmp_path / "out"
+    out.mkdir()
+    spec = {"format": "agentctl-batch-1", "source": str(source), **manifest}
+    (out / "batch.json").write_text(json.dumps(spec))
+    (out / "results.jsonl").write_text(lines)
+    return out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        {"id": "a", "totals": [1, 2]},
+        {"id": "a", "totals": {"input_tokens": "many"}},
+        {"id": "a", "totals": {"input_tokens": True}},
+        {"id": "a", "turns": "3"},
+        {"id": "a", "turns": -1},
+        {"id": "a", "cost_usd": "free"},
+        {"id": "a", "cost_usd": -1000},  # would lift the batch's --max-usd on resume
+        {"id": "a", "status": ["ok"]},
+        {"id": "a", "pricing": 5},
+    ],
+)
+def test_every_result_line_read_back_is_validated(tmp_path: Path, line: object) -> None:
+    """Before the fix `totals` that is not an object crashed --resume with a traceback."""
+    out = saved_batch(tmp_path, json.dumps(line) + "\n")
+    done = batch("--resume", str(out))
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(f"agentctl: {out / 'results.jsonl'}:1: ")
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.output
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"parallel": "x"},
+        {"sets": "abc"},
+        {"sets": [1]},
+        {"max_usd": "lots"},
+        {"offline": "yes"},
+        {"source": 5},
+        {"memory": "elsewhere"},
+    ],
+)
+def test_a_manifest_read_back_is_validated(tmp_path: Path, manifest: dict[str, object]) -> None:
+    out = saved_batch(tmp_path, "", **manifest)
+    done = batch("--resume", str(out))
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(f"agentctl: {out / 'batch.json'}: ")
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.output
