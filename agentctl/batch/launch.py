@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agentctl.agent.task import default_workspace
 from agentctl.batch.events import BatchEvent, ExecutorReady
 from agentctl.batch.executor import check_executor, open_executor
 from agentctl.batch.rounds import VIAS
@@ -25,15 +26,18 @@ from agentctl.batch.store import (
     new_out_dir,
 )
 from agentctl.batch.summary import Summary, summarize
-from agentctl.errors import UsageError
+from agentctl.batch.task import keep_out
+from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import (
     BUILTIN_SOURCE,
     PATH_KEYS,
+    Overrides,
     dotted_path,
     find_profile_path,
     from_cwd,
     parse_set_value,
 )
+from agentctl.runner.plan import resolve
 
 MEMORY_MODES = ("isolated", "shared")
 
@@ -121,6 +125,7 @@ def prepare(
     if spec is not None and saved.via == "batches" and parallel is None:
         saved = replace(saved, parallel=max(len(tasks), 1))  # every task in each round
     if spec is not None:
+        keep_out(folder, batch_roots(saved, tasks))
         create(folder, saved)
     lock = BatchLock(folder)
     try:
@@ -159,6 +164,27 @@ def working_folder(folder: str) -> Iterator[None]:
         yield
     finally:
         os.chdir(before)
+
+
+def batch_roots(spec: BatchSpec, tasks: list[BatchTask]) -> list[tuple[str, Path]]:
+    """The folders each task sees: its memory root and its workspace (its own, else the
+    profile's workspace root), as its profile, front matter and --set give them. A task
+    whose settings are wrong is left to fail on its own (batch.task.plan_task, which also
+    checks each task's exact plan again)."""
+    roots: list[tuple[str, Path]] = []
+    for task in tasks:
+        try:
+            front = None if spec.trust_task else task.task.front_matter()
+            more = Overrides(extra=task.task.overrides, sets=spec.sets, untrusted=front)
+            profile, _ = resolve(spec.profile_arg(), more)
+        except AgentctlError:
+            continue
+        roots.append((f"the memory root of {task.where}", profile.memory.root))
+        if profile.tools.workspace:
+            chosen = task.task.workspace or default_workspace(task.task)
+            where = chosen or profile.tools.workspace_root
+            roots.append((f"the workspace of {task.where}", where))
+    return roots
 
 
 def _changed(

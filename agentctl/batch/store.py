@@ -161,6 +161,10 @@ def _manifest_problem(key: str, value: Any) -> str | None:
     wrong = isinstance(value, bool) and bool not in types
     if wrong or not isinstance(value, types):
         return f"{value!r} is not {' or '.join(t.__name__ for t in types)}"
+    return _value_problem(key, value)
+
+
+def _value_problem(key: str, value: Any) -> str | None:
     if key == "sets" and not all(isinstance(item, str) for item in value):
         return "must be a list of KEY=VALUE strings"
     if key == "parallel" and value < 1:

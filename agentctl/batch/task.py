@@ -120,6 +120,8 @@ def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -
     plan = plan_new(
         task.task, spec.profile_arg(), overrides, offline=spec.offline, trust_task=spec.trust_task
     )
+    roots = [("the memory root", plan.profile.memory.root), ("the workspace", plan.workspace)]
+    keep_out(context.out, [(f"{what} of {task.where}", root) for what, root in roots if root])
     if batched and spec.offline:
         _one_emulator(task, plan, resolve(spec.profile_arg(), overrides)[0])
     limits = plan.profile.limits
@@ -131,6 +133,20 @@ def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -
         memory = dataclasses.replace(memory, root=_copy_memory(memory.root, context.out, task.id))
     profile = dataclasses.replace(plan.profile, limits=limits, memory=memory)
     return dataclasses.replace(plan, profile=profile, batch_price=batched)
+
+
+def keep_out(out: Path, roots: list[tuple[str, Path]]) -> None:
+    """UsageError if the batch folder `out` is inside one of `roots` (named folders a task
+    sees): tasks would read each other's answers and memory, and an isolated copy of a
+    memory root holding it would copy itself into itself."""
+    where = out.expanduser().resolve()
+    for what, root in roots:
+        base = Path(root).expanduser().resolve()
+        if where == base or base in where.parents:
+            raise UsageError(
+                f"--out {out}: inside {what} ({base}), which tasks see; "
+                "put the batch folder elsewhere"
+            )
 
 
 def _one_emulator(task: BatchTask, plan: Plan, batch_profile: Profile) -> None:

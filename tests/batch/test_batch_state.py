@@ -23,7 +23,10 @@ from .test_batch_cli import batch, make_tasks
 
 @pytest.fixture(autouse=True)
 def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # the default memory root is ./memory
+    """A folder of its own (the default memory root is ./memory, the default workspace .),
+    beside the batch folders the tests make (a folder a task sees may not hold one)."""
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
 
 
 def jsonl(folder: Path, *lines: dict[str, object]) -> Path:
@@ -197,3 +200,19 @@ def test_a_manifest_read_back_is_validated(tmp_path: Path, manifest: dict[str, o
     assert done.exit_code == 2, done.output
     assert done.stderr.startswith(f"agentctl: {out / 'batch.json'}: ")
     assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.output
+
+
+@pytest.mark.parametrize("inside", ["cwd/memory", "tasks/ws", "tasks/ws/deeper"])
+def test_the_batch_folder_is_never_inside_a_root_a_task_sees(tmp_path: Path, inside: str) -> None:
+    """Before the fix `--out` inside the memory root copied the root into itself hundreds of
+    levels deep (RecursionError), and inside a workspace let tasks read each other's answers."""
+    tasks = make_tasks(tmp_path, 2)  # their workspace: tasks/ws; memory: ./memory
+    (tmp_path / "cwd" / "memory").mkdir()
+    (tmp_path / "cwd" / "memory" / "note.md").write_text("a note\n")
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    out = tmp_path / inside / "out"
+    done = batch(str(tasks), "--offline", "--out", str(out))
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(f"agentctl: --out {out}: inside ")
+    assert len(done.stderr.splitlines()) == 1
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
