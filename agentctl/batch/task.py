@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import shutil
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from agentctl.types import Event, Totals, TurnEvent
 if TYPE_CHECKING:
     from agentctl.agent.rounds import RoundClient, RoundCoordinator
     from agentctl.batch.scheduler import Budget
-    from agentctl.profile.settings import Profile
+    from agentctl.profile.settings import MemorySettings, Profile
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,8 @@ def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -
         limits = dataclasses.replace(limits, max_usd=max(left, 1e-9))
     memory = plan.profile.memory
     if spec.memory == "isolated":
-        memory = dataclasses.replace(memory, root=_copy_memory(memory.root, context.out, task.id))
+        root = _copy_memory(memory, context.out, task.id)
+        memory = dataclasses.replace(memory, root=root)
     profile = dataclasses.replace(plan.profile, limits=limits, memory=memory)
     return dataclasses.replace(plan, profile=profile, batch_price=batched)
 
@@ -167,20 +169,47 @@ def _one_emulator(task: BatchTask, plan: Plan, batch_profile: Profile) -> None:
         raise UsageError(f"{task.where}: {why} (one emulator with the built-in web answers all)")
 
 
-def _copy_memory(base: Path, out: Path, task_id: str) -> Path:
+def _copy_memory(memory: MemorySettings, out: Path, task_id: str) -> Path:
     """A fresh copy of the base root for this task (agentctl's own files left out); the base
-    is only read."""
+    is only read, and first measured against the memory limits (a sparse file would be
+    copied at its full size for every task)."""
+    base = memory.root
     dest = task_folder(out, task_id) / "memory"
     if dest.exists():  # a task cut short before: start again from the base
         shutil.rmtree(dest)
     make_private_dirs(dest.parent)
     if base.is_dir():
+        _check_copy(base, memory)
         ignore = shutil.ignore_patterns(".agentctl*")
         shutil.copytree(base, dest, symlinks=True, ignore=ignore)
     else:
         dest.mkdir(mode=0o700)
     dest.chmod(0o700)
     return dest.resolve()
+
+
+def _check_copy(base: Path, memory: MemorySettings) -> None:
+    """UsageError naming the file and the limit if the base root holds more than a memory
+    root may (memory.max_file_bytes, max_total_bytes, max_files); walked without recursion."""
+    total = files = 0
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = [name for name in dirs if not name.startswith(".agentctl")]
+        for name in names:
+            path = Path(folder) / name
+            if name.startswith(".agentctl") or path.is_symlink():
+                continue
+            size = path.stat().st_size
+            total, files = total + size, files + 1
+            if size > memory.max_file_bytes:
+                _too_big(path, f"{size} bytes, past memory.max_file_bytes {memory.max_file_bytes}")
+            if total > memory.max_total_bytes:
+                _too_big(base, f"past memory.max_total_bytes {memory.max_total_bytes}")
+            if files > memory.max_files:
+                _too_big(base, f"more than memory.max_files {memory.max_files} files")
+
+
+def _too_big(path: Path, why: str) -> None:
+    raise UsageError(f"memory root copy: {path}: {why}; each task gets its own copy")
 
 
 def _line(

@@ -216,3 +216,20 @@ def test_the_batch_folder_is_never_inside_a_root_a_task_sees(tmp_path: Path, ins
     assert done.stderr.startswith(f"agentctl: --out {out}: inside ")
     assert len(done.stderr.splitlines()) == 1
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_an_isolated_copy_is_bounded_by_the_memory_limits(tmp_path: Path) -> None:
+    """Before the fix a sparse 256 MB file in the base root was copied at full size for each
+    task (256 MB of disk per task); now a base root past the limits is refused."""
+    memory = tmp_path / "cwd" / "memory"
+    memory.mkdir()
+    (memory / "small.md").write_text("a note\n")
+    with open(memory / "sparse.bin", "wb") as handle:
+        handle.truncate(256 * 2**20)
+    tasks = make_tasks(tmp_path, 1)
+    done = batch(str(tasks), "--offline", "--out", str(tmp_path / "out"), "--json")
+    line = json.loads((tmp_path / "out" / "results.jsonl").read_text())
+    assert line["status"] == "failed", line
+    assert "memory.max_file_bytes" in line["error"] and "sparse.bin" in line["error"]
+    assert not (tmp_path / "out" / "tasks" / "t00" / "memory" / "sparse.bin").exists()
+    assert done.exit_code == 1
