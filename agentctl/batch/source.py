@@ -86,6 +86,8 @@ def _jsonl_task(text: str, where: str, base_dir: Path) -> BatchTask:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise UsageError(f"batch source {where}: not valid JSON ({err.msg})") from None
+    except RecursionError:
+        raise UsageError(f"batch source {where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise UsageError(f"batch source {where}: must be a JSON object with id and task")
     unknown = sorted(set(data) - {"id", "task", "set"})

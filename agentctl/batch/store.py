@@ -121,7 +121,7 @@ def load_spec(out: Path) -> BatchSpec:
     path = out / MANIFEST
     try:
         data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise UsageError(f"{path}: not a batch folder ({_why(err)})") from None
     if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
         raise UsageError(f"{path}: not an {FORMAT} manifest")
@@ -175,6 +175,8 @@ def _value_problem(key: str, value: Any) -> str | None:
 
 
 def _why(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "JSON nested too deeply"
     return err.strerror or str(err) if isinstance(err, OSError) else "not valid JSON"
 
 
@@ -231,7 +233,7 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
 def _parse_line(text: str, where: str) -> dict[str, Any]:
     try:
         line = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deeply
         line = None
     if not isinstance(line, dict) or not isinstance(line.get("id"), str):
         raise UsageError(f"{where}: not a result line (a JSON object with an id); fix or remove it")

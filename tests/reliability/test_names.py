@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.reliability.helpers import invoke, make_workspace, only_session
+from tests.reliability.helpers import invoke, make_workspace, only_session, transcript_files
 
 LATIN1 = os.fsdecode(b"caf\xe9.txt")  # a Latin-1 name: b"caf\xe9.txt" on disk
 
@@ -55,3 +55,53 @@ def test_a_batch_folder_whose_name_is_not_utf8_works(
     again = invoke("batch", "--resume", str(out), "--json")
     assert again.exit_code == 0, again.output
     assert '"ok": 1' in again.stdout
+
+
+DEEP_TOML = "a = " + "[" * 5000 + "]" * 5000 + "\n"
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+def test_deep_front_matter_is_one_line(tmp_path: Path) -> None:
+    """Before the fix: a RecursionError traceback."""
+    task = tmp_path / "task.md"
+    task.write_text(f"+++\n{DEEP_TOML}+++\nSay hi.\n")
+    done = invoke("run", str(task), "--offline")
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(f"agentctl: task {task}: front matter: ")
+    assert "nested too deeply" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_deep_jsonl_line_is_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.jsonl"
+    source.write_text('{"id": "a", "task": "x"}\n' + DEEP_JSON + "\n")
+    done = invoke("batch", str(source), "--offline", "--out", str(tmp_path / "out"))
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(f"agentctl: batch source {source}:2: ")
+    assert "nested too deeply" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_deep_results_line_is_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.jsonl"
+    source.write_text('{"id": "a", "task": "x"}\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "batch.json").write_text(f'{{"format": "agentctl-batch-1", "source": "{source}"}}')
+    (out / "results.jsonl").write_text(DEEP_JSON + "\n")
+    done = invoke("batch", "--resume", str(out))
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith(f"agentctl: {out / 'results.jsonl'}:1: ")
+
+
+def test_a_deep_transcript_line_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    done = invoke("run", str(make_workspace(tmp_path, 1)), "--offline", "--quiet")
+    assert done.exit_code == 0, done.output
+    session = only_session()
+    (path,) = transcript_files()
+    with path.open("a") as handle:
+        handle.write(DEEP_JSON + "\n")
+    shown = invoke("sessions", "show", session)
+    assert shown.exit_code == 2, shown.output
+    assert "is not a JSON record" in shown.stderr and len(shown.stderr.splitlines()) == 1
