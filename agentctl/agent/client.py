@@ -26,6 +26,7 @@ from agentctl.agent.model import (
 from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
 from agentctl.agent.rounds import Outcome
 from agentctl.agent.wire import (
+    Alarm,
     BodyBudget,
     ResponseRejected,
     Watchdog,
@@ -157,12 +158,7 @@ class AnthropicClient:
             with self._watchdog.armed(self._wire.deadline_s) as alarm:
                 yield from self._attempt(request)
         except Exception as exc:
-            if alarm is not None and alarm.expired:  # whatever the cut connection raised
-                return Failure(False, f"response refused: {too_late(self._wire.deadline_s)}")
-            failure = classify(exc, self._timeout_s)
-            if failure is None:
-                raise
-            return failure
+            return _failure(exc, alarm, self._wire.deadline_s, self._timeout_s)
         return None
 
     def _attempt(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
@@ -239,14 +235,25 @@ class AnthropicBatches(AnthropicClient):
         retries = 0
         while True:
             self._retry.before_attempt()
+            alarm = None
             try:
-                return call(self._sdk)
+                with self._watchdog.armed(self._wire.deadline_s) as alarm:
+                    return call(self._sdk)
             except Exception as exc:
-                failure = classify(exc, self._timeout_s)
-                if failure is None:
-                    raise
+                failure = _failure(exc, alarm, self._wire.deadline_s, self._timeout_s)
             self._settle(failure, retries)
             retries += 1
+
+
+def _failure(exc: Exception, alarm: Alarm | None, deadline_s: float, timeout_s: float) -> Failure:
+    """The failed attempt classified (re-raised when it is a bug, not an API or network
+    error); whatever a connection cut at the deadline raised is the deadline."""
+    if alarm is not None and alarm.expired:
+        return Failure(False, f"response refused: {too_late(deadline_s)}")
+    failure = classify(exc, timeout_s)
+    if failure is None:
+        raise exc
+    return failure
 
 
 def _outcome(result: BetaMessageBatchResult, secrets: tuple[str | None, ...]) -> Outcome:

@@ -4,6 +4,8 @@ play the batches endpoints the way a hostile or proxying server could."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
@@ -152,3 +154,44 @@ def test_results_from_the_api_origin_are_fetched(where: str) -> None:
     assert list(found) == ["t1"] and found["t1"].kind == "succeeded"
     assert seen[-1][1].startswith(f"{PREFIX}/msgbatch_1/results")
     assert any(KEY in value for value in seen[-1][2].values())  # the key went: same origin
+
+
+def trickle(handler: BaseHTTPRequestHandler, _method: str) -> None:
+    """Headers a line at a time, until the client hangs up (at most 30 s)."""
+    handler.wfile.write(b"HTTP/1.1 200 OK\r\n")
+    for n in range(600):
+        try:
+            handler.wfile.write(b"x-pad-%d: 1\r\n" % n)
+            handler.wfile.flush()
+        except OSError:
+            return
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("call", ["create", "ended", "results", "cancel"])
+def test_every_message_batches_call_ends_at_the_deadline(call: str) -> None:
+    """Before the fix the Message Batches calls had no deadline: a server trickling its
+    headers kept a batch alive past api.deadline_s (here the test's 60 s bound)."""
+    box: list[BaseException | object] = []
+    with serve(trickle) as (url, seen):
+        api = batches_client(url, WireLimits(deadline_s=0.3))
+        calls = {
+            "create": lambda: api.create([("t1", {"model": "m"})], []),
+            "ended": lambda: api.ended("msgbatch_1"),
+            "results": lambda: api.results("msgbatch_1"),
+            "cancel": lambda: api.cancel("msgbatch_1"),
+        }
+
+        def go() -> None:
+            try:
+                box.append(calls[call]())
+            except BaseException as err:
+                box.append(err)
+
+        worker = threading.Thread(target=go, daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        assert not worker.is_alive(), "the call outlived api.deadline_s"
+    assert isinstance(box[0], ApiError), box[0]
+    assert "no complete response within 0.3s (api.deadline_s)" in str(box[0])
+    assert len(seen) == 1  # not retried
