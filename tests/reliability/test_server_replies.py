@@ -159,3 +159,29 @@ def test_a_lone_surrogate_in_the_answer_is_shown_and_recorded_safely(
                            text=True, timeout=120, env=os.environ.copy())  # fmt: skip
     assert shown.returncode == 0, shown.stderr
     assert "caf\ufffd ok" in shown.stdout
+
+
+def test_from_python_only_the_documented_exceptions_leave_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the fix `agentctl.run` raised a raw TypeError (a list in server_tool_use) and
+    UnicodeEncodeError (a lone surrogate in the answer)."""
+    import agentctl
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-not-a-real-key")
+    monkeypatch.chdir(tmp_path)
+    replies = iter([
+        frames(BASE, {**BASE, "server_tool_use": {"web_search_requests": [1]}}),
+        text_frames(b'"caf\\ud800"'),
+    ])  # fmt: skip
+
+    def answer(h: BaseHTTPRequestHandler) -> None:
+        head(h)
+        h.wfile.write(next(replies))
+
+    with serve(answer) as (url, _seen, _stop):
+        profile = tmp_path / "p.toml"
+        profile.write_text(f'[api]\nbase_url = "{url}"\nmax_retries = 0\n')
+        with pytest.raises(agentctl.ApiError, match="web_search_requests = \\[1\\] is not a"):
+            agentctl.run("Say hi.", profile=profile)
+        assert agentctl.run("Say hi.", profile=profile).text == "caf\ufffd"
