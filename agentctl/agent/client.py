@@ -11,6 +11,7 @@ text is redacted (`agentctl.redact`) before it leaves this module.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,11 +26,14 @@ from agentctl.agent.model import (
 from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
 from agentctl.agent.rounds import Outcome
 from agentctl.agent.wire import (
+    Alarm,
     BodyBudget,
     ResponseRejected,
     Watchdog,
     WireLimits,
     check_message,
+    check_origin,
+    scrub_surrogates,
     too_late,
 )
 from agentctl.errors import ApiError
@@ -89,6 +93,10 @@ class AnthropicClient:
     ) -> None:
         import anthropic
 
+        # The SDK dumps what a server sent through pydantic, which warns on stderr about a
+        # value of the wrong type; every figure is checked here (agent.wire) and a bad one
+        # refused in one line, so the warning only adds noise, even under --quiet.
+        warnings.filterwarnings("ignore", "Pydantic serializer warnings", UserWarning)
         self._wire = wire or WireLimits()
         self._watchdog = Watchdog()
         http = anthropic.DefaultHttpxClient(
@@ -110,6 +118,7 @@ class AnthropicClient:
         self._secrets = (api_key, auth_token)
 
     def _stamp(self, request: httpx2.Request) -> None:
+        check_origin(str(request.url), str(self._sdk.base_url))
         request.extensions[_STARTED] = self._wire.clock()
         request.extensions["trace"] = self._watchdog.trace
 
@@ -149,12 +158,7 @@ class AnthropicClient:
             with self._watchdog.armed(self._wire.deadline_s) as alarm:
                 yield from self._attempt(request)
         except Exception as exc:
-            if alarm is not None and alarm.expired:  # whatever the cut connection raised
-                return Failure(False, f"response refused: {too_late(self._wire.deadline_s)}")
-            failure = classify(exc, self._timeout_s)
-            if failure is None:
-                raise
-            return failure
+            return _failure(exc, alarm, self._wire.deadline_s, self._timeout_s)
         return None
 
     def _attempt(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
@@ -195,6 +199,7 @@ def _checked(
     """Our ModelResponse from an SDK message, held to the wire limits and redacted."""
     raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True, warnings=False)
     check_message(raw)
+    raw = scrub_surrogates(raw)
     return response_from_message(redact_json(raw, secrets), redact(request_id, secrets))
 
 
@@ -230,14 +235,25 @@ class AnthropicBatches(AnthropicClient):
         retries = 0
         while True:
             self._retry.before_attempt()
+            alarm = None
             try:
-                return call(self._sdk)
+                with self._watchdog.armed(self._wire.deadline_s) as alarm:
+                    return call(self._sdk)
             except Exception as exc:
-                failure = classify(exc, self._timeout_s)
-                if failure is None:
-                    raise
+                failure = _failure(exc, alarm, self._wire.deadline_s, self._timeout_s)
             self._settle(failure, retries)
             retries += 1
+
+
+def _failure(exc: Exception, alarm: Alarm | None, deadline_s: float, timeout_s: float) -> Failure:
+    """The failed attempt classified (re-raised when it is a bug, not an API or network
+    error); whatever a connection cut at the deadline raised is the deadline."""
+    if alarm is not None and alarm.expired:
+        return Failure(False, f"response refused: {too_late(deadline_s)}")
+    failure = classify(exc, timeout_s)
+    if failure is None:
+        raise exc
+    return failure
 
 
 def _outcome(result: BetaMessageBatchResult, secrets: tuple[str | None, ...]) -> Outcome:

@@ -133,6 +133,10 @@ def _parse_toml(front: str, source: str) -> dict[str, Any]:
         return tomllib.loads(front)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"task {source}: front matter: invalid TOML: {err}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"task {source}: front matter: arrays or tables nested too deeply"
+        ) from None
 
 
 def _path_key(value: Any, key: str, source: str, base_dir: Path) -> Path | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import socket
 import threading
 import time
@@ -19,6 +20,7 @@ import weakref
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 DEFAULT_DEADLINE_S = 600.0
 MAX_BODY_BYTES = 128 * 2**20
@@ -34,9 +36,14 @@ USAGE_FIELDS = (
     "cache_read_input_tokens",
 )
 _REQUIRED_USAGE = USAGE_FIELDS[:2]
+# Objects of counts inside `usage` (server tool requests are billed; cache writes by TTL are
+# priced): every value in them is held to the same rule as the token counts.
+USAGE_OBJECTS = ("server_tool_use", "cache_creation")
 EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 _LINE_ENDS = (b"\n",)  # JSONL (Message Batches results): each line is one record
+# JSON joins a valid surrogate pair into one character: a surrogate left in a str is lone.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # httpcore trace events whose return value is a new network stream (a connection).
 _CONNECTED = (".connect_tcp.complete", ".start_tls.complete", ".connect_unix_socket.complete")
 
@@ -84,6 +91,31 @@ class BodyBudget:
             raise ResponseRejected(
                 f"one stream event larger than {_size(self.limits.max_event_bytes)}"
             )
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of `url`, the default port made explicit."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:
+        port = None
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def check_origin(url: str, base_url: str) -> None:
+    """Every request goes to the API's own origin (`api.base_url`): a URL a server named
+    (a batch's `results_url`) on another origin would get the key, and is refused."""
+    if origin(url) != origin(base_url):
+        shown = f"{origin(url)[0]}://{urlsplit(url).netloc}"
+        raise ResponseRejected(
+            f"the server named {shown} for a request, another origin than api.base_url "
+            f"{base_url.rstrip('/')}; refused (the key goes only to the API's origin)"
+        )
 
 
 def too_late(deadline_s: float) -> str:
@@ -171,8 +203,9 @@ def _objects(value: Any) -> bool:
 
 
 def check_usage(usage: Any, where: str = "usage") -> None:
-    """Input and output counts present, every count a whole number from 0 to 10^9; the same
-    for each entry of `iterations` (compaction entries are billed)."""
+    """Input and output counts present, every count a whole number from 0 to 10^9, in
+    `server_tool_use` and `cache_creation` too; the same for each entry of `iterations`
+    (compaction entries are billed)."""
     if not isinstance(usage, Mapping):
         raise ResponseRejected(f"the message has no {where} object")
     for name in USAGE_FIELDS:
@@ -181,6 +214,8 @@ def check_usage(usage: Any, where: str = "usage") -> None:
             continue
         if not _token_count(value):
             raise ResponseRejected(f"{where}.{name} = {value!r} is not a token count")
+    for name in USAGE_OBJECTS:
+        _check_counts(usage.get(name), f"{where}.{name}")
     iterations = usage.get("iterations")
     if iterations is None or where != "usage":
         return
@@ -190,10 +225,46 @@ def check_usage(usage: Any, where: str = "usage") -> None:
         check_usage(entry, f"usage.iterations[{index}]")
 
 
+def _check_counts(counts: Any, where: str) -> None:
+    """An object of counts (or absent): each value null or a whole number from 0 to 10^9."""
+    if counts is None:
+        return
+    if not isinstance(counts, Mapping):
+        raise ResponseRejected(f"{where} is not an object")
+    for name, value in counts.items():
+        if value is not None and not _token_count(value):
+            raise ResponseRejected(f"{where}.{name} = {value!r} is not a count")
+
+
 def _token_count(value: Any) -> bool:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
     return math.isfinite(value) and value == int(value) and 0 <= value <= MAX_REPORTED_TOKENS
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD: JSON
+    may carry `\\ud800`, which no UTF-8 output, file or terminal can take. Iterative; the
+    message is already bounded in depth (`check_message`)."""
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        node = holder[key]
+        if isinstance(node, str):
+            holder[key] = _scrubbed(node)
+        elif isinstance(node, list):
+            stack.extend((node, index) for index in range(len(node)))
+        elif isinstance(node, dict):
+            items = [(_scrubbed(k) if isinstance(k, str) else k, v) for k, v in node.items()]
+            node.clear()
+            node.update(items)
+            stack.extend((node, k) for k in node)
+    return root[0]
+
+
+def _scrubbed(text: str) -> str:
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
 def nested_deeper_than(value: Any, limit: int) -> bool:

@@ -3,19 +3,41 @@ tasks, the executor, the run, the summary. `run_batch` is `agentctl.run_batch`."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from agentctl.agent.task import default_workspace
 from agentctl.batch.events import BatchEvent, ExecutorReady
 from agentctl.batch.executor import check_executor, open_executor
 from agentctl.batch.rounds import VIAS
 from agentctl.batch.scheduler import run_tasks
 from agentctl.batch.source import BatchTask, read_source
-from agentctl.batch.store import BatchSpec, ResultsStore, create, load_spec, new_out_dir
+from agentctl.batch.store import (
+    BatchLock,
+    BatchSpec,
+    ResultsStore,
+    create,
+    load_spec,
+    new_out_dir,
+)
 from agentctl.batch.summary import Summary, summarize
-from agentctl.errors import UsageError
+from agentctl.batch.task import keep_out
+from agentctl.errors import AgentctlError, UsageError
+from agentctl.profile.loader import (
+    BUILTIN_SOURCE,
+    PATH_KEYS,
+    Overrides,
+    dotted_path,
+    find_profile_path,
+    from_cwd,
+    parse_set_value,
+)
+from agentctl.runner.plan import resolve
 
 MEMORY_MODES = ("isolated", "shared")
 
@@ -29,6 +51,7 @@ class Prepared:
     tasks: list[BatchTask]
     store: ResultsStore
     resumed: bool
+    lock: BatchLock  # held until `start` ends: no second run of the same folder meanwhile
 
     @property
     def todo(self) -> int:
@@ -65,10 +88,11 @@ def new_spec(
         raise UsageError(f"--memory {memory}: use isolated or shared")
     if via not in VIAS:
         raise UsageError(f"--via {via}: use messages or batches")
+    found = find_profile_path(profile)  # recorded: a resume elsewhere reads the same file
     spec = BatchSpec(
         source=str(Path(source).expanduser().absolute()),
-        profile=str(Path(profile).expanduser().absolute()) if profile else None,
-        sets=tuple(sets),
+        profile=str(found.absolute()) if found else BUILTIN_SOURCE,
+        sets=tuple(absolute_set(item) for item in sets),
         offline=offline,
         memory=memory,
         trust_task=trust_task,
@@ -101,8 +125,66 @@ def prepare(
     if spec is not None and saved.via == "batches" and parallel is None:
         saved = replace(saved, parallel=max(len(tasks), 1))  # every task in each round
     if spec is not None:
+        keep_out(folder, batch_roots(saved, tasks))
         create(folder, saved)
-    return Prepared(folder, saved, tasks, ResultsStore(folder), resumed=spec is None)
+    lock = BatchLock(folder)
+    try:
+        store = ResultsStore(folder)  # read under the lock: what no other run is adding to
+    except BaseException:
+        lock.release()
+        raise
+    return Prepared(folder, saved, tasks, store, resumed=spec is None, lock=lock)
+
+
+def absolute_set(item: str) -> str:
+    """A --set item with a relative path value made absolute against the current folder
+    (what the shell meant), so a resume from elsewhere reads the same path."""
+    key, sep, text = item.partition("=")
+    path = dotted_path(key.strip()) if sep else None
+    value = parse_set_value(text.strip()) if path else None
+    if path is None or ".".join(path) not in PATH_KEYS or not isinstance(value, str) or not value:
+        return item
+    return f"{key.strip()}={json.dumps(from_cwd(path, value))}"
+
+
+@contextmanager
+def working_folder(folder: str) -> Iterator[None]:
+    """Run in the folder the batch started in (a resume from elsewhere): paths a profile
+    leaves to their defaults (./memory) are the batch's, not the new folder's. The process's
+    current folder, restored after; a folder that is gone is refused in one line."""
+    before = Path.cwd()
+    if Path(folder) == before:
+        yield
+        return
+    try:
+        os.chdir(folder)
+    except OSError as err:
+        raise UsageError(f"the batch was started in {folder}: {err.strerror}") from None
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def batch_roots(spec: BatchSpec, tasks: list[BatchTask]) -> list[tuple[str, Path]]:
+    """The folders each task sees: its memory root and its workspace (its own, else the
+    profile's workspace root), as its profile, front matter and --set give them. A task
+    whose settings are wrong is left to fail on its own (batch.task.plan_task, which also
+    checks each task's exact plan again)."""
+    roots: list[tuple[str, Path]] = []
+    for task in tasks:
+        try:
+            front = None if spec.trust_task else task.task.front_matter()
+            more = Overrides(extra=task.task.overrides, sets=spec.sets, untrusted=front)
+            profile, _ = resolve(spec.profile_arg(), more)
+        except AgentctlError:
+            continue
+        roots.append((f"the memory root of {task.where}", profile.memory.root))
+        if profile.tools.workspace:
+            chosen = task.task.workspace or default_workspace(task.task)
+            where = chosen or profile.tools.workspace_root
+            roots.append((f"the workspace of {task.where}", where))
+    return roots
 
 
 def _changed(
@@ -125,9 +207,14 @@ def _changed(
 def start(prepared: Prepared, on_event: Callable[[BatchEvent], None]) -> BatchResult:
     """Run what the batch has not finished; every event goes to `on_event`."""
     spec, store = prepared.spec, prepared.store
-    with open_executor(spec) as executor:
-        on_event(ExecutorReady(spec.executor, executor.where))
-        report = run_tasks(spec, prepared.tasks, prepared.out, store, on_event, executor=executor)
+    try:
+        with working_folder(spec.cwd), open_executor(spec) as executor:
+            on_event(ExecutorReady(spec.executor, executor.where))
+            report = run_tasks(
+                spec, prepared.tasks, prepared.out, store, on_event, executor=executor
+            )
+    finally:
+        prepared.lock.release()
     summary = summarize(store.lines, report.skipped, report.unfinished)
     return BatchResult(
         out=prepared.out,

@@ -25,6 +25,6 @@ def open_rounds(spec: BatchSpec, gate: RetryGate | None = None) -> Iterator[Roun
     ([api] for the client, context_editing for the offline emulator)."""
     from agentctl.agent.client import AnthropicBatches
 
-    profile, _ = resolve(spec.profile, Overrides(sets=spec.sets))
+    profile, _ = resolve(spec.profile_arg(), Overrides(sets=spec.sets))
     with connect(profile, AnthropicBatches, offline=spec.offline, gate=gate) as api:
         yield RoundCoordinator(api, max_retries=profile.api.max_retries)

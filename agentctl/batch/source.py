@@ -14,7 +14,7 @@ from typing import Any
 
 from agentctl.agent.task import Task, check_overrides, parse_task, read_task
 from agentctl.errors import UsageError
-from agentctl.profile.loader import deep_merge, dotted_path, nest
+from agentctl.profile.loader import PATH_KEYS, deep_merge, dotted_path, nest
 
 # A task id names a folder in the batch's output: letters, digits, - _ . (not first).
 _ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
@@ -86,6 +86,8 @@ def _jsonl_task(text: str, where: str, base_dir: Path) -> BatchTask:
         data = json.loads(text)
     except json.JSONDecodeError as err:
         raise UsageError(f"batch source {where}: not valid JSON ({err.msg})") from None
+    except RecursionError:
+        raise UsageError(f"batch source {where}: JSON nested too deeply") from None
     if not isinstance(data, dict):
         raise UsageError(f"batch source {where}: must be a JSON object with id and task")
     unknown = sorted(set(data) - {"id", "task", "set"})
@@ -100,17 +102,21 @@ def _jsonl_task(text: str, where: str, base_dir: Path) -> BatchTask:
         raise UsageError(f"batch source {where}: task: must be a non-empty string (the prompt)")
     if not isinstance(sets, dict):
         raise UsageError(f'batch source {where}: set: must be an object of {{"key": value}}')
-    return BatchTask(task_id, _with_sets(parse_task(prompt, where, base_dir), sets, where), where)
+    task = parse_task(prompt, where, base_dir)
+    return BatchTask(task_id, _with_sets(task, sets, where, base_dir), where)
 
 
-def _with_sets(task: Task, sets: dict[str, Any], where: str) -> Task:
+def _with_sets(task: Task, sets: dict[str, Any], where: str, base_dir: Path) -> Task:
     """The line's `set` joins the task's front matter: checked like it, and held to the same
-    rules (it may tune a run, not widen it, unless --trust-task)."""
+    rules (it may tune a run, not widen it, unless --trust-task). Its paths are taken from
+    the source's folder, like the front matter's, so the path checked is the path used."""
     data: dict[str, Any] = {}
     for key, value in sets.items():
         path = dotted_path(key)
         if path is None:
             raise UsageError(f"batch source {where}: set: {key!r} is not a dotted profile key")
+        if ".".join(path) in PATH_KEYS and isinstance(value, str) and value:
+            value = str((base_dir / Path(value).expanduser()).resolve())
         data = deep_merge(data, nest(path, value))
     merged = deep_merge(task.overrides, data)
     check_overrides(merged, where)

@@ -7,7 +7,9 @@ kill is dropped when the file is opened again.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import math
 import os
 import secrets
 import threading
@@ -18,6 +20,9 @@ from typing import Any
 from agentctl import clock
 from agentctl.errors import UsageError
 from agentctl.home import batches_dir
+from agentctl.profile.loader import BUILTIN_SOURCE
+from agentctl.profile.settings import Profile
+from agentctl.sessions.transcript import json_safe, make_private_dirs
 
 FORMAT = "agentctl-batch-1"
 MANIFEST = "batch.json"
@@ -44,6 +49,11 @@ class BatchSpec:
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, **asdict(self), "sets": list(self.sets)}
 
+    def profile_arg(self) -> Profile | str | None:
+        """The profile as the batch found it when it started: a file, or the built-in one
+        (None, in a manifest from before this was recorded: the lookup, run again)."""
+        return Profile() if self.profile == BUILTIN_SOURCE else self.profile
+
 
 def new_out_dir() -> Path:
     """A new folder under the data folder's `batches/`, named by the time and 4 random hex."""
@@ -56,10 +66,54 @@ def create(out: Path, spec: BatchSpec) -> None:
     if (out / MANIFEST).exists():
         raise UsageError(f"{out}: already holds a batch; continue it with --resume {out}")
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / MANIFEST).write_text(json.dumps(spec.to_json(), indent=2) + "\n", "utf-8")
+        make_private_dirs(out)
+        write_private(out / MANIFEST, (json.dumps(spec.to_json(), indent=2) + "\n").encode())
     except OSError as err:
         raise UsageError(f"{out}: cannot create the batch folder ({err.strerror})") from None
+
+
+LOCK = ".lock"
+
+
+class BatchLock:
+    """The batch folder held by this process (flock on `.lock`): a second `--resume` of the
+    same folder while one runs would run every task again (each id twice, paid twice)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        try:
+            self._fd: int | None = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as err:
+            raise UsageError(f"{out}: cannot lock the batch folder ({err.strerror})") from None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.release()
+            raise UsageError(
+                f"{out}: another agentctl batch is running this batch; let it finish "
+                "(or stop it) before --resume"
+            ) from None
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor drops the lock
+            self._fd = None
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """`path` holding `data`, readable by this user only (0600 whatever the umask)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    rest = memoryview(data)
+    while rest:
+        rest = rest[os.write(fd, rest) :]
 
 
 def load_spec(out: Path) -> BatchSpec:
@@ -67,17 +121,62 @@ def load_spec(out: Path) -> BatchSpec:
     path = out / MANIFEST
     try:
         data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise UsageError(f"{path}: not a batch folder ({_why(err)})") from None
     if not isinstance(data, dict) or data.pop("format", None) != FORMAT:
         raise UsageError(f"{path}: not an {FORMAT} manifest")
+    for key, value in data.items():
+        why = _manifest_problem(key, value)
+        if why:
+            raise UsageError(f"{path}: {key}: {why}; fix it or start the batch again")
     try:
         return BatchSpec(**{**data, "sets": tuple(data.get("sets", ()))})
     except TypeError as err:
         raise UsageError(f"{path}: {err}") from None
 
 
+_MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
+    "source": (str,),
+    "profile": (str, type(None)),
+    "sets": (list,),
+    "offline": (bool,),
+    "memory": (str,),
+    "parallel": (int,),
+    "max_usd": (int, float, type(None)),
+    "trust_task": (bool,),
+    "executor": (str,),
+    "address": (str, type(None)),
+    "via": (str,),
+    "cwd": (str,),
+}
+_CHOICES = {"memory": ("isolated", "shared"), "via": ("messages", "batches")}
+
+
+def _manifest_problem(key: str, value: Any) -> str | None:
+    """Why the manifest's `key` cannot be `value` (None: it can; an unknown key is left to
+    BatchSpec, which names it)."""
+    types = _MANIFEST_TYPES.get(key)
+    if types is None:
+        return None
+    wrong = isinstance(value, bool) and bool not in types
+    if wrong or not isinstance(value, types):
+        return f"{value!r} is not {' or '.join(t.__name__ for t in types)}"
+    return _value_problem(key, value)
+
+
+def _value_problem(key: str, value: Any) -> str | None:
+    if key == "sets" and not all(isinstance(item, str) for item in value):
+        return "must be a list of KEY=VALUE strings"
+    if key == "parallel" and value < 1:
+        return "must be at least 1"
+    if key in _CHOICES and value not in _CHOICES[key]:
+        return f"{value!r}: use {' or '.join(_CHOICES[key])}"
+    return None
+
+
 def _why(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "JSON nested too deeply"
     return err.strerror or str(err) if isinstance(err, OSError) else "not valid JSON"
 
 
@@ -99,13 +198,13 @@ class ResultsStore:
 
     def write(self, line: dict[str, Any]) -> bool:
         """Append one line, synced; False (nothing written) once the store is closed."""
-        data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+        data = (json_safe(json.dumps(line, ensure_ascii=False)) + "\n").encode("utf-8")
         with self._lock:
             if self.closed:
                 return False
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(fd, data)
+                write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -134,8 +233,48 @@ def _read_lines(path: Path) -> list[dict[str, Any]]:
 def _parse_line(text: str, where: str) -> dict[str, Any]:
     try:
         line = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deeply
         line = None
     if not isinstance(line, dict) or not isinstance(line.get("id"), str):
         raise UsageError(f"{where}: not a result line (a JSON object with an id); fix or remove it")
+    why = _line_problem(line)
+    if why:
+        raise UsageError(f"{where}: {why}; fix or remove the line")
     return line
+
+
+_LINE_STRINGS = ("status", "answer", "session", "memory", "error", "source", "pricing")
+
+
+def _line_problem(line: dict[str, Any]) -> str | None:
+    """What is wrong with a result line read back (None: the summary and a resume can use
+    it). Every field is optional (a line written by hand may hold just its id)."""
+    for key in _LINE_STRINGS:
+        if line.get(key) is not None and not isinstance(line[key], str):
+            return f"{key}: {line[key]!r} is not a string"
+    turns = line.get("turns")
+    if turns is not None and not (_whole(turns) and turns >= 0):
+        return f"turns: {turns!r} is not a count"
+    cost = line.get("cost_usd")
+    if cost is not None and not _number(cost):  # a negative cost would lift --max-usd
+        return f"cost_usd: {cost!r} is not a number from 0"
+    totals = line.get("totals")
+    if totals is None:
+        return None
+    if not isinstance(totals, dict):
+        return f"totals: {totals!r} is not an object"
+    for key, value in totals.items():
+        if value is not None and not _number(value):
+            return f"totals.{key}: {value!r} is not a number from 0"
+    return None
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    """A finite number from 0 (what a task spent or counted)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value) and value >= 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import shutil
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -19,12 +20,13 @@ from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
 from agentctl.runner.plan import resolve
 from agentctl.sessions.record import LIST_PRICE
+from agentctl.sessions.transcript import make_private_dirs
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
     from agentctl.agent.rounds import RoundClient, RoundCoordinator
     from agentctl.batch.scheduler import Budget
-    from agentctl.profile.settings import Profile
+    from agentctl.profile.settings import MemorySettings, Profile
 
 
 @dataclass(frozen=True)
@@ -117,19 +119,36 @@ def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -
     spec = context.spec
     overrides = Overrides(sets=spec.sets)
     plan = plan_new(
-        task.task, spec.profile, overrides, offline=spec.offline, trust_task=spec.trust_task
+        task.task, spec.profile_arg(), overrides, offline=spec.offline, trust_task=spec.trust_task
     )
+    roots = [("the memory root", plan.profile.memory.root), ("the workspace", plan.workspace)]
+    keep_out(context.out, [(f"{what} of {task.where}", root) for what, root in roots if root])
     if batched and spec.offline:
-        _one_emulator(task, plan, resolve(spec.profile, overrides)[0])
+        _one_emulator(task, plan, resolve(spec.profile_arg(), overrides)[0])
     limits = plan.profile.limits
     left = context.budget.remaining()
     if left is not None and not (limits.max_usd and limits.max_usd <= left):
         limits = dataclasses.replace(limits, max_usd=max(left, 1e-9))
     memory = plan.profile.memory
     if spec.memory == "isolated":
-        memory = dataclasses.replace(memory, root=_copy_memory(memory.root, context.out, task.id))
+        root = _copy_memory(memory, context.out, task.id)
+        memory = dataclasses.replace(memory, root=root)
     profile = dataclasses.replace(plan.profile, limits=limits, memory=memory)
     return dataclasses.replace(plan, profile=profile, batch_price=batched)
+
+
+def keep_out(out: Path, roots: list[tuple[str, Path]]) -> None:
+    """UsageError if the batch folder `out` is inside one of `roots` (named folders a task
+    sees): tasks would read each other's answers and memory, and an isolated copy of a
+    memory root holding it would copy itself into itself."""
+    where = out.expanduser().resolve()
+    for what, root in roots:
+        base = Path(root).expanduser().resolve()
+        if where == base or base in where.parents:
+            raise UsageError(
+                f"--out {out}: inside {what} ({base}), which tasks see; "
+                "put the batch folder elsewhere"
+            )
 
 
 def _one_emulator(task: BatchTask, plan: Plan, batch_profile: Profile) -> None:
@@ -150,19 +169,47 @@ def _one_emulator(task: BatchTask, plan: Plan, batch_profile: Profile) -> None:
         raise UsageError(f"{task.where}: {why} (one emulator with the built-in web answers all)")
 
 
-def _copy_memory(base: Path, out: Path, task_id: str) -> Path:
+def _copy_memory(memory: MemorySettings, out: Path, task_id: str) -> Path:
     """A fresh copy of the base root for this task (agentctl's own files left out); the base
-    is only read."""
+    is only read, and first measured against the memory limits (a sparse file would be
+    copied at its full size for every task)."""
+    base = memory.root
     dest = task_folder(out, task_id) / "memory"
     if dest.exists():  # a task cut short before: start again from the base
         shutil.rmtree(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(dest.parent)
     if base.is_dir():
+        _check_copy(base, memory)
         ignore = shutil.ignore_patterns(".agentctl*")
         shutil.copytree(base, dest, symlinks=True, ignore=ignore)
     else:
-        dest.mkdir()
+        dest.mkdir(mode=0o700)
+    dest.chmod(0o700)
     return dest.resolve()
+
+
+def _check_copy(base: Path, memory: MemorySettings) -> None:
+    """UsageError naming the file and the limit if the base root holds more than a memory
+    root may (memory.max_file_bytes, max_total_bytes, max_files); walked without recursion."""
+    total = files = 0
+    for folder, dirs, names in os.walk(base):
+        dirs[:] = [name for name in dirs if not name.startswith(".agentctl")]
+        for name in names:
+            path = Path(folder) / name
+            if name.startswith(".agentctl") or path.is_symlink():
+                continue
+            size = path.stat().st_size
+            total, files = total + size, files + 1
+            if size > memory.max_file_bytes:
+                _too_big(path, f"{size} bytes, past memory.max_file_bytes {memory.max_file_bytes}")
+            if total > memory.max_total_bytes:
+                _too_big(base, f"past memory.max_total_bytes {memory.max_total_bytes}")
+            if files > memory.max_files:
+                _too_big(base, f"more than memory.max_files {memory.max_files} files")
+
+
+def _too_big(path: Path, why: str) -> None:
+    raise UsageError(f"memory root copy: {path}: {why}; each task gets its own copy")
 
 
 def _line(

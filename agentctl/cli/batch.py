@@ -11,6 +11,7 @@ import typer
 
 from agentctl.errors import InterruptedRunError
 from agentctl.render.safe import visible
+from agentctl.sessions.transcript import json_safe
 
 if TYPE_CHECKING:
     from agentctl.batch import BatchResult, Prepared
@@ -213,7 +214,7 @@ class _Progress:
 
     def _emit(self, data: dict[str, Any]) -> None:
         if self.json_mode:
-            print(json.dumps(data, ensure_ascii=False), flush=True)
+            print(json_safe(json.dumps(data, ensure_ascii=False)), flush=True)
 
 
 _TOKENS = (

@@ -130,9 +130,14 @@ def view(
         command["view_range"] = parse_lines(lines)
     text = open_store(root, profile).execute(command)
     if raw or not sys.stdout.isatty():
+        if sys.stdout.isatty():
+            print(RAW_NOTE, file=sys.stderr)
         sys.stdout.write(text + "\n")
         return
     print_rich(text)
+
+
+RAW_NOTE = "agentctl: --raw: the text as it is, control characters included"
 
 
 def print_rich(text: str, console: Console | None = None) -> None:
@@ -152,14 +157,30 @@ def print_rich(text: str, console: Console | None = None) -> None:
 
 
 @app.command()
-def cat(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
-    """Print a memory file's content as is (no line numbers).
+def cat(
+    path: PathArg,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="On a terminal too, the bytes as they are.")
+    ] = False,
+) -> None:
+    """Print a memory file's content (no line numbers): piped, as is; on a terminal with
+    control characters shown escaped (a note may hold escape sequences), unless --raw.
 
     \b
-    Example:
+    Examples:
       agentctl memory cat notes.md > notes-backup.md
+      agentctl memory cat notes.md --raw      escape sequences too, on the terminal
     """
-    sys.stdout.write(open_store(root, profile).read_text(memory_path(path)))
+    text = open_store(root, profile).read_text(memory_path(path))
+    if not sys.stdout.isatty():
+        sys.stdout.write(text)
+    elif raw:
+        print(RAW_NOTE, file=sys.stderr)
+        sys.stdout.write(text)
+    else:
+        sys.stdout.write(visible(text))
 
 
 @app.command()

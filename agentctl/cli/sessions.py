@@ -152,13 +152,13 @@ def show(
         print(error_line(f"warning: {warning}"), file=sys.stderr)
     if as_seen is not None:
         report = seen.as_seen_report(loaded, as_seen, limit=None if full else 600)
-        sys.stdout.write(visible(report) if sys.stdout.isatty() else report)
+        sys.stdout.write(visible(report))  # piped too: a view, not the data
         return
     from agentctl.render.sessions_view import show_report
 
     _print(show_report(loaded, _console().width))
-    if loaded.answer:  # on a terminal with controls visible; piped, the answer's exact text
-        print("\n" + (visible(loaded.answer) if sys.stdout.isatty() else loaded.answer))
+    if loaded.answer:  # controls visible, piped too (`run` prints the answer's exact text)
+        print("\n" + visible(loaded.answer))
 
 
 @app.command()

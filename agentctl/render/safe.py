@@ -18,12 +18,17 @@ if TYPE_CHECKING:
 LAYOUT = "\n\t"  # kept by default: the line breaks and tabs that text is laid out with
 # Format characters that are part of writing, not tricks: joiners in emoji and in scripts.
 _WRITING = frozenset("\u200c\u200d")
+# Controls, format characters, line/paragraph separators, and lone surrogates (no terminal
+# or UTF-8 file can take one: they come from names that are not UTF-8).
+_HIDDEN = ("Cc", "Cf", "Zl", "Zp", "Cs")
 
 
 def visible(text: str, keep: str = LAYOUT) -> str:
-    """`text` with every control and format character (Cc, Cf, Zl, Zp) shown as an escape.
+    """`text` with every control and format character (Cc, Cf, Zl, Zp) and lone surrogate
+    (Cs) shown as an escape.
 
-    `\\x1b` for ESC, `\\x9b` for C1 CSI, `\\u202e` for a bidi override; the characters in
+    `\\x1b` for ESC, `\\x9b` for C1 CSI, `\\u202e` for a bidi override, `\\xe9` for the byte
+    0xE9 of a name that is not UTF-8; the characters in
     `keep` stay as they are (by default newline and tab). CRLF becomes LF first.
     """
     if text.isprintable():
@@ -37,11 +42,13 @@ def _hidden(char: str) -> bool:
     """A character a terminal acts on, or hides, instead of showing it."""
     if char.isprintable():
         return False
-    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") and char not in _WRITING
+    return unicodedata.category(char) in _HIDDEN and char not in _WRITING
 
 
 def _shown(char: str) -> str:
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a name that is not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"

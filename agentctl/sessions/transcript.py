@@ -116,7 +116,7 @@ def save_transcript(session: str, data: bytes, header: SessionHeader | None = No
 def _with_header(data: bytes, header: SessionHeader) -> bytes:
     first, _, rest = data.partition(b"\n")
     try:
-        old = from_json(json.loads(first))
+        old = from_json(_loads(first))
     except (ValueError, MalformedRecord):
         return data  # not a header we can read: kept as it came
     if not isinstance(old, SessionHeader):
@@ -279,7 +279,21 @@ def _encode(record: Record) -> bytes:
     """The record as one line of JSON, with no credential in it (agentctl.redact: the last guard,
     whatever a tool, file or server put in a record)."""
     line = redact(json.dumps(to_json(record), ensure_ascii=False, default=str))
-    return (line + "\n").encode("utf-8")
+    return (json_safe(line) + "\n").encode("utf-8")
+
+
+# A lone surrogate (a file name that is not UTF-8, as Python decodes it) has no UTF-8 form; in
+# JSON it is written as its `\udcXX` escape, which reads back as the same name.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_safe(line: str) -> str:
+    """JSON text (dumped with ensure_ascii=False) that encodes as UTF-8, lossless."""
+    return line if line.isascii() else _SURROGATE.sub(_json_escape, line)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def in_use(path: Path) -> bool:
@@ -315,9 +329,17 @@ def _after_last_newline(fd: int, size: int) -> int:
 
 def _is_record(data: bytes) -> bool:
     try:
-        return isinstance(json.loads(data), dict)
+        return isinstance(_loads(data), dict)
     except ValueError:
         return False
+
+
+def _loads(line: bytes) -> Any:
+    """One line's JSON; ValueError (not RecursionError) when it nests too deeply."""
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 def read_transcript(path: Path, *, only: Collection[str] = ()) -> Transcript:
@@ -350,7 +372,7 @@ def _read(path: Path, only: Collection[str]) -> tuple[list[Record], list[str], i
         if markers and not any(m in line[:40] for m in markers):
             continue
         try:
-            record = from_json(json.loads(line))
+            record = from_json(_loads(line))
             if isinstance(record, MessageRecord) and not only:
                 apply_message(history, record)
         except ValueError as err:

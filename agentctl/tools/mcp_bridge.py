@@ -21,6 +21,9 @@ T = TypeVar("T")
 # process group and waits 2 s more).
 STOP_TIMEOUT_S = 10.0
 STDERR_TAIL_BYTES = 2_000
+# A server's tools/list, followed page by page, ends within these (else it cannot start).
+MAX_TOOL_PAGES = 100
+MAX_TOOLS = 10_000
 # A server may take longer to start (an interpreter, a package download) than to answer.
 MIN_START_TIMEOUT_S = 30.0
 
@@ -172,15 +175,19 @@ async def http_transport(server: McpServer) -> AsyncIterator[tuple[Any, Any]]:
 
 
 async def list_all_tools(session: Any) -> list[Any]:
-    """Every tool of the server, following `next_cursor` pages."""
+    """Every tool of the server, following `next_cursor` pages: at most MAX_TOOL_PAGES pages
+    and MAX_TOOLS tools (a server that pages forever would hold the start, growing)."""
     from mcp.types import PaginatedRequestParams
 
     tools: list[Any] = []
     cursor: str | None = None
-    while True:
+    for _ in range(MAX_TOOL_PAGES):
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         page = await session.list_tools(params=params)
         tools.extend(page.tools)
+        if len(tools) > MAX_TOOLS:
+            raise ValueError(f"more than {MAX_TOOLS} tools in tools/list")
         cursor = page.next_cursor
         if not cursor:
             return tools
+    raise ValueError(f"more than {MAX_TOOL_PAGES} pages of tools/list")

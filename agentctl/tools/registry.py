@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -11,6 +12,7 @@ from agentctl.errors import ToolError, ToolFailure
 # What a cut result ends with, so the model knows it did not see everything.
 TRUNCATION_MARKER = "\n[truncated: result cut at {cap} of {total} characters]"
 MAX_ERROR_CHARS = 2_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Tool(Protocol):
@@ -38,6 +40,18 @@ class ToolOutcome:
 
     content: str
     is_error: bool
+
+
+def sendable(text: str) -> str:
+    """`text` with each lone surrogate written out: a byte of a name that is not UTF-8 (as
+    Python decodes it) as `\\xNN`, any other as `\\udNNN`. No request, transcript or
+    terminal can carry a lone surrogate; the workspace tools read `\\xNN` back as the byte."""
+    return text if text.isascii() else _SURROGATE.sub(_written_out, text)
+
+
+def _written_out(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def cap_text(text: str, cap: int) -> str:
@@ -81,7 +95,7 @@ class ToolBox:
             return ToolOutcome(f"Error: unknown tool '{name}'; available tools: {known}", True)
         try:
             cap = 0 if tool.self_limited else self.max_result_chars
-            return ToolOutcome(cap_text(tool.call(tool_input), cap), False)
+            return ToolOutcome(cap_text(sendable(tool.call(tool_input)), cap), False)
         except ToolError as err:
             self.failures += isinstance(err, ToolFailure)
             return ToolOutcome(cap_text(str(err), MAX_ERROR_CHARS), True)

@@ -8,6 +8,7 @@ Result formats are a contract shared with the emulator's default policy (see doc
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,11 +38,21 @@ def _str_arg(tool_input: Mapping[str, Any], key: str, default: str | None = None
     return value
 
 
+def _path_arg(tool_input: Mapping[str, Any], default: str | None = None) -> str:
+    """The `path` argument, with `\\xNN` (NN from 80) read back as that byte of a name that
+    is not UTF-8: results show such names that way (tools.registry.sendable)."""
+    rel = _str_arg(tool_input, "path", default)
+    return _BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), rel) if "\\x" in rel else rel
+
+
 def _int_arg(tool_input: Mapping[str, Any], key: str, default: int) -> int:
     value = tool_input.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ToolError(f"Error: '{key}' must be a positive integer")
     return value
+
+
+_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")
 
 
 def _target(root: Path, rel: str) -> Path:
@@ -125,7 +136,7 @@ class WorkspaceTools:
 
     def list_files(self, tool_input: Mapping[str, Any]) -> str:
         """`{relative/path}\\t{size}` per regular file under `path`, recursive and sorted."""
-        start = _target(self.root, _str_arg(tool_input, "path", "."))
+        start = _target(self.root, _path_arg(tool_input, "."))
         files = walk_files(self.root, start)  # walked, not listed: a tree may be huge
         out = _Capped(self.cap)
         for path in files:
@@ -136,7 +147,7 @@ class WorkspaceTools:
 
     def read_file(self, tool_input: Mapping[str, Any]) -> str:
         """Numbered lines `offset..offset+limit-1`, then a `[truncated ...]` line if more remain."""
-        rel = _str_arg(tool_input, "path")
+        rel = _path_arg(tool_input)
         offset = _int_arg(tool_input, "offset", 1)
         limit = _int_arg(tool_input, "limit", DEFAULT_LIMIT)
         with _lines(self.root, rel) as reader:
@@ -165,7 +176,7 @@ class WorkspaceTools:
         `search_budget_s`: past it the call is a ToolError, not a run that hangs.
         """
         pattern = BoundedPattern(_str_arg(tool_input, "pattern"), self.search_budget_s)
-        start = _target(self.root, _str_arg(tool_input, "path", "."))
+        start = _target(self.root, _path_arg(tool_input, "."))
         out, count = _Capped(self.cap), 0
         for rel, n, line in self._matches(start, pattern):
             count += 1

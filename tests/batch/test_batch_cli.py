@@ -148,6 +148,7 @@ def _blocked_batch(tmp_path: Path, count: int, blocker: int) -> tuple[Any, Path,
     lock = os.open(memory / LOCK_NAME, os.O_RDWR | os.O_CREAT)
     fcntl.flock(lock, fcntl.LOCK_EX)
     flags = ["--offline", "--memory", "shared", "--set", f"memory.root={memory}"]
+    flags += ["--set", "tools.workspace=false"]  # the current folder holds the batch folder
     command = [sys.executable, "-m", "agentctl", "batch", str(source), *flags, "--out", str(out)]
     child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     assert child.stderr is not None
