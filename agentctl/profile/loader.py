@@ -239,6 +239,21 @@ def file_layer(path: Path | None) -> dict[str, Any]:
         value = lookup(data, key)
         if isinstance(value, str) and value:
             data = deep_merge(data, nest(key.split("."), str(resolve_path(value, folder))))
+    return _server_folders(data, folder)
+
+
+def _server_folders(data: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Each `[mcp.servers.NAME]` of a file runs in its `cwd` taken from the file's folder
+    (the file's folder when it names none), whichever layer the file is."""
+    servers = (data.get("mcp") or {}).get("servers") if isinstance(data.get("mcp"), dict) else None
+    if not isinstance(servers, dict):
+        return data
+    for name, server in servers.items():
+        if isinstance(server, dict) and "url" not in server:
+            cwd = server.get("cwd", ".")
+            if isinstance(cwd, str):
+                path = ["mcp", "servers", name, "cwd"]
+                data = deep_merge(data, nest(path, str(resolve_path(cwd or ".", folder))))
     return data
 
 

@@ -42,7 +42,7 @@ def test_serve_prints_url_serves_the_script_and_exits_130_on_ctrl_c(tmp_path: Pa
         out, err = process.communicate(timeout=60)
     assert process.returncode == 130
     assert out == ""
-    assert err.startswith("server model unedited: ") and err.count("\n") == 1  # which rules
+    assert err.startswith("server model default: ") and err.count("\n") == 1  # which rules
 
 
 @pytest.mark.slow

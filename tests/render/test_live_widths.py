@@ -84,7 +84,7 @@ def test_summary_counts_distinct_results_apart_from_tokens_spared_per_turn(
 ) -> None:
     screen = "\n".join(runs[100][1])
     assert "15 distinct tool results" in screen  # 122 is the per-turn sum of clearings
-    assert "1,040,791 prompt tokens, summed over 14 turns (at most 106,393 in one)" in screen
+    assert "881,417 prompt tokens, summed over 14 turns (at most 106,393 in one)" in screen
     assert "so every later turn counts it again" in screen  # the legend under the table
 
 
