@@ -49,6 +49,7 @@ def _exchange(session: Session, turn: TurnRecord) -> dict[str, Any]:
             "recorder": f"agentctl {session.header.agentctl_version or __version__}",
             "session": session.id,
             "turn": turn.turn,
+            "segment": turn.segment,  # how many `run --resume` came before this turn
         },
         "kind": (
             "agentctl offline run (the emulator played the API)"
@@ -64,9 +65,19 @@ def _exchange(session: Session, turn: TurnRecord) -> dict[str, Any]:
         "response": turn.response,
         "notes": (
             f"{how}; `response` is the message the API answered (the transcript keeps no "
-            "stream events)"
+            f"stream events){_played(session)}"
         ),
     }
+
+
+def _played(session: Session) -> str:
+    """For an offline run: the server model its emulator played (what `check` should play)."""
+    if not session.offline:
+        return ""
+    editing = session.header.profile.get("context_editing")
+    spec = editing.get("server_model") if isinstance(editing, Mapping) else None
+    spec = spec if isinstance(spec, str) and spec else "the usual choice"
+    return f"; the emulator played server model {spec} (`emulator check --server-model`)"
 
 
 def _marker(session: Session, body: Mapping[str, Any]) -> dict[str, Any] | None:
