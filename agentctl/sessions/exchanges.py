@@ -76,8 +76,9 @@ def _played(session: Session) -> str:
         return ""
     editing = session.header.profile.get("context_editing")
     spec = editing.get("server_model") if isinstance(editing, Mapping) else None
-    spec = spec if isinstance(spec, str) and spec else "the usual choice"
-    return f"; the emulator played server model {spec} (`emulator check --server-model`)"
+    if not isinstance(spec, str) or not spec:
+        return "; the emulator played the server model chosen as usual (calibration, else default)"
+    return f"; the emulator played server model {spec}: check with `--server-model {spec}`"
 
 
 def _marker(session: Session, body: Mapping[str, Any]) -> dict[str, Any] | None:
