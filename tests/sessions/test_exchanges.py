@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 import agentctl
 from agentctl.cli.main import app
 from agentctl.sessions.catalog import Session
+from tests.runner import compaction_workload
 
 from .conftest import PLAIN_PROFILE, _run, install
 
@@ -168,3 +169,30 @@ def test_bad_usage_is_exit_2(research: Session, tmp_path: Path) -> None:
         bad.write_text(text)
         code, out = check(bad)
         assert code == 2 and what in out
+
+
+@pytest.mark.parametrize("mode", ["paused", "on-demand"])
+def test_compaction_runs_replay(
+    mode: str, _isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past the API's minimum trigger: a server compaction that pauses the reply, or the
+    # run's own compaction request (whose later requests start at the summary).
+    profile, task = compaction_workload.setup(tmp_path, pause=mode == "paused")
+    if mode == "on-demand":
+        text = profile.read_text().replace("pause_after_compaction = false", "")
+        profile.write_text(text + 'mode = "on-demand"\n')
+    monkeypatch.chdir(tmp_path)
+    transcript = _run(tmp_path / "home", task, profile)
+    install(_isolated_env, transcript)
+    target = tmp_path / "out.json"
+    data = export(transcript.stem, target)
+    stops = [e["response"]["stop_reason"] for e in data]  # type: ignore[index]
+    assert "compaction" in stops
+    after = data[stops.index("compaction") + 1]["request"]
+    assert isinstance(after, dict)
+    if mode == "on-demand":
+        assert data[stops.index("compaction")]["request"]["compaction"] == {"type": "summarize"}  # type: ignore[index]
+        assert after["messages"][0]["content"][0]["type"] == "compaction"
+    code, out = check(target)
+    assert code == 0, out
+    assert f"{len(data)} of {len(data)} replayed exchanges match" in out
