@@ -32,6 +32,7 @@ _HOMES = {
     "parse_server_model": "agentctl.context.server_model",
     "simulate": "agentctl.sessions.api",
     "tune": "agentctl.sessions.api",
+    "export_exchanges": "agentctl.sessions.api",
     **dict.fromkeys(
         (
             "AppliedEdit",
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from agentctl.runner import RunResult as RunResult
     from agentctl.runner import load_profile as load_profile
     from agentctl.runner import run as run
+    from agentctl.sessions.api import export_exchanges as export_exchanges
     from agentctl.sessions.api import simulate as simulate
     from agentctl.sessions.api import tune as tune
     from agentctl.testing import ScriptedClient as ScriptedClient

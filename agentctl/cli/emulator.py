@@ -6,7 +6,7 @@ import json
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -155,7 +155,9 @@ def check(
     exchange writes is there for the next. Prints per exchange what matches and what differs:
     status, applied edits, usage fields and their split (figures within 15% or 10 tokens),
     iterations, the server's blocks and block key sets, server stop reasons, stream event
-    order. Partial recordings are skipped with the reason. Exit 0 when everything matches,
+    order. A FILE holds one recording (an object) or several (an array, as `agentctl sessions
+    export --exchanges` writes, each named FILE[i]). Partial recordings are skipped with the
+    reason. Exit 0 when everything matches,
     1 when something differs, 2 when a file cannot be read.
 
     \b
@@ -164,21 +166,21 @@ def check(
       agentctl emulator check mine.json --server-model edited --json
     """
     from agentctl.context.calibration import resolve_server_model
-    from agentctl.emulator.fidelity import RecordingError, parse_recording
+    from agentctl.emulator.fidelity import RecordingError, parse_recordings
     from agentctl.emulator.replay import check_all
     from agentctl.emulator.server import running
 
-    recordings = []
+    named: list[tuple[str, dict[str, Any]]] = []
     for path in files:
         try:
-            recordings.append(parse_recording(path.read_text(encoding="utf-8"), str(path)))
+            named += parse_recordings(path.read_text(encoding="utf-8"), str(path))
         except OSError as err:
             raise UsageError(f"{path}: cannot read: {err.strerror}") from None
         except (RecordingError, UnicodeDecodeError) as err:
             raise UsageError(str(err)) from None
     server = resolve_server_model(server_model, source="--server-model")
     with running(server_model=server.model) as emu:
-        results = check_all(emu.base_url, [str(p) for p in files], recordings)
+        results = check_all(emu.base_url, [n for n, _ in named], [r for _, r in named])
     print(_report_json(results, server.note()) if as_json else _report_text(results, server.note()))
     if not all(r.matches or r.skipped for r in results):
         raise typer.Exit(1)

@@ -190,17 +190,39 @@ def export(
         Path | None,
         typer.Option("--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."),
     ] = None,
+    exchanges: Annotated[
+        Path | None,
+        typer.Option(
+            "--exchanges",
+            metavar="FILE",
+            help="Write the API exchanges instead (a JSON array, - for stdout).",
+        ),
+    ] = None,
 ) -> None:
-    """The transcript as one JSON document (header, turns, messages, result) for other tools.
+    """The transcript as one JSON document (header, turns, messages, result) for other tools;
+    with --exchanges, its API exchanges (request as sent, response as received, no key or
+    auth header) as a JSON array of recordings that `agentctl emulator check` replays.
 
     \b
     Examples:
       agentctl sessions export last -o run.json
       agentctl sessions export last | jq '.turns | length'
+      agentctl sessions export last --exchanges run-exchanges.json
+      agentctl emulator check run-exchanges.json
     """
     from agentctl.sessions.catalog import export_session, load_session
 
-    data = export_session(load_session(session))
+    if exchanges is not None and output is not None:
+        raise UsageError("--exchanges FILE and --output FILE: give one of them")
+    loaded = load_session(session)
+    data: Any
+    if exchanges is not None:
+        from agentctl.sessions.exchanges import session_exchanges
+
+        data = session_exchanges(loaded)
+        output = None if str(exchanges) == "-" else exchanges
+    else:
+        data = export_session(loaded)
     if output is None:
         _emit_json(data)
         return
@@ -208,7 +230,8 @@ def export(
         output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
     except OSError as err:
         raise UsageError(f"{output}: cannot write: {err.strerror or err}") from None
-    print(f"wrote {output}", file=sys.stderr)
+    count = f" ({len(data)} exchanges)" if exchanges is not None else ""
+    print(f"wrote {output}{count}", file=sys.stderr)
 
 
 def stats(

@@ -66,12 +66,37 @@ class RecordingError(ValueError):
 
 def parse_recording(text: str, name: str) -> Json:
     """A recording's JSON, checked for the fields a replay needs."""
-    try:
-        recording = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise RecordingError(f"{name}: not JSON ({err.msg}, line {err.lineno})") from None
+    recording = _loads(text, name)
     if not isinstance(recording, dict):
         raise RecordingError(f"{name}: a recording is a JSON object")
+    return _checked(recording, name)
+
+
+def parse_recordings(text: str, name: str) -> list[tuple[str, Json]]:
+    """A file of one recording (an object) or several (an array, as `agentctl sessions export
+    --exchanges` writes): (name, recording) pairs, an array's named `FILE[i]` from 0."""
+    data = _loads(text, name)
+    if isinstance(data, dict):
+        return [(name, _checked(data, name))]
+    if not isinstance(data, list) or not data:
+        raise RecordingError(f"{name}: a recording is a JSON object (or a non-empty array of them)")
+    out = []
+    for i, item in enumerate(data):
+        where = f"{name}[{i}]"
+        if not isinstance(item, dict):
+            raise RecordingError(f"{where}: a recording is a JSON object")
+        out.append((where, _checked(item, where)))
+    return out
+
+
+def _loads(text: str, name: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise RecordingError(f"{name}: not JSON ({err.msg}, line {err.lineno})") from None
+
+
+def _checked(recording: Json, name: str) -> Json:
     if recording.get("complete") is True:
         for key in ("endpoint", "request", "status"):
             if key not in recording:
@@ -164,6 +189,8 @@ def compare(
         out += _compare_stream(recorded_stream, events, tolerance)
         recorded: Any = message_from_events(recorded_stream)
         got: Any = message_from_events(events)
+    elif events is not None:  # a streamed request recorded as the message it added up to
+        recorded, got = recording.get("response"), message_from_events(events)
     else:
         recorded, got = recording.get("response"), body
     if not out[0].ok or not isinstance(recorded, dict) or not isinstance(got, dict):

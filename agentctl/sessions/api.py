@@ -1,16 +1,22 @@
-"""`agentctl.simulate` and `agentctl.tune`: the `simulate` and `tune` commands from Python.
+"""`agentctl.simulate`, `agentctl.tune` and `agentctl.export_exchanges`: the `simulate`,
+`tune` and `sessions export --exchanges` commands from Python.
 
-Each returns the value the command draws (`report.WhatIf`, `report.Tuning`); its `to_json()`
-is what `--json` prints. `server_model="all"` adds the figures under every preset.
+`simulate` and `tune` return the value the command draws (`report.WhatIf`, `report.Tuning`);
+its `to_json()` is what `--json` prints. `server_model="all"` adds the figures under every
+preset.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from agentctl.errors import UsageError
 from agentctl.sessions import report
 from agentctl.sessions.catalog import load_session
+from agentctl.sessions.exchanges import session_exchanges
 
 
 def simulate(
@@ -34,3 +40,16 @@ def tune(
     if write is not None:
         report.write_winner(outcome, Path(write), force=force)
     return outcome
+
+
+def export_exchanges(session: str, file: str | Path | None = None) -> list[dict[str, Any]]:
+    """`agentctl sessions export SESSION --exchanges FILE`: the session's API exchanges (the
+    recordings `agentctl emulator check` replays); `file` also writes them as a JSON array."""
+    exchanges = session_exchanges(load_session(session))
+    if file is not None:
+        text = json.dumps(exchanges, indent=2, ensure_ascii=False) + "\n"
+        try:
+            Path(file).write_text(text, "utf-8")
+        except OSError as err:
+            raise UsageError(f"{file}: cannot write: {err.strerror or err}") from None
+    return exchanges

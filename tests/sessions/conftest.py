@@ -82,16 +82,25 @@ THINKING_SCRIPT = (
 )
 
 
-def _run(home: Path, task: Path, profile: Path, *extra: str, code: int = 0) -> Path:
+def _run(
+    home: Path,
+    task: Path,
+    profile: Path,
+    *extra: str,
+    code: int = 0,
+    env: dict[str, str] | None = None,
+) -> Path:
     """One offline run with AGENTCTL_HOME=home; the path of its transcript.
 
     `profile` is the ambient profile ($AGENTCTL_PROFILE), so the task's front matter sits
     above it (as these recordings were made); a --profile would override the front matter.
+    `env` adds to (or overrides) the environment.
     """
-    env = {"AGENTCTL_HOME": str(home), "NO_COLOR": "1", "ANTHROPIC_API_KEY": ""}
-    env["AGENTCTL_PROFILE"] = str(profile)
+    run_env = {"AGENTCTL_HOME": str(home), "NO_COLOR": "1", "ANTHROPIC_API_KEY": ""}
+    run_env["AGENTCTL_PROFILE"] = str(profile)
+    run_env.update(env or {})
     args = ["run", str(task), "--offline", "--json", *extra]
-    result = CliRunner().invoke(app, args, env=env)
+    result = CliRunner().invoke(app, args, env=run_env)
     assert result.exit_code == code, result.output
     (path,) = (home / "sessions").glob("*.jsonl")
     return path
