@@ -30,6 +30,9 @@ STDERR_IDLE_S = 0.02
 # A server's tools/list, followed page by page, ends within these (else it cannot start).
 MAX_TOOL_PAGES = 100
 MAX_TOOLS = 10_000
+# A streamable HTTP server's JSON answer (one message) is read up to this many bytes, else the
+# request fails; its SSE events are each held to the SDK's own limit (1 MiB).
+MAX_HTTP_MESSAGE_BYTES = 16 * 1024 * 1024
 # A server may take longer to start (an interpreter, a package download) than to answer.
 MIN_START_TIMEOUT_S = 30.0
 
@@ -141,7 +144,7 @@ class ServerConnection:
             now = os.fstat(fd).st_size
             if now == size or attempt == 2:  # else it was written to since the tail was read
                 os.ftruncate(fd, 0)  # (what lands between these calls, or in a flood, is lost)
-                os.write(fd, tail)
+                os.write(fd, whole_lines(tail))
                 break
             size = now
         return first
@@ -203,17 +206,48 @@ class ServerConnection:
             yield streams
 
 
+def whole_lines(data: bytes) -> bytes:
+    """`data` without its first line and without a last line still being written (when it
+    has a line break at all): what is kept of a cut stderr starts and ends on a line."""
+    start, end = data.find(b"\n") + 1, data.rfind(b"\n") + 1
+    return data[start:end] if 0 < start < end else data
+
+
 @contextlib.asynccontextmanager
 async def http_transport(server: McpServer) -> AsyncIterator[tuple[Any, Any]]:
     """A streamable HTTP session with the server's headers (the SDK's default timeouts)."""
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    async with (
-        create_mcp_http_client(headers=dict(server.headers) or None) as http,
-        streamable_http_client(server.url, http_client=http) as streams,
-    ):
+    http = create_mcp_http_client(headers=dict(server.headers) or None)
+    http.event_hooks["response"].append(bound_json_body)
+    async with http, streamable_http_client(server.url, http_client=http) as streams:
         yield streams
+
+
+async def bound_json_body(response: Any) -> None:
+    """A JSON answer's body is read through a counter (the SDK reads it whole)."""
+    if response.headers.get("content-type", "").lower().startswith("application/json"):
+        response.stream = bounded_stream(response.stream, MAX_HTTP_MESSAGE_BYTES)
+
+
+def bounded_stream(inner: Any, cap: int) -> Any:
+    """An httpx2 response stream that fails once more than `cap` bytes came through."""
+    import httpx2
+
+    class BoundedStream(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in inner:
+                seen += len(chunk)
+                if seen > cap:
+                    raise ValueError(f"an answer of more than {cap} bytes")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return BoundedStream()
 
 
 async def list_all_tools(session: Any) -> list[Any]:
