@@ -2,15 +2,19 @@
 
 A folder: every `*.md`, `*.txt` or `*.html` file is a page; its URL is `https://` + its path
 below the folder (`web/docs.example.com/guide.md` -> `https://docs.example.com/guide.md`), its
-title the first line (without leading `#`). A JSON file: `{"pages": [{"url", "title", "text",
-"page_age"?}], "code": {"<code>": {"stdout", "stderr", "return_code"}}}`; `code` answers
-code_execution calls with exactly that code. Without either, a tiny built-in corpus serves.
+title the first line (without leading `#`). A folder is indexed (names and sizes) when loaded
+and each page is read when a search or fetch asks for it, so its size never decides the
+memory a run takes; a page holds at most MAX_PAGE_BYTES. A JSON file: `{"pages": [{"url",
+"title", "text", "page_age"?}], "code": {"<code>": {"stdout", "stderr", "return_code"}}}`;
+`code` answers code_execution calls with exactly that code.
+Without either, a tiny built-in corpus serves.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +24,7 @@ from agentctl.errors import ConfigError
 
 PAGE_SUFFIXES = (".md", ".txt", ".html")
 MAX_PAGE_BYTES = 1_000_000  # a corpus is test data: larger files are refused, not cut
+MAX_PAGES = 10_000
 
 
 @dataclass(frozen=True)
@@ -49,17 +54,54 @@ class CodeRun:
 class Corpus:
     """Pages by URL and scripted code runs; `source` names it in messages."""
 
-    pages: dict[str, Page] = field(default_factory=dict)
+    pages: Mapping[str, Page] = field(default_factory=dict)
     code: dict[str, CodeRun] = field(default_factory=dict)
     source: str = "<built-in>"
 
-    def search(self, query: str, limit: int) -> list[Page]:
-        """Pages sharing words with the query, most shared words first, then by URL."""
+    def search(self, query: str, limit: int, keep: Callable[[Page], bool] = bool) -> list[Page]:
+        """Pages `keep` lets through sharing words with the query, most shared words first,
+        then by URL. One page is held at a time while scoring (a folder's are read in turn)."""
         words = set(_words(query))
-        scored = [(len(words & set(_words(f"{p.title} {p.text}"))), p) for p in self.pages.values()]
-        hits = [(score, page) for score, page in scored if score > 0]
-        hits.sort(key=lambda hit: (-hit[0], hit[1].url))
-        return [page for _, page in hits[:limit]]
+        hits: list[tuple[int, str]] = []
+        for url in self.pages:
+            page = self.pages[url]
+            score = len(words & set(_words(f"{page.title} {page.text}"))) if keep(page) else 0
+            if score > 0:
+                hits.append((score, url))
+        hits.sort(key=lambda hit: (-hit[0], hit[1]))
+        return [self.pages[url] for _, url in hits[:limit]]
+
+
+class FolderPages(Mapping[str, Page]):
+    """A folder's pages by URL: the index holds paths only; a page is read when looked up."""
+
+    def __init__(self, folder: Path) -> None:
+        self._paths: dict[str, Path] = {}
+        for path in sorted(folder.rglob("*")):
+            if path.suffix not in PAGE_SUFFIXES or not path.is_file() or path.is_symlink():
+                continue
+            if path.stat().st_size > MAX_PAGE_BYTES:
+                raise ConfigError(f"web corpus {path}: larger than {MAX_PAGE_BYTES} bytes")
+            if len(self._paths) >= MAX_PAGES:
+                raise ConfigError(f"web corpus {folder}: more than {MAX_PAGES} pages")
+            self._paths["https://" + path.relative_to(folder).as_posix()] = path
+
+    def __getitem__(self, url: str) -> Page:
+        path = self._paths[url]
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(MAX_PAGE_BYTES)  # a file grown since it was indexed is cut
+        except OSError:
+            data = b""  # gone or unreadable since it was indexed: an empty page
+        text = data.decode("utf-8", errors="replace")
+        title = (text.strip().split("\n", 1)[0].lstrip("# ").strip() or path.name)[:200]
+        return Page(url, title, text)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 def _words(text: str) -> list[str]:
@@ -82,17 +124,7 @@ def load_corpus(path: Path | None) -> Corpus:
 
 
 def _from_folder(folder: Path) -> Corpus:
-    pages: dict[str, Page] = {}
-    for path in sorted(folder.rglob("*")):
-        if path.suffix not in PAGE_SUFFIXES or not path.is_file() or path.is_symlink():
-            continue
-        if path.stat().st_size > MAX_PAGE_BYTES:
-            raise ConfigError(f"web corpus {path}: larger than {MAX_PAGE_BYTES} bytes")
-        text = path.read_text(encoding="utf-8", errors="replace")
-        url = "https://" + path.relative_to(folder).as_posix()
-        title = (text.strip().split("\n", 1)[0].lstrip("# ").strip() or path.name)[:200]
-        pages[url] = Page(url, title, text)
-    return Corpus(pages, {}, str(folder))
+    return Corpus(FolderPages(folder), {}, str(folder))
 
 
 def corpus_from_json(data: Any, source: str) -> Corpus:

@@ -78,8 +78,8 @@ class ServerToolRunner:
             return _error("web_search", "invalid_tool_input")
         if len(query) > MAX_QUERY_CHARS:
             return _error("web_search", "query_too_long")
-        pages = [p for p in self.corpus.search(query, len(self.corpus.pages)) if allowed(tool, p)]
-        return [_search_result(page) for page in pages[:MAX_RESULTS]]
+        pages = self.corpus.search(query, MAX_RESULTS, lambda page: allowed(tool, page))
+        return [_search_result(page) for page in pages]
 
     def _fetch(self, tool: Json, arguments: Mapping[str, Any]) -> Json:
         url = arguments.get("url")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import fcntl
 import functools
 import logging
 import os
@@ -21,9 +22,17 @@ T = TypeVar("T")
 # process group and waits 2 s more).
 STOP_TIMEOUT_S = 10.0
 STDERR_TAIL_BYTES = 2_000
+# A server's stderr file is cut back to its tail once it holds more than this; it is looked at
+# every STDERR_POLL_S while it grows (at most STDERR_IDLE_S apart while it does not).
+STDERR_KEEP_BYTES = 64 * 1024
+STDERR_POLL_S = 0.005
+STDERR_IDLE_S = 0.02
 # A server's tools/list, followed page by page, ends within these (else it cannot start).
 MAX_TOOL_PAGES = 100
 MAX_TOOLS = 10_000
+# A streamable HTTP server's JSON answer (one message) is read up to this many bytes, else the
+# request fails; its SSE events are each held to the SDK's own limit (1 MiB).
+MAX_HTTP_MESSAGE_BYTES = 16 * 1024 * 1024
 # A server may take longer to start (an interpreter, a package download) than to answer.
 MIN_START_TIMEOUT_S = 30.0
 
@@ -86,8 +95,11 @@ class ServerConnection:
         self.name = name
         self.server = server
         self._loop = loop
-        # The server's stderr, for its tail; closed by stop().
+        # The server's stderr, for its tail; closed by stop(). Appending (the flag belongs to
+        # the open file the server shares), so that cutting it back makes it small again.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
+        flags = fcntl.fcntl(self._stderr.fileno(), fcntl.F_GETFL)
+        fcntl.fcntl(self._stderr.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
         self._ready: concurrent.futures.Future[list[Any]] = concurrent.futures.Future()
         self._done: concurrent.futures.Future[None] | None = None
         self._session: Any = None
@@ -120,13 +132,46 @@ class ServerConnection:
         data = os.pread(self._stderr.fileno(), size - start, start)
         return "\n".join(data.decode("utf-8", "replace").strip().splitlines()[-lines:])
 
+    def trim_stderr(self) -> int:
+        """Cut the stderr file back to its last STDERR_TAIL_BYTES once it holds more than
+        STDERR_KEEP_BYTES; its size before."""
+        fd = self._stderr.fileno()
+        first = size = os.fstat(fd).st_size
+        for attempt in range(3):
+            if size <= STDERR_KEEP_BYTES:
+                break
+            tail = os.pread(fd, STDERR_TAIL_BYTES, size - STDERR_TAIL_BYTES)
+            now = os.fstat(fd).st_size
+            if now == size or attempt == 2:  # else it was written to since the tail was read
+                os.ftruncate(fd, 0)  # (what lands between these calls, or in a flood, is lost)
+                os.write(fd, whole_lines(tail))
+                break
+            size = now
+        return first
+
+    async def _keep_stderr_bounded(self) -> None:
+        size, pause = 0, STDERR_POLL_S
+        while not self._stderr.closed:
+            await asyncio.sleep(pause)
+            try:
+                before, size = size, self.trim_stderr()
+            except (OSError, ValueError):  # closed by stop() meanwhile
+                return
+            grew = size != before
+            pause = STDERR_POLL_S if grew else min(pause * 2, STDERR_IDLE_S)
+            if size > STDERR_KEEP_BYTES:
+                size = STDERR_TAIL_BYTES
+
     async def _serve(self) -> None:
+        trimmer = asyncio.ensure_future(self._keep_stderr_bounded())
         try:
             await self._run_session()
         except BaseException as err:
             if not self._ready.done():
                 self._ready.set_exception(err)
             raise
+        finally:
+            trimmer.cancel()
 
     async def _run_session(self) -> None:
         from mcp import ClientSession
@@ -161,17 +206,48 @@ class ServerConnection:
             yield streams
 
 
+def whole_lines(data: bytes) -> bytes:
+    """`data` without its first line and without a last line still being written (when it
+    has a line break at all): what is kept of a cut stderr starts and ends on a line."""
+    start, end = data.find(b"\n") + 1, data.rfind(b"\n") + 1
+    return data[start:end] if 0 < start < end else data
+
+
 @contextlib.asynccontextmanager
 async def http_transport(server: McpServer) -> AsyncIterator[tuple[Any, Any]]:
     """A streamable HTTP session with the server's headers (the SDK's default timeouts)."""
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    async with (
-        create_mcp_http_client(headers=dict(server.headers) or None) as http,
-        streamable_http_client(server.url, http_client=http) as streams,
-    ):
+    http = create_mcp_http_client(headers=dict(server.headers) or None)
+    http.event_hooks["response"].append(bound_json_body)
+    async with http, streamable_http_client(server.url, http_client=http) as streams:
         yield streams
+
+
+async def bound_json_body(response: Any) -> None:
+    """A JSON answer's body is read through a counter (the SDK reads it whole)."""
+    if response.headers.get("content-type", "").lower().startswith("application/json"):
+        response.stream = bounded_stream(response.stream, MAX_HTTP_MESSAGE_BYTES)
+
+
+def bounded_stream(inner: Any, cap: int) -> Any:
+    """An httpx2 response stream that fails once more than `cap` bytes came through."""
+    import httpx2
+
+    class BoundedStream(httpx2.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in inner:
+                seen += len(chunk)
+                if seen > cap:
+                    raise ValueError(f"an answer of more than {cap} bytes")
+                yield chunk
+
+        async def aclose(self) -> None:
+            await inner.aclose()
+
+    return BoundedStream()
 
 
 async def list_all_tools(session: Any) -> list[Any]:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentctl.emulator.corpus import Corpus, Page, corpus_from_json, load_corpus
+from agentctl.emulator.corpus import (
+    MAX_PAGE_BYTES,
+    Corpus,
+    Page,
+    corpus_from_json,
+    load_corpus,
+)
 from agentctl.emulator.model import Script, ScriptTurn, ToolCall
 from agentctl.emulator.server import running
 from agentctl.errors import ConfigError
@@ -183,3 +190,38 @@ def test_stream_events_per_block() -> None:
     assert stops == [0, 1, 2]
     (delta,) = [e for e in raw if e.type == "message_delta"]
     assert delta.usage.server_tool_use.web_search_requests == 1
+
+
+def test_folder_corpus_reads_a_page_when_asked_not_at_load(tmp_path: Path) -> None:
+    """Issue 20: a `web/` folder was read whole at load (1,200 sparse 1 MB pages: 1.2 GB);
+    now it is indexed, and scoring a search holds one page at a time."""
+    web = tmp_path / "web" / "big.example.com"
+    web.mkdir(parents=True)
+    for index in range(24):
+        with (web / f"page{index:02}.txt").open("wb") as handle:
+            handle.truncate(900_000)  # sparse: no disk used, 900 kB of text when read
+    (web / "zz-hit.md").write_text("# Hit\nthe lonely caching word\n")
+    tracemalloc.start()
+    try:
+        corpus = load_corpus(tmp_path / "web")
+        hits = corpus.search("caching", 10)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [page.title for page in hits] == ["Hit"]
+    assert len(corpus.pages) == 25
+    assert peak < 8_000_000  # pages held whole: over 21 MB
+    (web / "zz-hit.md").write_text("# Changed\nread when asked\n")
+    assert corpus.pages["https://big.example.com/zz-hit.md"].text == "# Changed\nread when asked\n"
+
+
+def test_folder_corpus_page_grown_after_indexing_is_cut(tmp_path: Path) -> None:
+    page = tmp_path / "web" / "a.example.com" / "p.txt"
+    page.parent.mkdir(parents=True)
+    page.write_text("small\n")
+    corpus = load_corpus(tmp_path / "web")
+    with page.open("ab") as handle:
+        handle.truncate(MAX_PAGE_BYTES * 3)
+    assert len(corpus.pages["https://a.example.com/p.txt"].text) == MAX_PAGE_BYTES
+    page.unlink()
+    assert corpus.pages["https://a.example.com/p.txt"].text == ""
