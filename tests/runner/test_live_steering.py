@@ -24,6 +24,8 @@ from agentctl.emulator.server import running
 from agentctl.profile.loader import Overrides
 from agentctl.runner.execute import execute
 from agentctl.runner.plan import plan_resume
+from agentctl.sessions.catalog import load_session, session_profile
+from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
 from tests.runner.test_batched_clearing import PROFILE as BATCHED_PROFILE
 from tests.runner.test_batched_clearing import TASK, workspace
 
@@ -72,7 +74,7 @@ def test_the_boundary_follows_the_reported_figures_and_a_resume_steers_the_same(
         monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
         whole = agentctl.run(
             TASK, profile=profile, workspace=workspace(tmp_path / "ws"),
-            memory_root=tmp_path / "mem", record=False,
+            memory_root=tmp_path / "mem",
         )  # fmt: skip
         bodies = sent(emu)
     assert all(f"FINDING {i:02d}" in whole.text for i in range(14))
@@ -89,6 +91,16 @@ def test_the_boundary_follows_the_reported_figures_and_a_resume_steers_the_same(
     # Steering keeps the reported prompt near the trigger (by the estimate alone it would
     # pass it by the factor's margin: 1.5 x 14,000).
     assert max(reported) < TRIGGER + 3_000 and sum(b > 0 for b in moves) > 3
+
+    # A replay under the recorded settings steers on the recorded figures: what was sent.
+    session = load_session(whole.session_id)
+    settings = ReplaySettings.from_profile(session_profile(session))
+    turns = session.turns
+    replayed = [replay_request(t, settings, recorded_sizes(turns[:i])) for i, t in enumerate(turns)]
+    sent_edits = [b["context_management"] for b in bodies]
+    assert [r["context_management"] for r in replayed] == sent_edits
+    estimated = [replay_request(t, settings)["context_management"] for t in turns]
+    assert estimated != sent_edits
 
     # The same run stopped on max_turns after the first clearing, then resumed.
     stop = first + 3
