@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from agentctl.agent.model import ModelClient, ModelResponse, Progress
-from agentctl.agent.request import build_compaction_request, build_request
+from agentctl.agent.request import build_compaction_request, build_request, reported_size
 from agentctl.context.edits import build_context_management
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
@@ -135,6 +135,8 @@ class LoopSetup:
     first_turn: int = 0
     task: str = ""
     control: RunControl = field(default_factory=RunControl)
+    # A resumed run's recorded prompt sizes, by messages answered (`request.reported_size`).
+    measured: Mapping[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -144,6 +146,8 @@ class _State:
     turns_run: int = 0
     totals: Totals = field(default_factory=Totals)
     last_prompt: int = 0  # prompt tokens of the latest response
+    # what each response reported of its prompt, by the messages it answered (steering)
+    measured: dict[int, int] = field(default_factory=dict)
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -152,7 +156,7 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     `messages` is the history so far (already recorded); the loop appends to its own copy.
     Raises LimitError / ApiError; the caller turns those into an ErrorEvent and an exit code.
     """
-    state = _State(messages=list(messages), turn=setup.first_turn)
+    state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
     setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
@@ -160,6 +164,7 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
         state.turns_run += 1
         compaction = _compaction_due(setup, state)
         response = yield from _send(setup, state, compaction)
+        _measure(state, response, compaction is not None)
         # A compaction's prompt is the one it closed: it must not call for another.
         state.last_prompt = 0 if compaction is not None else response.usage.prompt_tokens
         event = _finish_turn(setup, state, response, summarised=compaction is not None)
@@ -174,6 +179,14 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
             return
         check_stop(setup.profile, response, state.turn)
         check_limits(setup.profile, state.turns_run, state.totals)
+
+
+def _measure(state: _State, response: ModelResponse, compaction: bool) -> None:
+    size = reported_size(
+        response.usage, response.content, response.applied_edits, compaction_request=compaction
+    )
+    if size is not None:
+        state.measured[len(state.messages)] = size
 
 
 def _start_event(setup: LoopSetup) -> StartEvent:
@@ -204,7 +217,7 @@ def _send(
 ) -> Generator[Event, None, ModelResponse]:
     tools = setup.tools.definitions()
     if compaction is None:
-        request = build_request(setup.profile, state.messages, tools)
+        request = build_request(setup.profile, state.messages, tools, state.measured)
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
     # The transcript counts the whole history (a request after a summary sends only its

@@ -8,6 +8,10 @@ On-demand compaction: a compaction request is the run's next request plus top-le
 `compaction` (beta compact-2026-09-04), without what only shapes a reply; its answer is a
 signed compaction block alone, and every later request sends the history from that block on
 (it stands in place of the messages it summarises).
+
+Batched clearing steers on the prompt sizes the server reported (`measured`: by the number of
+messages of the history a response answered, `reported_size` of each response), so on a live
+run an estimate only ever covers what was added since the latest response.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from agentctl.agent.server_tools import betas as server_betas
 from agentctl.agent.server_tools import definitions
 from agentctl.context.edits import betas_for, build_context_management
 from agentctl.profile.settings import Profile
+from agentctl.types import AppliedEdit, Usage
 
 BETA_COMPACT_ON_DEMAND = "compact-2026-09-04"
 # Request fields the API refuses beside `compaction` (they shape a reply, and there is none).
@@ -49,11 +54,17 @@ def cache_control(profile: Profile) -> dict[str, Any] | None:
 
 
 def build_request(
-    profile: Profile, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    profile: Profile,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    measured: Mapping[int, int] | None = None,
 ) -> dict[str, Any]:
     """The full request; `messages` and `tools` are copied, never modified. A history that
-    holds a signed compaction block is sent from the last one on."""
-    messages = messages[summary_start(messages) :]
+    holds a signed compaction block is sent from the last one on. `measured`: the prompt sizes
+    earlier responses reported, by the number of messages of `messages` they answered."""
+    start = summary_start(messages)
+    messages = messages[start:]
+    sent = {n - start: v for n, v in (measured or {}).items() if n > start}
     request: dict[str, Any] = {"model": profile.model, "max_tokens": profile.max_tokens}
     if profile.system:
         request["system"] = [{"type": "text", "text": profile.system}]
@@ -63,13 +74,33 @@ def build_request(
     if tools:
         request["tools"] = [copy.deepcopy(dict(t)) for t in tools]
     request["messages"] = [copy.deepcopy(dict(m)) for m in messages]
-    cm = build_context_management(profile.context_editing, request)
+    cm = build_context_management(profile.context_editing, request, sent)
     if cm is not None:
         request["context_management"] = cm
     request = place_breakpoints(request, cache_control(profile))
     signed = bool(messages) and is_summary(messages[0])
     request["betas"] = betas(profile, *([BETA_COMPACT_ON_DEMAND] if signed else []))
     return request
+
+
+def reported_size(
+    usage: Usage,
+    content: Sequence[Mapping[str, Any]],
+    edits: Sequence[AppliedEdit] = (),
+    *,
+    compaction_request: bool = False,
+    unedited: bool = False,
+) -> int | None:
+    """The prompt a response says the model read (input + cache writes + cache reads), or
+    None where its usage is not one prompt's: the answer to a compaction request, or a reply
+    that compacted (its figures add the summarising call's). `unedited`: plus the tool-use
+    tokens its `applied_edits` cleared (the prompt before clearing, for replays under other
+    settings)."""
+    compacted = any(b.get("type") == "compaction" for b in content)
+    if compaction_request or compacted or usage.compactions:
+        return None
+    cleared = sum(e.cleared_input_tokens for e in edits if e.type.startswith("clear_tool_uses"))
+    return usage.prompt_tokens + (cleared if unedited else 0)
 
 
 def build_compaction_request(

@@ -41,6 +41,7 @@ def boundary(
     freed: Sequence[int],
     marks: Marks,
     measured: Mapping[int, int] | None = None,
+    unedited: bool = False,
 ) -> int:
     """How many of the oldest `pairs` (clearable, in order; `freed[i]` is what clearing pair
     i frees) stand cleared after the last request of `request["messages"]`.
@@ -49,6 +50,9 @@ def boundary(
     they answer (input + cache reads + cache writes: the prompt as the model read it). At a
     later request the measure is the latest such figure plus the estimate of what was added
     (and cleared) since, so an estimate never decides alone where a real figure exists.
+    `unedited`: the figures are of the prompt before any tool use was cleared (a reported
+    size plus the tokens its response says were cleared: what a replay under other settings
+    can use); the walk then subtracts its own clearing up to that request as well.
     """
     messages: list[dict[str, Any]] = list(request.get("messages") or [])
     base = estimate_request_tokens({**request, "messages": []})
@@ -62,7 +66,7 @@ def boundary(
         if message.get("role") != "user" and index < len(messages) - 1:
             walk.mark(index + 1)
             continue
-        size = walk.measure(index + 1, measured)
+        size = walk.measure(index + 1, measured, unedited)
         if (walk.uses if marks.count_uses else size) > marks.high:
             shown = [f if pairs[i].ready_at >= walk.start else 0 for i, f in enumerate(freed)]
             excess = size - marks.low
@@ -93,7 +97,7 @@ class _Walk:
     def mark(self, count: int) -> None:
         self.marks[count] = (self.size, self.gone)
 
-    def measure(self, count: int, measured: Mapping[int, int] | None) -> int:
+    def measure(self, count: int, measured: Mapping[int, int] | None, unedited: bool) -> int:
         """The prompt as edited so far: the estimate, or the latest real figure in the view
         plus the estimate of what changed since."""
         known = [n for n in measured or {} if self.start < n <= count and n in self.marks]
@@ -101,6 +105,8 @@ class _Walk:
             return self.size - self.gone
         latest = max(known)
         size, gone = self.marks[latest]
+        if unedited:
+            gone = 0
         return measured[latest] + (self.size - size) - (self.gone - gone)
 
 

@@ -151,6 +151,7 @@ def batched_edit(
     request: Mapping[str, Any],
     server: ServerModel = DEFAULT_SERVER_MODEL,
     measured: Mapping[int, int] | None = None,
+    unedited: bool = False,
 ) -> dict[str, Any]:
     """The edit that makes the server clear exactly where batched clearing puts the boundary.
 
@@ -158,7 +159,8 @@ def batched_edit(
     the prompt the model reads, as edited so far, exceeds `trigger`, in one step, far enough
     to bring it to `low_water` (never into the last `keep`); the walk over the history is
     `batching.boundary` (`measured`: the real prompt sizes of earlier responses, by message
-    count, which it prefers to its estimate). Before the first clearing the request carries
+    count, which it prefers to its estimate; `unedited`: figures before clearing, as
+    `boundary` takes them). Before the first clearing the request carries
     the profile's edit (the server cannot fire before the client would). After it: trigger
     `tool_uses` > B and keep = clearable - B, so the server clears the same B oldest uses on
     every request until the next move, whichever way it measures a token trigger, and every
@@ -175,7 +177,7 @@ def batched_edit(
     clearable = candidates(tool_pairs(messages), edit, server)
     freed = [freed_tokens(p, edit, server.placeholder) for p in clearable]
     marks = Marks(s.trigger, s.low_water, s.keep, s.clear_at_least, view=True)
-    cleared = boundary(request, clearable, freed, marks, measured)
+    cleared = boundary(request, clearable, freed, marks, measured, unedited)
     if cleared == 0:
         if any(has_compaction(m) for m in messages):
             edit.pop("clear_at_least", None)
@@ -195,11 +197,13 @@ def build_context_management(
     ce: ContextEditing,
     request: Mapping[str, Any] | None = None,
     measured: Mapping[int, int] | None = None,
+    unedited: bool = False,
 ) -> dict[str, Any] | None:
     """The `context_management` field of `request` (of a first request when None), or None
     when no strategy is on. `measured`: for batched clearing, the prompt sizes the server
     reported for earlier requests of this history, by their number of messages (`usage`
-    input + cache reads + cache writes), which steering prefers to its estimate.
+    input + cache reads + cache writes), which steering prefers to its estimate
+    (`unedited`: those sizes plus the tool-use tokens each response reports cleared).
 
     clear_thinking must come first when both are used (the API rejects the other order).
     """
@@ -207,7 +211,7 @@ def build_context_management(
     if ce.thinking.enabled:
         edits.append(clear_thinking_edit(ce.thinking))
     if ce.tool_uses.enabled:
-        edits.append(_tool_uses_edit(ce, request, edits, measured))
+        edits.append(_tool_uses_edit(ce, request, edits, measured, unedited))
     if ce.compaction.threshold:  # last: it measures the prompt the other edits leave (ours)
         edits.append(compact_edit(ce.compaction))
     return {"edits": edits} if edits else None
@@ -218,13 +222,14 @@ def _tool_uses_edit(
     request: Mapping[str, Any] | None,
     before: list[dict[str, Any]],
     measured: Mapping[int, int] | None,
+    unedited: bool = False,
 ) -> dict[str, Any]:
     if ce.tool_uses.strategy == "server" or request is None:
         return clear_tool_uses_edit(ce.tool_uses)
     server = ce.server
     if before:  # measure the prompt as the thinking edit leaves it
         request = apply_context_edits(request, before, server=server).request
-    return batched_edit(ce.tool_uses, request, server, measured)
+    return batched_edit(ce.tool_uses, request, server, measured, unedited)
 
 
 def trigger_from(context_management: dict[str, Any] | None) -> int | None:

@@ -225,6 +225,7 @@ def _drive(
         first_turn=plan.first_turn,
         task=plan.task_source,
         control=control,
+        measured=plan.measured,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)

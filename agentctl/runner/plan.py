@@ -63,6 +63,8 @@ class Plan:
     # The server rules the run plays offline and steers batched clearing by, and where they
     # came from (the profile, the probe's calibration, or the default): `calibrated`.
     server: ResolvedModel | None = None
+    # A resumed run's recorded prompt sizes, by messages answered (batched steering).
+    measured: dict[int, int] = field(default_factory=dict)
 
     @property
     def priced(self) -> str:
@@ -179,6 +181,7 @@ def plan_resume(
     profile, server = calibrated(profile)
     saved_ws, script = head.workspace, head.emulator_script
     history = resumable_history(saved)
+    recorded = min(len(saved.messages), len(history))
     return Plan(
         session=saved.session,
         profile=profile,
@@ -193,9 +196,10 @@ def plan_resume(
         resumed=True,
         script=Path(script) if script else None,
         web=_saved_web(head.task_source, Path(head.cwd)),
-        recorded=min(len(saved.messages), len(history)),
+        recorded=recorded,
         transcript=saved.path,
         transcript_size=saved.size,
+        measured={n: v for n, v in saved.measured.items() if n <= recorded},
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from agentctl.errors import UsageError
 from agentctl.sessions.catalog import Session, TurnRecord, session_profile
-from agentctl.sessions.replay import ReplaySettings, replay_request
+from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
 from agentctl.sessions.simulate import edit_request
 
 
@@ -33,7 +33,8 @@ def find_turn(session: Session, number: int) -> TurnRecord:
 def seen_request(session: Session, turn: TurnRecord) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The request after edits at `turn`, under the recorded settings, and the applied edits."""
     settings = ReplaySettings.from_profile(session_profile(session))
-    outcome = edit_request(replay_request(turn, settings), settings)
+    before = [t for t in session.turns if t.turn < turn.turn]  # their figures steered it
+    outcome = edit_request(replay_request(turn, settings, recorded_sizes(before)), settings)
     return outcome.request, outcome.applied_edits
 
 

@@ -5,11 +5,16 @@ history as it stood then. To replay it under another profile, its cache breakpoi
 `context_management` are replaced by the ones `agentctl run` would send under that profile
 (the placement rules of `agentctl.agent.request`), and everything else (model, system,
 tools, thinking) stays as recorded: the replay changes settings, never the conversation.
+
+Batched clearing steers on the prompt sizes the recorded responses reported, as the run did;
+a replay takes each one before clearing (the reported size plus the tool-use tokens cleared),
+since its own settings may clear elsewhere, and subtracts its own clearing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +25,7 @@ from agentctl.context.edits import ContextEditing, build_context_management
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import TurnRecord
+from agentctl.sessions.resume import response_size
 
 # Request keys that travel as headers or client options, never in the body the server reads.
 _NOT_BODY = frozenset({"betas", "extra_headers", "extra_query", "extra_body", "timeout"})
@@ -65,12 +71,26 @@ class ReplaySettings:
         return dataclasses.replace(self, editing=editing)
 
 
-def replay_request(turn: TurnRecord, settings: ReplaySettings) -> dict[str, Any]:
-    """The body the server would have received on that turn under `settings`."""
+def recorded_sizes(turns: Sequence[TurnRecord], factor: float = 1.0) -> dict[int, int]:
+    """The prompt sizes `turns` reported before clearing, by the messages each answered, in
+    estimator units (divided by the calibration `factor`): what `replay_request` steers on."""
+    sizes: dict[int, int] = {}
+    for turn in turns:
+        size = response_size(turn.body, turn.response, unedited=True)
+        if size is not None:
+            sizes[len(turn.messages)] = round(size / factor)
+    return sizes
+
+
+def replay_request(
+    turn: TurnRecord, settings: ReplaySettings, measured: Mapping[int, int] | None = None
+) -> dict[str, Any]:
+    """The body the server would have received on that turn under `settings`; `measured`:
+    `recorded_sizes` of the turns before it (None: batched clearing steers on estimates)."""
     body = strip_cache_control({k: v for k, v in turn.body.items() if k not in _NOT_BODY})
     body.pop("context_management", None)
     body["messages"] = list(turn.messages)
-    cm = build_context_management(settings.editing, body)
+    cm = build_context_management(settings.editing, body, measured, unedited=True)
     if cm is not None:
         body["context_management"] = cm
     return place_breakpoints(body, settings.marker)

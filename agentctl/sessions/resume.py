@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentctl.agent.model import usage_from
+from agentctl.agent.request import reported_size
 from agentctl.errors import UsageError
 from agentctl.sessions.record import (
     EventRecord,
     Record,
+    RequestRecord,
     ResponseRecord,
     ResumeRecord,
     SessionHeader,
     ToolResultRecord,
 )
 from agentctl.sessions.transcript import find_session, read_transcript
+from agentctl.types import AppliedEdit
 
 # Stop reasons after which the last assistant message is resent as is.
 RESEND_STOPS = frozenset({"pause_turn", "compaction"})
@@ -37,6 +41,8 @@ class SavedRun:
     tool_results: dict[str, ToolResultRecord] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     size: int = 0  # of the file as read
+    # the prompt size each recorded response reported, by messages answered (steering)
+    measured: dict[int, int] = field(default_factory=dict)
 
 
 def load_run(ref: str) -> SavedRun:
@@ -56,12 +62,40 @@ def load_run(ref: str) -> SavedRun:
         tool_results={r.tool_use_id: r for r in records if isinstance(r, ToolResultRecord)},
         warnings=transcript.warnings,
         size=transcript.size,
+        measured=recorded_sizes(records),
     )
     if run.outcome == "result":
         raise UsageError(
             f"session {run.session}: already finished ({run.last_stop}); start a new run instead"
         )
     return run
+
+
+def recorded_sizes(records: Sequence[Record]) -> dict[int, int]:
+    """What each recorded response reported of its prompt (`request.reported_size`), by the
+    number of messages its request carried: a resumed run steers on them as the run did."""
+    sizes: dict[int, int] = {}
+    sent: RequestRecord | None = None
+    for record in records:
+        if isinstance(record, RequestRecord):
+            sent = record
+        elif isinstance(record, ResponseRecord) and sent and sent.turn == record.turn:
+            size = response_size(sent.request, record.message)
+            if size is not None and sent.messages_count is not None:
+                sizes[sent.messages_count] = size
+    return sizes
+
+
+def response_size(
+    request: Mapping[str, Any], message: Mapping[str, Any], unedited: bool = False
+) -> int | None:
+    """`request.reported_size` of a recorded request and its response message."""
+    cm = message.get("context_management") or {}
+    edits = tuple(AppliedEdit.from_json(dict(e)) for e in cm.get("applied_edits") or ())
+    content = [b for b in message.get("content") or () if isinstance(b, Mapping)]
+    usage = usage_from(message.get("usage"))
+    asked = "compaction" in request
+    return reported_size(usage, content, edits, compaction_request=asked, unedited=unedited)
 
 
 INTERRUPTED_RESULT = (

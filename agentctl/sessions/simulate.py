@@ -28,7 +28,7 @@ from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import Session, TurnRecord, turn_pricing
-from agentctl.sessions.replay import ReplaySettings, replay_request
+from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
 from agentctl.types import Usage
 
 LIMITS_NOTE = (
@@ -164,11 +164,15 @@ def simulate(
     settings = settings.scaled(factor)
     turns: list[SimTurn] = []
     summaries = _Summaries()
+    recorded: dict[int, int] = {}  # what the turns so far reported (`recorded_sizes`)
     for turn in session.turns:
         clock.now = turn.ts
         if session.offline and turns and turn.segment != session.turns[len(turns) - 1].segment:
             cache = PromptCache(clock=clock)
-        request = summaries.insert(replay_request(turn, settings))
+        # the recorded figures, until the replay compacts where the run did not
+        sizes = recorded if summaries.at is None else None
+        request = summaries.insert(replay_request(turn, settings, sizes))
+        recorded.update(recorded_sizes([turn], factor))
         if not turns:
             _check(request, session, settings)
         outcome = edit_request(request, settings)

@@ -158,3 +158,36 @@ def count_breakpoints(request: Mapping[str, Any]) -> int:
         content = message.get("content")
         blocks += content if isinstance(content, list) else []
     return sum(1 for b in blocks if isinstance(b, dict) and "cache_control" in b)
+
+
+def test_reported_sizes_steer_counted_in_the_history_sent_after_a_summary() -> None:
+    """`measured` counts messages of the whole history; after an on-demand summary the
+    request sends its tail, so a figure for 8 messages of the history is one for 7 sent."""
+    from agentctl.context.edits import ClearToolUses
+    from tests.context.test_batching import history
+
+    steering = ClearToolUses(
+        strategy="batched", trigger=5_500, low_water=3_100, keep=1, clear_at_least=0
+    )
+    editing = ContextEditing(tool_uses=steering)
+    summary = {"role": "assistant", "content": [{"type": "compaction", "content": "so far",
+               "signature": "sig"}]}  # fmt: skip
+    whole = [{"role": "user", "content": "start"}, summary, *history(4)]
+    p = profile(context_editing=editing, cache=CacheSettings(enabled=False))
+    steered = build_request(p, whole, [], {8: 5_000, 1: 90_000})
+    body = {k: v for k, v in steered.items() if k not in ("context_management", "betas")}
+    assert steered["context_management"] == build_context_management(editing, body, {7: 5_000})
+    assert steered["context_management"] != build_request(p, whole, [])["context_management"]
+
+
+def test_a_compaction_answer_reports_no_size_to_steer_on() -> None:
+    from agentctl.agent.request import reported_size
+    from agentctl.types import AppliedEdit, Usage
+
+    usage = Usage(input_tokens=100, cache_read_input_tokens=900, cache_creation_input_tokens=50)
+    cleared = (AppliedEdit("clear_tool_uses_20250919", cleared_input_tokens=300),)
+    assert reported_size(usage, [{"type": "text", "text": "hi"}], cleared) == 1_050
+    assert reported_size(usage, [], cleared, unedited=True) == 1_350
+    assert reported_size(usage, [], compaction_request=True) is None
+    assert reported_size(usage, [{"type": "compaction", "content": "s"}]) is None
+    assert reported_size(dataclasses.replace(usage, compactions=1), []) is None
