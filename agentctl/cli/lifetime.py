@@ -107,8 +107,8 @@ def ignored(sig: signal.Signals) -> bool:
 @contextmanager
 def ctrl_c_once() -> Iterator[None]:
     """Ctrl-C stops the run once: a second one, while the run stops and prints its summary so
-    far, is ignored (SIGTERM or SIGQUIT still end a stop that hangs). Only in the main thread,
-    and not where SIGINT is ignored; the previous handler comes back after the block."""
+    far, is ignored. Only in the main thread, and not where SIGINT is ignored; the previous
+    handler comes back after the block."""
     if threading.current_thread() is not threading.main_thread() or ignored(signal.SIGINT):
         yield
         return
