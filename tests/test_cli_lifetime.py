@@ -62,3 +62,21 @@ def test_a_live_parent_is_watched_without_firing_and_the_watch_closes() -> None:
     watch.close()
     assert not fired.is_set()
     assert not any(t.name == "agentctl-parent" for t in threading.enumerate())
+
+
+def test_ctrl_c_stops_once_and_a_second_one_is_ignored_until_the_block_ends() -> None:
+    """What lets a run print its summary so far when Ctrl-C is pressed twice."""
+    from agentctl.cli.lifetime import ctrl_c_once
+
+    before = signal.getsignal(signal.SIGINT)
+    finished = False
+    with pytest.raises(KeyboardInterrupt), ctrl_c_once():
+        try:
+            signal.raise_signal(signal.SIGINT)
+        finally:  # as while the run stops and prints its summary
+            signal.raise_signal(signal.SIGINT)
+            finished = True
+    assert finished
+    assert signal.getsignal(signal.SIGINT) is before
+    with pytest.raises(KeyboardInterrupt):  # after the block, Ctrl-C is Python's again
+        signal.raise_signal(signal.SIGINT)

@@ -65,5 +65,7 @@ def report(err: BaseException, stream: TextIO | None = None) -> int:
     from agentctl.render.safe import error_line
 
     code, message = described
-    print(error_line(redact(message)), file=stream or sys.stderr)
+    from agentctl.render.lines import say
+
+    say(error_line(redact(message)), stream or sys.stderr)
     return code

@@ -102,3 +102,26 @@ def stop_with_parent(enabled: bool) -> Iterator[None]:
 
 def ignored(sig: signal.Signals) -> bool:
     return signal.getsignal(sig) is signal.SIG_IGN
+
+
+@contextmanager
+def ctrl_c_once() -> Iterator[None]:
+    """Ctrl-C stops the run once: a second one, while the run stops and prints its summary so
+    far, is ignored. Only in the main thread, and not where SIGINT is ignored; the previous
+    handler comes back after the block."""
+    if threading.current_thread() is not threading.main_thread() or ignored(signal.SIGINT):
+        yield
+        return
+    interrupted = threading.Event()
+
+    def handle(_signum: int, _frame: FrameType | None) -> None:
+        if interrupted.is_set():
+            return
+        interrupted.set()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handle)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

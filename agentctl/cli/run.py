@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from agentctl.cli.lifetime import stop_with_parent
+from agentctl.cli.lifetime import ctrl_c_once, stop_with_parent
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.profile.settings import Profile
+from agentctl.render.lines import say
 from agentctl.render.safe import error_line
 from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 
@@ -113,7 +114,7 @@ def run(
         _error_event(err, json_mode=json_mode)
         raise
     for warning in [] if quiet else plan.warnings:
-        print(error_line(f"warning: {warning}"), file=sys.stderr)
+        say(error_line(f"warning: {warning}"), sys.stderr)
     # Name the server rules when they are not the default and matter: the emulator plays them
     # offline, and batched clearing steers by them against any server.
     steering = plan.profile.context_editing.tool_uses.strategy == "batched"
@@ -124,7 +125,7 @@ def run(
         and server.source != "default"
         and (plan.offline or steering)
     ):
-        print(error_line(server.note()), file=sys.stderr)
+        say(error_line(server.note()), sys.stderr)
     _execute(plan, json_mode=json_mode, quiet=quiet)
 
 
@@ -195,7 +196,7 @@ class _Screen:
     def handle(self, event: Event) -> None:
         self.renderer.handle(event)
         if self.note and isinstance(event, StartEvent):
-            print(self.note, file=sys.stderr)
+            say(self.note, sys.stderr)
         self.error_shown = self.error_shown or isinstance(event, ErrorEvent)
         self.turns += isinstance(event, TurnEvent)
 
@@ -203,15 +204,29 @@ class _Screen:
 def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
     from agentctl.render.answer import render_answer
     from agentctl.render.factory import make_renderer
-    from agentctl.runner import execute
 
     note = None if quiet else _memory_note(plan.profile, stdin_task=plan.task_source == "<stdin>")
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     screen = _Screen(renderer, note)
+    # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
+    with ctrl_c_once():
+        result = _stop_or_finish(plan, renderer, screen, json_mode=json_mode, quiet=quiet)
+    if not quiet:
+        _print_ledger(result)
+    if not json_mode:
+        render_answer(result.text, sys.stdout)
+
+
+def _stop_or_finish(
+    plan: Plan, renderer: Renderer, screen: _Screen, *, json_mode: bool, quiet: bool
+) -> RunResult:
+    """Run the plan; on a stop (Ctrl-C, a limit), print what the run did so far."""
+    from agentctl.runner import execute
+
     try:
         # SIGTERM/SIGHUP stop it as Ctrl-C does; with MCP servers the parent's end too.
         with stop_with_parent(bool(plan.profile.mcp.servers)):
-            result = execute(plan, on_event=screen.handle)
+            return execute(plan, on_event=screen.handle)
     except AgentctlError as err:
         renderer.close()
         # Ctrl-C or a limit: what the run did so far (not when the reader went away).
@@ -223,10 +238,6 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
         raise
     finally:
         renderer.close()
-    if not quiet:
-        _print_ledger(result)
-    if not json_mode:
-        render_answer(result.text, sys.stdout)
 
 
 def _print_partial_summary(session: str) -> None:
@@ -266,4 +277,4 @@ def _print_ledger(result: RunResult) -> None:
             f"the cache accounting covers {scope}"
         )
     if line:
-        print(line, file=sys.stderr)
+        say(line, sys.stderr)

@@ -3,6 +3,7 @@
 Format (ours):
     # Notes for: <first line of the task>
     Plan: a.py | b.py | ... (10 paths per Plan line)
+    Sampled: 416 files listed (only for a workspace too large to read whole)
 
     ## Files
     - a.py: fact | fact | fact
@@ -18,6 +19,7 @@ import re
 NOTES_END = "(end of notes)"
 CHUNK_MARK = " (from line "
 PLAN_PREFIX = "Plan: "
+SAMPLED_PREFIX = "Sampled: "
 PLAN_PER_LINE = 10  # short lines: a memory view truncates long files, and cuts long lines
 _STOPWORD_TEXT = """
 that this with from have what which when where will would your their there these those
@@ -40,14 +42,19 @@ def notes_path(task: str) -> str:
     return f"/memories/{slug[:40]}-{digest}.md"
 
 
-def notes_text(task: str, files: list[str] | None, line: str | None) -> str:
-    """A new notes file: header, the plan, maybe a first note, the end marker."""
+def notes_text(
+    task: str, files: list[str] | None, line: str | None, *, listed: int | None = None
+) -> str:
+    """A new notes file: header, the plan (`listed`: how many files the sampled workspace
+    listed), maybe a first note, the end marker."""
     first = task.strip().split("\n")[0][:100]
     paths = files or []
     plan = [
         PLAN_PREFIX + " | ".join(paths[i : i + PLAN_PER_LINE])
         for i in range(0, len(paths), PLAN_PER_LINE)
     ] or [PLAN_PREFIX + "(no files)"]
+    if listed is not None:
+        plan.append(f"{SAMPLED_PREFIX}{listed} files listed")
     body = f"{line}\n" if line else ""
     return f"# Notes for: {first}\n" + "\n".join(plan) + f"\n\n## Files\n{body}{NOTES_END}\n"
 
@@ -59,6 +66,12 @@ def plan_files(notes: str | None) -> list[str] | None:
         return None
     parts = (p.strip() for line in lines for p in line[len(PLAN_PREFIX) :].split(" | "))
     return [p for p in parts if p and p != "(no files)"]
+
+
+def sampled_note(notes: str | None) -> str | None:
+    """The notes' `Sampled:` line, None if the plan is the whole workspace."""
+    found = [line for line in (notes or "").split("\n") if line.startswith(SAMPLED_PREFIX)]
+    return found[0] if found else None
 
 
 def recorded_files(notes: str) -> dict[str, str]:

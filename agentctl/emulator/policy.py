@@ -12,6 +12,8 @@ first step that applies:
   `read_file` of the next file not yet noted; 5. re-view the notes if it wrote since it last
   viewed them; 6. answer with the facts from its notes (without memory: from the reads it can
   still see).
+A workspace listing more than LARGE_WORKSPACE files is sampled (see `reading_plan`): the notes
+say so, and the answer names it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from agentctl.emulator.notes import (
     notes_text,
     plan_files,
     recorded_files,
+    sampled_note,
     unnumber,
 )
 from agentctl.emulator.recall import Recall, recall, task_text
@@ -39,6 +42,11 @@ Json = dict[str, Any]
 
 MAX_FILES = 200  # any workspace terminates
 MAX_TURNS = 2 * MAX_FILES + 12  # a hard stop even if every result keeps being cleared
+# A workspace listing more files than LARGE_WORKSPACE is sampled: READ_BUDGET files (paths
+# naming a task word first, then the shallowest), the first part of each, so that with the
+# setup and answer turns the run fits the default max_turns (50).
+LARGE_WORKSPACE = 100
+READ_BUDGET = 40
 MAX_CHUNKS = 5  # reads of one long file (read_file cuts at its line/size limit)
 MAX_IDLE_TURNS = 5  # answer after this many turns in a row without reading a file
 FACTS_PER_FILE = 3
@@ -110,7 +118,7 @@ def _next_calls(
         return [view_notes], f"Read my notes in {notes}."
     listing = ToolCall("list_files", {"path": "."})
     # List once per conversation (the workspace may have changed since the notes).
-    unlisted = not state.listed or _known_files(state) is None
+    unlisted = not state.listed or _known_files(state, task) is None
     if "list_files" in offered and unlisted and not _repeats(state, listing):
         return [listing], "List the workspace files."
     calls = _work(state, offered, notes, task)
@@ -145,18 +153,46 @@ def _pending_note(state: Recall, task: str) -> str | None:
     # A later chunk without a keyword says so, rather than quoting its first line.
     first = state.last_read.offset <= 1
     facts = file_facts("\n".join(unnumber(text)), keywords(task), fallback=first)
-    return f"- {path}: {' | '.join(facts) if facts else '(nothing relevant)'}"
+    # A file quoting the end marker must not add a second one (str_replace needs it unique).
+    quoted = " | ".join(facts).replace(NOTES_END, "(end-of-notes)")
+    return f"- {path}: {quoted or '(nothing relevant)'}"
 
 
-def _known_files(state: Recall) -> list[str] | None:
-    """The listing if still visible, else the plan saved in memory (listings get cleared too)."""
-    return state.files if state.files is not None else plan_files(state.notes)
+def _known_files(state: Recall, task: str) -> list[str] | None:
+    """The plan: from the listing if still visible, else as saved in memory (listings get
+    cleared too)."""
+    return reading_plan(state.files, task) if state.files is not None else plan_files(state.notes)
+
+
+def _sampled(state: Recall) -> bool:
+    """The workspace is too large to read whole (as listed, or as the notes say)."""
+    if state.files is not None:
+        return len(state.files) > LARGE_WORKSPACE
+    return sampled_note(state.notes) is not None
+
+
+def reading_plan(files: list[str], task: str) -> list[str]:
+    """The files to read, at most READ_BUDGET: all of a small workspace in listing order; of a
+    larger one, paths naming a task word first, then the shallowest, each group in listing
+    order, listed in that order."""
+    if len(files) <= LARGE_WORKSPACE:
+        return files
+    words = keywords(task)
+
+    def rank(item: tuple[int, str]) -> tuple[bool, int, int]:
+        index, path = item
+        named = any(w in path.lower() for w in words)
+        return (not named, path.count("/"), index)
+
+    return [path for _, path in sorted(enumerate(files), key=rank)[:READ_BUDGET]]
 
 
 def _note_calls(state: Recall, files: list[str] | None, notes: str, task: str) -> list[ToolCall]:
     line = _pending_note(state, task)
     if state.notes_exist is False and (files is not None or line):
-        return [_memory("create", path=notes, file_text=notes_text(task, files, line))]
+        listed = len(state.files) if _sampled(state) and state.files is not None else None
+        text = notes_text(task, files, line, listed=listed)
+        return [_memory("create", path=notes, file_text=text)]
     if line and state.notes_exist:
         # The end marker is ours and always there: no need to know the rest of the file.
         new = f"{line}\n{NOTES_END}"
@@ -165,14 +201,15 @@ def _note_calls(state: Recall, files: list[str] | None, notes: str, task: str) -
 
 
 def _work(state: Recall, offered: set[str], notes: str, task: str) -> list[ToolCall]:
-    files = _known_files(state)
+    files = _known_files(state, task)
     memory = "memory" in offered
     calls = _note_calls(state, files, notes, task) if memory else []
-    if "read_file" not in offered or state.read_calls >= MAX_FILES:
+    limit = READ_BUDGET if _sampled(state) else MAX_FILES
+    if "read_file" not in offered or state.read_calls >= limit:
         return calls
     if files is None and memory and state.notes_exist:
         return [*calls, _memory("view", path=notes)]  # the plan is in the notes
-    following = _continuation(state) or _next_file(state, files)
+    following = (None if _sampled(state) else _continuation(state)) or _next_file(state, files)
     if following is not None:
         calls.append(following)
     return calls
@@ -204,6 +241,8 @@ def answer(state: Recall, offered: set[str], notes: str, task: str) -> str:
     if not facts:
         return f"Task: {task.strip()[:200]}\nI found nothing to report."
     lines = [f"- {path}: {text}" for path, text in facts.items()]
+    if _sampled(state):
+        lines.append(f"(A large workspace: I read {READ_BUDGET} of its files; name a subfolder.)")
     return f"From {source}, {len(facts)} file(s):\n" + "\n".join(lines)
 
 

@@ -288,3 +288,42 @@ def _use(tool_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
 
 def _result(tool_id: str, text: str, *, is_error: bool = False) -> dict[str, Any]:
     return {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": is_error}
+
+
+def test_a_large_workspace_is_sampled_within_the_default_turn_limit(tmp_path: Path) -> None:
+    """More files than a 50-turn run can read: the task-named ones and shallow ones first."""
+    from agentctl.emulator.policy import LARGE_WORKSPACE, READ_BUDGET
+
+    workspace = tmp_path / "ws"
+    (workspace / "deep" / "er").mkdir(parents=True)
+    for i in range(LARGE_WORKSPACE):
+        (workspace / "deep" / "er" / f"f{i:03}.txt").write_text(f"line of f{i}\n")
+    (workspace / "deep" / "er" / "zz-deadline.txt").write_text("The deadline is May 4.\n")
+    (workspace / "top.txt").write_text("a top-level file\n")
+    with running() as emu:
+        responses = run_session(
+            make_client(emu.base_url), TASK, workspace, tmp_path / "m", max_turns=50
+        )
+    assert responses[-1].stop_reason == "end_turn"
+    reads = [c for c in tool_calls(responses) if c.startswith("read_file")]
+    assert len(reads) == READ_BUDGET
+    assert reads[:2] == ["read_file:deep/er/zz-deadline.txt", "read_file:top.txt"]
+    answer = _final_text(responses)
+    (notes,) = (tmp_path / "m").rglob("*.md")
+    assert f"Sampled: {LARGE_WORKSPACE + 2} files listed" in notes.read_text()
+    assert "The deadline is May 4." in answer and f"I read {READ_BUDGET} of its files" in answer
+
+
+def test_a_file_quoting_the_notes_end_marker_is_noted(tmp_path: Path) -> None:
+    from agentctl.emulator.notes import NOTES_END
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text(f"the deadline format ends with {NOTES_END}\n")
+    (workspace / "b.txt").write_text("the budget owner is Dana\n")
+    with running() as emu:
+        responses = run_session(make_client(emu.base_url), TASK, workspace, tmp_path / "m")
+    answer = _final_text(responses)
+    assert "- b.txt: the budget owner is Dana" in answer
+    (notes,) = (tmp_path / "m").rglob("*.md")
+    assert notes.read_text().count(NOTES_END) == 1
