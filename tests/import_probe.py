@@ -1,6 +1,6 @@
 """What a piece of agentctl imports: run it in a fresh interpreter and list the heavy modules.
 
-The fast start (STYLE.md) is asserted on what is imported, never on time.
+The fast start is asserted on what is imported, never on time.
 """
 
 from __future__ import annotations

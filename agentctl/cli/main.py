@@ -34,7 +34,7 @@ Examples:
 
 # name -> (module whose register() defines it, one-line help for `agentctl --help`).
 # Modules are imported only when their command runs, so `agentctl memory view` does not pay
-# for the run loop, the emulator or the simulator (see STYLE.md "Fast start").
+# for the run loop, the emulator or the simulator (tests/import_probe.py checks what is imported).
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("agentctl.cli.run", "Run a task as a tool-use loop with memory and context editing."),
     "batch": ("agentctl.cli.batch", "Run many tasks at once (a folder, glob or JSONL file)."),

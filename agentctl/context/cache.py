@@ -1,6 +1,6 @@
 """A prompt-cache model: which tokens of a request are read, written or plain input.
 
-Mechanics per API-NOTES C.1 and C.5 [DOC S6]; details the docs leave open are ours and say so.
+Mechanics per the prompt-caching docs [DOC]; details the docs leave open are ours and say so.
 - Prefix order tools -> system -> messages; one *position* per tool definition, system block
   and message content block (`tokens.request_positions`).
 - Breakpoints: `cache_control` on positions, plus the top-level automatic `cache_control`

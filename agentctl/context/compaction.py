@@ -1,4 +1,4 @@
-"""Threshold compaction (`compact_20260112`, API-NOTES B.4) as pure functions on request dicts.
+"""Threshold compaction (`compact_20260112`) as pure functions on request dicts.
 
 Shared by the offline emulator and the what-if simulator. What the docs state [DOC]: the
 server ignores every block before the last `compaction` block; when the prompt reaches the

@@ -1,8 +1,8 @@
 """The server's context-editing rules as pure functions on raw Messages API request dicts.
 
-Implements `clear_thinking_20251015` and `clear_tool_uses_20250919` (API-NOTES B.2, B.3,
-B.10) for the emulator and the what-if simulator. The server is stateless: the client resends
-the full history, so edits are recomputed from scratch on every request. Where the docs are
+Implements `clear_thinking_20251015` and `clear_tool_uses_20250919` (the context-editing
+docs) for the emulator and the what-if simulator. The server is stateless: the client
+resends the full history, so edits are recomputed from scratch on every request. Where the docs are
 silent the choice is ours and says so; docs/context.md lists every such choice.
 """
 

@@ -9,7 +9,7 @@ from typing import Any
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.context.tokens import estimate_block_tokens, estimate_text_tokens
 
-# What a cleared tool_use.input becomes: unknown (API-NOTES E.5); ours: an empty object, still
+# What a cleared tool_use.input becomes: not public; ours: an empty object, still
 # valid JSON for the tool's `input` field.
 DEFAULT_CLEARED_INPUT_PLACEHOLDER: dict[str, Any] = {}
 

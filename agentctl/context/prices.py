@@ -1,6 +1,6 @@
 """List prices and minimum cacheable prompt lengths per model family, in one table.
 
-Sources (API-NOTES C.2-C.4): DOC = official pricing / prompt-caching docs; OBS = a live probe
+Sources (the pricing docs): DOC = official pricing / prompt-caching docs; OBS = a live probe
 quoting the official page; DERIVED = cache columns from the documented multipliers (5m write
 1.25x, 1h write 2x, read 0.1x of input); ASSUMED = ours, no public figure: check before relying
 on it, and override it in a profile (`[prices."<model>"]`). Prices change: the table is a default.
@@ -94,14 +94,14 @@ MODELS: dict[str, ModelInfo] = {
     "claude-haiku-4-5": ModelInfo(_derived(1, 5), 4096, "DOC"),
     # 3.x family
     "claude-3-7-sonnet": ModelInfo(
-        _derived(3, 15), 1024, "historical list price, not in API-NOTES (retired)"
+        _derived(3, 15), 1024, "historical list price, not in the current price pages (retired)"
     ),
     "claude-3-5-sonnet": ModelInfo(
-        _derived(3, 15), 1024, "historical list price, not in API-NOTES (retired)"
+        _derived(3, 15), 1024, "historical list price, not in the current price pages (retired)"
     ),
     "claude-3-5-haiku": ModelInfo(Price(0.80, 4, 1, 1.6, 0.08), 2048, "DOC"),
     "claude-3-opus": ModelInfo(
-        _derived(15, 75), 1024, "historical list price, not in API-NOTES (retired)"
+        _derived(15, 75), 1024, "historical list price, not in the current price pages (retired)"
     ),
     "claude-3-haiku": ModelInfo(Price(0.25, 1.25, 0.30, 0.50, 0.03), 2048, "DOC (2026-03 page)"),
 }
@@ -110,8 +110,8 @@ DEFAULT_MIN_CACHEABLE = 1024  # ours, for ids the table does not know
 # searches on top of tokens; web fetch costs only the tokens it adds. Code execution is billed
 # by container time, which the API does not report per response: not modelled (docs/tools.md).
 WEB_SEARCH_USD = 10.0 / 1000
-# Message Batches bill every token kind at half the list price (API-NOTES C.2/C.4: "Batch =
-# 50% of input/output"; the multipliers stack, so cache writes and reads are halved too).
+# Message Batches bill every token kind at half the list price (the pricing docs: batch is
+# 50% of input and output; the multipliers stack, so cache writes and reads are halved too).
 # The batch discount is stated for tokens only: web search fees stay at list price.
 BATCH_FACTOR = 0.5
 

@@ -224,7 +224,7 @@ def _thinking_keep(value: Any) -> ThinkingKeep:
     return number
 
 
-# --- clear_thinking's default keep, per model (API-NOTES B.3, the 2026-09 docs) -------------
+# --- clear_thinking's default keep, per model (the context-editing docs of 2026-09) ------------
 
 # (family, first version that keeps all thinking turns by default); None: every version does.
 # Older versions of a listed family keep only the last turn; so do claude-3* ids.

@@ -268,7 +268,7 @@ def _message_positions(messages: Sequence[Mapping[str, Any]]) -> list[Position]:
 
 
 def request_positions(request: Mapping[str, Any]) -> list[Position]:
-    """All positions in prefix order tools -> system -> messages (API-NOTES C.5)."""
+    """All positions in prefix order tools -> system -> messages (the prompt-caching docs)."""
     tools = list(request.get("tools") or [])
     out = [
         Position("tools", t, estimate_tool_tokens(t) + (TOOLS_PREAMBLE if i == 0 else 0))

@@ -1,6 +1,6 @@
-"""The API's 400 messages for a bad `context_management` field (API-NOTES B.9), or None.
+"""The API's 400 messages for a bad `context_management` field (the context-editing docs), or None.
 
-Messages quoted from API-NOTES are marked [OBS]; the rest are ours, written in the API's
+Messages observed from the live API are marked [OBS]; the rest are ours, written in the API's
 pydantic style (`<dotted.path>: <problem>`) because the real text is not public (E.3).
 """
 

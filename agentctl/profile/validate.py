@@ -21,7 +21,7 @@ from agentctl.profile.settings import ClearToolUses, Compaction, McpServer, Prof
 
 # The API's rules for extended thinking (budget_tokens >= 1024 and < max_tokens).
 MIN_THINKING_BUDGET = 1024
-# The API refuses a compact_20260112 trigger below this (API-NOTES B.4 [OBS]).
+# The API refuses a compact_20260112 trigger below this (observed live).
 MIN_COMPACT_TRIGGER = 50_000
 # Below this many input tokens, a clear_tool_uses trigger fires on nearly every turn of a
 # tool-using agent (the system prompt and tool definitions alone take a few thousand).

@@ -1,4 +1,4 @@
-"""Prompt-cache accounting on hand-computed prompts (API-NOTES C.1, C.5).
+"""Prompt-cache accounting on hand-computed prompts (the prompt-caching docs).
 
 Sizes: a system block of text worth n tokens costs 2 + n; a user text message 4 + 2 + n
 (`words(n)` writes such a text: N one-letter words are N + N // 10 tokens).
