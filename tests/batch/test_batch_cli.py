@@ -148,7 +148,12 @@ def _blocked_batch(tmp_path: Path, count: int, blocker: int) -> tuple[Any, Path,
     lock = os.open(memory / LOCK_NAME, os.O_RDWR | os.O_CREAT)
     fcntl.flock(lock, fcntl.LOCK_EX)
     flags = ["--offline", "--memory", "shared", "--set", f"memory.root={memory}"]
-    flags += ["--set", "tools.workspace=false"]  # the current folder holds the batch folder
+    # A workspace of its own (the current folder may not hold the batch folder): the blocker
+    # lists it and writes its notes, so it waits for the lock held here (a view takes none).
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "part.txt").write_text("FINDING: part\n")
+    flags += ["--set", f"tools.workspace_root={workspace}"]
     command = [sys.executable, "-m", "agentctl", "batch", str(source), *flags, "--out", str(out)]
     child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
     assert child.stderr is not None
