@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctl.agent.request import build_request
-from agentctl.context.edits import build_context_management
+from agentctl.agent.request import build_context_management, build_request
 from agentctl.profile.settings import (
     CacheSettings,
     ClearThinking,
@@ -163,7 +162,7 @@ def count_breakpoints(request: Mapping[str, Any]) -> int:
 def test_reported_sizes_steer_counted_in_the_history_sent_after_a_summary() -> None:
     """`measured` counts messages of the whole history; after an on-demand summary the
     request sends its tail, so a figure for 8 messages of the history is one for 7 sent."""
-    from agentctl.context.edits import ClearToolUses
+    from agentctl.profile.settings import ClearToolUses
     from tests.context.test_batching import history
 
     steering = ClearToolUses(
@@ -176,7 +175,9 @@ def test_reported_sizes_steer_counted_in_the_history_sent_after_a_summary() -> N
     p = profile(context_editing=editing, cache=CacheSettings(enabled=False))
     steered = build_request(p, whole, [], {8: 5_000, 1: 90_000})
     body = {k: v for k, v in steered.items() if k not in ("context_management", "betas")}
-    assert steered["context_management"] == build_context_management(editing, body, {7: 5_000})
+    assert steered["context_management"] == build_context_management(
+        editing, body, measured={7: 5_000}
+    )
     assert steered["context_management"] != build_request(p, whole, [])["context_management"]
 
 
