@@ -192,3 +192,20 @@ def test_a_compaction_answer_reports_no_size_to_steer_on() -> None:
     assert reported_size(usage, [], compaction_request=True) is None
     assert reported_size(usage, [{"type": "compaction", "content": "s"}]) is None
     assert reported_size(dataclasses.replace(usage, compactions=1), []) is None
+
+
+def test_batched_clearing_counts_tool_uses_by_the_server_model_it_is_given() -> None:
+    """The run's server model reaches the request builder as an object: under rules where no
+    result is large enough to count, nothing is clearable and the edit stays as written."""
+    from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
+    from agentctl.profile.settings import ClearToolUses
+    from tests.context.test_batching import history
+
+    steering = ClearToolUses(strategy="batched", trigger=5_500, keep=1, clear_at_least=0)
+    p = profile(context_editing=ContextEditing(tool_uses=steering))
+    counted = build_request(p, history(6), [], server=DEFAULT_SERVER_MODEL)
+    edit = counted["context_management"]["edits"][0]
+    assert edit["trigger"]["type"] == "tool_uses" and edit["keep"]["value"] >= 1
+    none_count = ServerModel("custom", min_result_tokens=100_000)
+    as_written = build_request(p, history(6), [], server=none_count)
+    assert as_written["context_management"]["edits"][0] == steering.edit()
