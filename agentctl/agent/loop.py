@@ -20,8 +20,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from agentctl.agent.model import ModelClient, ModelResponse, Progress
-from agentctl.agent.request import build_compaction_request, build_request, reported_size
-from agentctl.context.edits import build_context_management
+from agentctl.agent.request import (
+    build_compaction_request,
+    build_context_management,
+    build_request,
+    reported_size,
+)
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
 from agentctl.tools.registry import ToolBox
@@ -137,6 +142,8 @@ class LoopSetup:
     control: RunControl = field(default_factory=RunControl)
     # A resumed run's recorded prompt sizes, by messages answered (`request.reported_size`).
     measured: Mapping[int, int] = field(default_factory=dict)
+    # The server rules batched clearing counts tool uses by (the run's, resolved once).
+    server: ServerModel = DEFAULT_SERVER_MODEL
 
 
 @dataclass
@@ -217,7 +224,7 @@ def _send(
 ) -> Generator[Event, None, ModelResponse]:
     tools = setup.tools.definitions()
     if compaction is None:
-        request = build_request(setup.profile, state.messages, tools, state.measured)
+        request = build_request(setup.profile, state.messages, tools, state.measured, setup.server)
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
     # The transcript counts the whole history (a request after a summary sends only its

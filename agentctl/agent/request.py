@@ -22,8 +22,10 @@ from typing import Any
 
 from agentctl.agent.server_tools import betas as server_betas
 from agentctl.agent.server_tools import definitions
-from agentctl.context.edits import betas_for, build_context_management
-from agentctl.profile.settings import Profile
+from agentctl.context.batching import Marks, batched_edit
+from agentctl.context.engine import apply_context_edits
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
+from agentctl.profile.settings import ClearToolUses, ContextEditing, Profile
 from agentctl.types import AppliedEdit, Usage
 
 BETA_COMPACT_ON_DEMAND = "compact-2026-09-04"
@@ -42,7 +44,7 @@ def betas(profile: Profile, *more: str) -> list[str]:
     """Beta flags: context management always (the memory tool and the edits ride on it), the
     compaction beta with the compact edit, any the chosen server tool versions need, `more`
     (what this request needs besides), then the profile's own `betas`; each once."""
-    own = [*betas_for(profile.context_editing), *server_betas(profile.server_tools), *more]
+    own = [*profile.context_editing.betas(), *server_betas(profile.server_tools), *more]
     return list(dict.fromkeys([*own, *profile.betas]))
 
 
@@ -58,10 +60,12 @@ def build_request(
     messages: Sequence[Mapping[str, Any]],
     tools: Sequence[Mapping[str, Any]],
     measured: Mapping[int, int] | None = None,
+    server: ServerModel = DEFAULT_SERVER_MODEL,
 ) -> dict[str, Any]:
     """The full request; `messages` and `tools` are copied, never modified. A history that
     holds a signed compaction block is sent from the last one on. `measured`: the prompt sizes
-    earlier responses reported, by the number of messages of `messages` they answered."""
+    earlier responses reported, by the number of messages of `messages` they answered;
+    `server`: the server model the run plays (batched clearing counts tool uses by it)."""
     start = summary_start(messages)
     messages = messages[start:]
     sent = {n - start: v for n, v in (measured or {}).items() if n > start}
@@ -74,13 +78,58 @@ def build_request(
     if tools:
         request["tools"] = [copy.deepcopy(dict(t)) for t in tools]
     request["messages"] = [copy.deepcopy(dict(m)) for m in messages]
-    cm = build_context_management(profile.context_editing, request, sent)
+    cm = build_context_management(profile.context_editing, request, server, sent)
     if cm is not None:
         request["context_management"] = cm
     request = place_breakpoints(request, cache_control(profile))
     signed = bool(messages) and is_summary(messages[0])
     request["betas"] = betas(profile, *([BETA_COMPACT_ON_DEMAND] if signed else []))
     return request
+
+
+def build_context_management(
+    ce: ContextEditing,
+    request: Mapping[str, Any] | None = None,
+    server: ServerModel = DEFAULT_SERVER_MODEL,
+    measured: Mapping[int, int] | None = None,
+    unedited: bool = False,
+) -> dict[str, Any] | None:
+    """The `context_management` field of `request` (of a first request when None), or None
+    when no strategy is on. `measured`: for batched clearing, the prompt sizes the server
+    reported for earlier requests of this history, by their number of messages (`usage`
+    input + cache reads + cache writes), which steering prefers to its estimate
+    (`unedited`: those sizes plus the tool-use tokens each response reports cleared).
+
+    clear_thinking must come first when both are used (the API rejects the other order).
+    """
+    edits: list[dict[str, Any]] = []
+    if ce.thinking.enabled:
+        edits.append(ce.thinking.edit())
+    if ce.tool_uses.enabled:
+        edits.append(tool_uses_edit(ce.tool_uses, request, server, measured, unedited, edits))
+    if ce.compaction.threshold:  # last: it measures the prompt the other edits leave (ours)
+        edits.append(ce.compaction.edit())
+    return {"edits": edits} if edits else None
+
+
+def tool_uses_edit(
+    s: ClearToolUses,
+    request: Mapping[str, Any] | None = None,
+    server: ServerModel = DEFAULT_SERVER_MODEL,
+    measured: Mapping[int, int] | None = None,
+    unedited: bool = False,
+    before: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """The clear_tool_uses edit of `request`: as written for strategy "server" and for a first
+    request (None), else steered by batched clearing (`context.batching.batched_edit`: above
+    the trigger, clear down to low_water), measured on the prompt as the edits `before` it
+    leave it."""
+    if s.strategy == "server" or request is None:
+        return s.edit()
+    if before:
+        request = apply_context_edits(request, list(before), server=server).request
+    marks = Marks(s.trigger, s.low_water, s.keep, s.clear_at_least, view=True)
+    return batched_edit(s.edit(), marks, request, server, measured, unedited)
 
 
 def reported_size(

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from agentctl.agent.rounds import RoundCoordinator
+from agentctl.context.calibration import resolve_server_model
 from agentctl.profile.loader import Overrides
 from agentctl.runner import connect
 from agentctl.runner.plan import resolve
@@ -26,5 +27,7 @@ def open_rounds(spec: BatchSpec, gate: RetryGate | None = None) -> Iterator[Roun
     from agentctl.agent.client import AnthropicBatches
 
     profile, _ = resolve(spec.profile_arg(), Overrides(sets=spec.sets))
-    with connect(profile, AnthropicBatches, offline=spec.offline, gate=gate) as api:
+    server = resolve_server_model(profile.context_editing.server_model, source=profile.source)
+    offline = spec.offline
+    with connect(profile, AnthropicBatches, offline=offline, server=server.model, gate=gate) as api:
         yield RoundCoordinator(api, max_retries=profile.api.max_retries)

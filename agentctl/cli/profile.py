@@ -120,9 +120,10 @@ def show(
     """
     resolved, warnings = resolve_profile(profile, sets or ())
     print_warnings(warnings)
-    from agentctl.agent.request import betas
+    from agentctl.agent.request import betas, build_context_management
 
-    data = show_data(resolved, betas(resolved))
+    first = build_context_management(resolved.context_editing)
+    data = show_data(resolved, betas(resolved), first)
     note = batched_note(resolved)
     if note:
         typer.echo(note, err=True)

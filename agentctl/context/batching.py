@@ -6,7 +6,7 @@ uses stand cleared at the end if the boundary only ever moves forward, and only 
 prompt as already edited passes a high-water mark. Two callers share the walk:
 - the server model `trigger_basis = "edited"` (engine): high = the trigger, low = 0 (clear
   everything but `keep`), moves smaller than `clear_at_least` skipped;
-- batched clearing (`strategy = "batched"`, `context.edits`): high = the trigger, low =
+- batched clearing (`strategy = "batched"`, `batched_edit`): high = the trigger, low =
   `low_water`; the client then sends the edit that holds the boundary there.
 Both are stateless: the same history gives the same boundary, so resume and replay agree.
 """
@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.context.pairs import TOOL_USE_TYPES, Pair
+from agentctl.context.pairs import TOOL_USE_TYPES, Pair, candidates, freed_tokens, tool_pairs
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.context.tokens import estimate_message_tokens, estimate_request_tokens
 
 
@@ -33,6 +34,49 @@ class Marks:
     # measure what the model reads: from the last compaction block on (batched steering);
     # False: the whole history, as the server measures its own trigger
     view: bool = False
+
+
+def batched_edit(
+    edit: Mapping[str, Any],
+    marks: Marks,
+    request: Mapping[str, Any],
+    server: ServerModel = DEFAULT_SERVER_MODEL,
+    measured: Mapping[int, int] | None = None,
+    unedited: bool = False,
+) -> dict[str, Any]:
+    """The clear_tool_uses edit that makes the server clear exactly where batched clearing
+    puts the boundary; `edit`: the profile's edit as written, `marks`: its trigger (the
+    high-water mark), low_water, keep and clear_at_least.
+
+    The boundary (how many of the oldest clearable tool uses stand cleared) moves only when
+    the prompt the model reads, as edited so far, exceeds the trigger, in one step, far enough
+    to bring it to low_water (never into the last `keep`); the walk over the history is
+    `boundary` (`measured`: the real prompt sizes of earlier responses, by message count,
+    which it prefers to its estimate; `unedited`: figures before clearing). Before the first
+    clearing the request carries the profile's edit (the server cannot fire before the client
+    would). After it: trigger `tool_uses` > B and keep = clearable - B, so the server clears
+    the same B oldest uses on every request until the next move, whichever way it measures a
+    token trigger, and every request reads the earlier prompt from the cache.
+
+    The server counts and clears on the whole history, compaction blocks or not, while the
+    model reads only from the last block on: the walk measures the model's view, and once a
+    history holds a compaction block a request before the first clearing carries a
+    `tool_uses` trigger at the number of tool uses in it (never exceeded), since the whole
+    history would pass a token trigger the model's view is far from.
+    """
+    out = dict(edit)
+    messages = list(request.get("messages") or [])
+    pairs = tool_pairs(messages)
+    clearable = candidates(pairs, out, server)
+    freed = [freed_tokens(p, out, server.placeholder) for p in clearable]
+    cleared = boundary(request, clearable, freed, marks, measured, unedited)
+    if cleared == 0 and not any(has_compaction(m) for m in messages):
+        return out
+    out.pop("clear_at_least", None)
+    out["trigger"] = {"type": "tool_uses", "value": cleared or len(pairs)}
+    if cleared:
+        out["keep"] = {"type": "tool_uses", "value": len(clearable) - cleared}
+    return out
 
 
 def boundary(

@@ -32,8 +32,8 @@ CALIBRATION_FORMAT = "agentctl-calibration-1"
 class ResolvedModel:
     """The server model a command plays, and where it came from (for a line on stderr)."""
 
-    model: ServerModel
-    source: str  # "--server-model", "profile", "calibration <path>" or "default"
+    model: ServerModel = DEFAULT_SERVER_MODEL
+    source: str = "default"  # "--server-model", "profile", "calibration <path>" or "default"
 
     def note(self) -> str:
         return f"server model {self.model.describe()} (from {self.source})"

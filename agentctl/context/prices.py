@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -137,8 +137,8 @@ def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price
     key = _best_key(model, [*overrides, *MODELS])
     if key is None:
         return None
-    if key in overrides:
-        return overrides[key]
+    if key in overrides:  # a profile's table (a subclass carrying the key definitions)
+        return Price(**{f.name: getattr(overrides[key], f.name) for f in fields(Price)})
     return MODELS[key].price
 
 

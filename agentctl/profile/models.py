@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
+from agentctl.context.prices import MODELS, model_info, price_for
 from agentctl.profile.settings import PriceOverride
 
 # End-of-life dates agentctl has seen in SDK releases (anthropic 2.14.0's table). Merged under
@@ -94,8 +95,6 @@ def thinking_enabled_deprecated() -> tuple[str, ...]:
 
 def price_warning(model: str, overrides: Mapping[str, PriceOverride]) -> str | None:
     """A warning when agentctl cannot price `model`: costs and limits.max_usd need a price."""
-    from agentctl.context.prices import MODELS, model_info, price_for
-
     if price_for(model, overrides) is not None:
         return None
     fix = f'add a [prices."{model}"] table to get cost figures'

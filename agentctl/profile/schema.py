@@ -1,7 +1,10 @@
-"""Typed conversion of a parsed-TOML dict into the settings dataclasses, driven by their hints.
+"""A profile key's one definition, and the typed conversion of TOML into settings and back.
 
-The dataclasses in `settings.py` are the schema: a new field there is a new TOML key here,
-with its type checked, without touching this module. Semantic rules live in `validate.py`.
+The dataclasses in `settings.py` are the schema: each field is one key, its type hint the
+type, its default the default, and its `Key` (made by `setting` / `table`) what the key
+means, the API field it feeds and what a task's front matter may do with it. A new field
+there is a new TOML key here, with its type checked, its docs row and trust rule derived,
+without touching this module. Semantic rules live in `validate.py`.
 """
 
 from __future__ import annotations
@@ -10,11 +13,62 @@ import dataclasses
 import datetime
 import difflib
 import types
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 # Fields of a settings class that are not TOML keys (set by the loader, not the user).
 NOT_KEYS = frozenset({"source"})
+
+# What a task file's front matter may do with a key without --trust-task:
+# "set" it; only "lower" it (a limit; 0 means none for all but max_turns); turn it "off" but
+# not on; or nothing at all ("refuse", saying `Key.refusal`). A path key (type Path) must
+# also stay inside the task's folder (profile/trust.py).
+TaskRule = Literal["set", "lower", "off", "refuse"]
+
+
+@dataclass(frozen=True)
+class Key:
+    """What one key is besides its type and default: its meaning (one sentence, the docs and
+    the `init` template show it), the request field it feeds ("" when it never reaches the
+    API), the task rule (and its reason when refused), and whether 0 is a valid number
+    (None: by type, integers count from 1 and amounts from 0)."""
+
+    meaning: str
+    api: str = ""
+    task: TaskRule = "set"
+    refusal: str = ""
+    zero: bool | None = None
+
+
+def setting(
+    default: Any = dataclasses.MISSING,
+    meaning: str = "",
+    *,
+    factory: Callable[[], Any] | None = None,
+    api: str = "",
+    task: TaskRule = "set",
+    refusal: str = "",
+    zero: bool | None = None,
+) -> Any:
+    """A settings field that is a key: its default (or `factory`) and its `Key`."""
+    meta = {"key": Key(meaning, api, task, refusal, zero)}
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def table(cls: Callable[[], Any], meaning: str, **rules: Any) -> Any:
+    """A settings field that is a table of keys (`cls` gives its defaults)."""
+    return setting(meaning=meaning, factory=cls, **rules)
+
+
+def key_of(f: dataclasses.Field[Any]) -> Key:
+    """The `Key` of a settings field (a field made without `setting` is a bug: KeyError)."""
+    key = f.metadata["key"]
+    assert isinstance(key, Key)
+    return key
 
 
 class FieldError(Exception):
@@ -165,6 +219,23 @@ def _convert_dict(value_tp: Any, value: Any, key: str, base_dir: Path) -> dict[s
     }
 
 
+def to_plain(value: Any) -> Any:
+    """Settings value -> TOML value, recursively (the inverse of `convert_value`)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: to_plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name not in NOT_KEYS
+        }
+    if isinstance(value, dict):
+        return {str(k): to_plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [to_plain(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
 def describe_type(tp: Any) -> str:
     """Human words for a type hint, as used in 'expected ...' messages."""
     origin = get_origin(tp)
@@ -204,11 +275,16 @@ def describe_value(value: Any) -> str:
 
 __all__ = [
     "FieldError",
+    "Key",
     "convert_table",
     "convert_value",
     "describe_type",
     "describe_value",
     "join_key",
     "key_names",
+    "key_of",
     "resolve_path",
+    "setting",
+    "table",
+    "to_plain",
 ]

@@ -13,8 +13,9 @@ editing, cache, system prompt, ...) and tighten limits, but not, without --trust
   `max_uses` (a task may lower it);
 - name a path outside the task file's own folder (symlinks followed): `memory.root`,
   `tools.workspace_root`, `workspace`, `emulator_script`, or a `workspace/` folder that leads out.
-A value equal to the profile's own is always allowed. The check runs where the front matter is
-merged (`agentctl.profile.loader.resolve_profile`), before anything is read or sent.
+A value equal to the profile's own is always allowed. Each key's rule is part of its definition
+(profile/settings.py, `Key.task`). The check runs where the front matter is merged
+(`agentctl.profile.loader.resolve_profile`), before anything is read or sent.
 """
 
 from __future__ import annotations
@@ -24,41 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentctl.context.prices import price_for
 from agentctl.errors import ConfigError
+from agentctl.profile.keys import path_keys, task_rule
+from agentctl.profile.legacy import MOVED
+
+PATH_KEYS = frozenset(path_keys())
 
 TRUST_FLAG = "--trust-task"
-REFUSED_TABLES = {
-    "api": "a task file may not change where requests and the API key go, or how long they run",
-    "prices": "a task file may not change the prices that limits.max_usd relies on",
-    "mcp": "a task file may not add or change MCP servers (they start programs)",
-}
-WEB_TOOLS = (
-    "tools.web_search",
-    "tools.web_fetch",
-    "server_tools.web_search.enabled",
-    "server_tools.web_fetch.enabled",
-    "server_tools.code_execution.enabled",
-)
-# Where a web tool may go: a task may not change these at all.
-WEB_REACH = (
-    "server_tools.web_search.allowed_domains",
-    "server_tools.web_search.blocked_domains",
-    "server_tools.web_search.user_location",
-    "server_tools.web_fetch.allowed_domains",
-    "server_tools.web_fetch.blocked_domains",
-)
-# Limits a task may lower but not raise; 0 means "no limit" for all but max_turns.
-LIMITS = (
-    "max_turns",
-    "limits.max_usd",
-    "limits.max_input_tokens",
-    "memory.max_file_bytes",
-    "memory.max_total_bytes",
-    "memory.max_files",
-    "server_tools.web_search.max_uses",
-    "server_tools.web_fetch.max_uses",
-)
-PATH_KEYS = ("memory.root", "tools.workspace_root")
+SERVER_TOOL_ON = "a task file may not turn on a server tool (they reach the web or run code)"
 
 
 @dataclass(frozen=True)
@@ -97,16 +72,13 @@ def _refused(
 
 def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
     """Why the front matter may not set `key` to `value` (the profile has `before`), or None."""
-    table = key.partition(".")[0]
-    if table in REFUSED_TABLES:
-        return REFUSED_TABLES[table]
-    if key == "betas":
-        return "a task file may not add API betas (they change what requests do and cost)"
-    if key in WEB_TOOLS and value is True:
-        return "a task file may not turn on a server tool (they reach the web or run code)"
-    if key.startswith(WEB_REACH):
-        return "a task file may not change where the web tools may go"
-    if key in LIMITS and _looser(key, value, before):
+    found = task_rule(MOVED.get(key, key))  # a key that moved: its new key's rule
+    rule = found[1] if found else None
+    if rule is not None and rule.task == "refuse":
+        return rule.refusal
+    if rule is not None and rule.task == "off" and value is True:
+        return SERVER_TOOL_ON
+    if rule is not None and rule.task == "lower" and _looser(key, value, before):
         return f"{value!r} would lift the profile's limit of {before!r} (a task may only lower it)"
     if key in PATH_KEYS and isinstance(value, str) and not inside(Path(value), folder):
         return outside(Path(value), folder)
@@ -115,8 +87,6 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
 
 def unpriced(key: str, value: Any, base: Mapping[str, Any]) -> str | None:
     """A model with no price would leave the profile's limits.max_usd unenforced."""
-    from agentctl.context.prices import price_for
-
     budget = lookup(base, "limits.max_usd")
     if key != "model" or not isinstance(value, str) or not budget:
         return None

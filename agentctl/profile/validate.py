@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentctl import clock
+from agentctl.context.prices import price_for
 from agentctl.context.server_model import ServerModelError, parse_server_model
 from agentctl.profile.models import model_warning, price_warning, thinking_enabled_deprecated
-from agentctl.profile.schema import FieldError, join_key
+from agentctl.profile.schema import FieldError, Key, join_key, key_of
 from agentctl.profile.settings import ClearToolUses, Compaction, McpServer, Profile
 
 # The API's rules for extended thinking (budget_tokens >= 1024 and < max_tokens).
@@ -27,29 +28,10 @@ MIN_COMPACT_TRIGGER = 50_000
 # tool-using agent (the system prompt and tool definitions alone take a few thousand).
 LOW_INPUT_TRIGGER = 5_000
 
-# Integer keys where 0 is meaningful ("not set" / "no limit"); every other count must be >= 1.
-ZERO_ALLOWED = frozenset(
-    {
-        "context_editing.tool_uses.clear_at_least",
-        "context_editing.tool_uses.low_water",  # 0: not set (server strategy)
-        "limits.max_input_tokens",
-        "api.max_retries",
-        # The memory store reads 0 as "no limit" (agentctl/memory/limits.py).
-        "memory.max_file_bytes",
-        # 0: the key is not sent (the API's default applies).
-        "server_tools.web_search.max_uses",
-        "server_tools.web_fetch.max_uses",
-        "server_tools.web_fetch.max_content_tokens",
-        "memory.max_total_bytes",
-        "memory.max_files",
-    }
-)
 # An MCP server's name, as it appears in `mcp__NAME__TOOL` (the API allows [a-zA-Z0-9_-]).
 MCP_NAME = re.compile(r"[A-Za-z0-9_-]{1,40}")
 # A beta flag as the API names them: lowercase words and a date, e.g. "compact-2026-09-04".
 BETA_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*-\d{4}-\d{2}-\d{2}")
-# Float keys that must be strictly positive (the others, prices and budgets, must be >= 0).
-POSITIVE_FLOATS = frozenset({"api.timeout_s", "api.deadline_s"})
 
 
 def check_profile(profile: Profile, today: datetime.date | None = None) -> list[str]:
@@ -74,8 +56,6 @@ def check_budget(profile: Profile) -> None:
 
     Checked for the profile a command is about to use (`loader.build_overridden`), not for a
     recorded session's, which is read as it was."""
-    from agentctl.context.prices import price_for
-
     budget = profile.limits.max_usd
     if budget and price_for(profile.model, profile.prices) is None:
         raise FieldError(
@@ -86,8 +66,8 @@ def check_budget(profile: Profile) -> None:
         )
 
 
-def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float]]:
-    """(dotted key, value) of every int / float setting, prices included."""
+def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float, Key]]:
+    """(dotted key, value, its Key) of every int / float setting, prices included."""
     if isinstance(obj, dict):
         for name, value in obj.items():
             if dataclasses.is_dataclass(value):  # not the strings of an `env` table
@@ -99,25 +79,25 @@ def walk_numbers(obj: Any, prefix: str = "") -> Iterator[tuple[str, int | float]
         if dataclasses.is_dataclass(value) or isinstance(value, dict):
             yield from walk_numbers(value, key)
         elif isinstance(value, int | float) and not isinstance(value, bool):
-            yield key, value
+            yield key, value, key_of(f)
 
 
 def check_ranges(profile: Profile) -> None:
-    """Counts are >= 1 (or >= 0 where 0 means 'none'); amounts are finite and >= 0."""
-    for key, value in walk_numbers(profile):
-        problem = range_problem(key, value)
+    """Counts are >= 1 (or >= 0 where 0 means 'none'); amounts are finite and >= 0 (or > 0)."""
+    for key, value, rule in walk_numbers(profile):
+        problem = range_problem(value, rule)
         if problem:
             raise FieldError(key, problem)
 
 
-def range_problem(key: str, value: int | float) -> str | None:
-    """What is wrong with one number, or None."""
+def range_problem(value: int | float, rule: Key) -> str | None:
+    """What is wrong with one number under its key's `zero` rule, or None."""
     if isinstance(value, int):
-        low = 0 if key in ZERO_ALLOWED else 1
+        low = 0 if rule.zero else 1
         return None if value >= low else f"must be an integer >= {low}, got {value}"
     if not math.isfinite(value):  # TOML allows inf and nan; no setting means either
         return f"must be a finite number, got {value}"
-    if key in POSITIVE_FLOATS:
+    if rule.zero is False:
         return None if value > 0 else f"must be a number > 0, got {value}"
     return None if value >= 0 else f"must be a number >= 0, got {value}"
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentctl.context.edits import build_context_management
 from agentctl.profile.keys import KEY_DOCS
 from agentctl.profile.loader import (
     ambient_path,
@@ -20,16 +19,18 @@ from agentctl.profile.settings import Profile
 from agentctl.profile.writer import profile_to_dict
 
 
-def show_data(profile: Profile, betas: list[str]) -> dict[str, Any]:
+def show_data(
+    profile: Profile, betas: list[str], context_management: dict[str, Any] | None
+) -> dict[str, Any]:
     """The `profile show --json` object: source, settings, context_management, betas.
 
-    `betas` comes from the caller (the CLI asks the request builder), so that what `show`
-    prints is what `run` sends.
+    `betas` and `context_management` (of a first request) come from the caller (the CLI asks
+    the request builder), so that what `show` prints is what `run` sends.
     """
     return {
         "source": profile.source,
         "profile": profile_to_dict(profile),
-        "context_management": build_context_management(profile.context_editing),
+        "context_management": context_management,
         "betas": list(betas),
     }
 
@@ -66,7 +67,7 @@ def api_field(key: str) -> str:
     if parts[0] == "prices" and len(parts) == 3:
         key = f"prices.MODEL.{parts[2]}"
     doc = KEY_DOCS.get(key)
-    return "" if doc is None or doc.api == "client" else doc.api
+    return doc.api if doc is not None else ""
 
 
 def profile_origins(explicit: str | Path | None, sets: Sequence[str]) -> dict[str, str]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from pathlib import Path
 from typing import Any
 
+import tomli_w
+
 from agentctl.errors import UsageError
-from agentctl.profile.schema import NOT_KEYS
+from agentctl.profile.keys import KEY_DOCS
+from agentctl.profile.schema import to_plain
 from agentctl.profile.settings import Profile
 
 
@@ -19,27 +21,8 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
     return result
 
 
-def to_plain(value: Any) -> Any:
-    """Settings value -> TOML value, recursively."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: to_plain(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if f.name not in NOT_KEYS
-        }
-    if isinstance(value, dict):
-        return {str(k): to_plain(v) for k, v in value.items()}
-    if isinstance(value, tuple | list):
-        return [to_plain(v) for v in value]
-    if isinstance(value, Path):
-        return str(value)
-    return value
-
-
 def profile_to_toml(profile: Profile) -> str:
     """The profile as TOML text (no comments); loads back to an equal Profile."""
-    import tomli_w
-
     text: str = tomli_w.dumps(profile_to_dict(profile))
     return text
 
@@ -73,10 +56,6 @@ MCP_EXAMPLE = """\
 
 def commented_template(profile: Profile | None = None) -> str:
     """A complete profile as TOML text, each key preceded by a comment saying what it does."""
-    import tomli_w
-
-    from agentctl.profile.keys import KEY_DOCS
-
     data = profile_to_dict(profile or Profile())
     prices = data.pop("prices")
     servers = data.pop("mcp")
@@ -87,7 +66,7 @@ def commented_template(profile: Profile | None = None) -> str:
             parts.append(f"\n[{table}]" + (f"  # {doc.meaning}" if doc else "") + "\n")
         for name, value in values.items():
             doc = KEY_DOCS[f"{table}.{name}" if table else name]
-            api = "" if doc.api == "client" else f" (API: {doc.api})"
+            api = f" (API: {doc.api})" if doc.api else ""
             parts.append(f"# {doc.meaning}{api}\n{tomli_w.dumps({name: value})}")
     parts.append("\n" + (tomli_w.dumps({"prices": prices}) if prices else PRICES_EXAMPLE))
     parts.append("\n" + (tomli_w.dumps({"mcp": servers}) if servers["servers"] else MCP_EXAMPLE))

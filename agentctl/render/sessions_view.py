@@ -33,7 +33,7 @@ from agentctl.sessions.report import (
 )
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
-    Calibration,
+    EstimatorFit,
     SimTurn,
     Simulation,
     replay_matches,
@@ -261,7 +261,7 @@ def _cells(figures: SimTurn | Simulation) -> list[str]:
 
 
 def totals_table(
-    recorded: Simulation, simulated: Simulation, replayed: Simulation, cal: Calibration
+    recorded: Simulation, simulated: Simulation, replayed: Simulation, cal: EstimatorFit
 ) -> Table:
     """Totals of what happened and of the simulation, plus how faithful the replay is."""
     table = _table("", "recorded", simulated.label, title="totals")

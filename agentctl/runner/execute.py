@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING, TypeVar
 
 from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.runner.plan import Plan, ProfileArg, plan_new, profile_server, task_of
+from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
@@ -27,7 +28,6 @@ from agentctl.types import ErrorEvent, Event, ResultEvent, Totals, TurnEvent
 if TYPE_CHECKING:
     from agentctl.agent.client import AnthropicClient
     from agentctl.agent.retry import RetryGate
-    from agentctl.context.calibration import ResolvedModel
     from agentctl.profile.settings import Profile
 
 SdkClient = TypeVar("SdkClient", bound="AnthropicClient")
@@ -118,6 +118,7 @@ def open_client(plan: Plan, *, gate: RetryGate | None = None) -> Iterator[ModelC
         plan.profile,
         AnthropicClient,
         offline=plan.offline,
+        server=plan.server.model,
         script=plan.script,
         web=plan.web,
         gate=gate,
@@ -131,13 +132,14 @@ def connect(
     kind: type[SdkClient],
     *,
     offline: bool,
+    server: ServerModel = DEFAULT_SERVER_MODEL,
     script: Path | None = None,
     web: Path | None = None,
     gate: RetryGate | None = None,
 ) -> Iterator[SdkClient]:
     """A `kind` (AnthropicClient, or AnthropicBatches for the Message Batches calls) set up
     from the profile's [api] settings; offline, aimed at an emulator started here (playing
-    the profile's server model, with `script` and the offline `web`)."""
+    `server`, the run's server model, with `script` and the offline `web`)."""
     from agentctl.agent.retry import RetryPolicy
     from agentctl.agent.wire import WireLimits
 
@@ -153,18 +155,12 @@ def connect(
     with running(
         script=script,
         web=web,
-        server_model=profile_server(profile).model,
+        server_model=server,
         context_window=emulator_window(),
     ) as emulator:
         yield kind(
             **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
         )
-
-
-def offline_server(plan: Plan) -> ResolvedModel:
-    """The server model an offline run's emulator plays (and batched clearing steers by):
-    the profile's, else the calibration from `agentctl probe`, else the default."""
-    return plan.server or profile_server(plan.profile)
 
 
 def execute(
@@ -226,6 +222,7 @@ def _drive(
         task=plan.task_source,
         control=control,
         measured=plan.measured,
+        server=plan.server.model,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)

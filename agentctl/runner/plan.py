@@ -61,8 +61,8 @@ class Plan:
     transcript_size: int | None = None  # its size when read (a resume refuses if it grew)
     batch_price: bool = False  # its requests go through Message Batches (half price)
     # The server rules the run plays offline and steers batched clearing by, and where they
-    # came from (the profile, the probe's calibration, or the default): `calibrated`.
-    server: ResolvedModel | None = None
+    # came from (the profile, the probe's calibration, or the default): resolved once.
+    server: ResolvedModel = field(default_factory=ResolvedModel)
     # A resumed run's recorded prompt sizes, by messages answered (batched steering).
     measured: dict[int, int] = field(default_factory=dict)
 
@@ -75,6 +75,14 @@ class Plan:
         """How this run's tokens are priced: the profile's prices, halved for a batch (the
         same rule that prices the recorded session: `sessions.catalog.priced`)."""
         return priced(self.profile, self.profile.model, self.priced)
+
+    def profile_record(self) -> dict[str, Any]:
+        """The profile as the transcript keeps it: one that names no server model records the
+        one this run played (the calibration's), so that a resume or replay plays it again."""
+        data = profile_to_dict(self.profile)
+        if not self.profile.context_editing.server_model and self.server.source != "default":
+            data["context_editing"]["server_model"] = self.server.model.spec()
+        return data
 
 
 def load_profile(
@@ -99,24 +107,6 @@ def task_of(task: str | Path) -> Task:
     return parse_task(task, "<text>", Path.cwd())
 
 
-def profile_server(profile: Profile) -> ResolvedModel:
-    """The server model for a profile: its `context_editing.server_model`, else the calibration
-    from `agentctl probe`, else the default (a `--via batches` emulator serves a whole batch)."""
-    spec = profile.context_editing.server_model
-    return resolve_server_model(spec, source=profile.source)
-
-
-def calibrated(profile: Profile) -> tuple[Profile, ResolvedModel]:
-    """`profile` with the calibration's rules written into `context_editing.server_model` when
-    it names none, so that the requests (batched clearing counts tool uses by them), the
-    emulator and the transcript's profile all use the same rules; and where they came from."""
-    server = profile_server(profile)
-    if profile.context_editing.server_model or server.source == "default":
-        return profile, server
-    editing = dataclasses.replace(profile.context_editing, server_model=server.model.spec())
-    return dataclasses.replace(profile, context_editing=editing), server
-
-
 def plan_new(
     task: Task,
     profile: ProfileArg = None,
@@ -135,7 +125,7 @@ def plan_new(
     untrusted = None if trust_task else front
     more = dataclasses.replace(overrides or Overrides(), extra=front.data, untrusted=untrusted)
     resolved, warnings = resolve(profile, more)
-    resolved, server = calibrated(resolved)
+    server = resolve_server_model(resolved.context_editing.server_model, source=resolved.source)
     chosen = workspace or task.workspace or default_workspace(task)
     return Plan(
         session=new_session_id(),
@@ -178,7 +168,7 @@ def plan_resume(
         source=head.profile_source or "<session>",
         base_dir=Path(head.cwd),
     )
-    profile, server = calibrated(profile)
+    server = resolve_server_model(profile.context_editing.server_model, source=profile.source)
     saved_ws, script = head.workspace, head.emulator_script
     history = resumable_history(saved)
     recorded = min(len(saved.messages), len(history))

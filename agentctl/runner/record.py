@@ -16,7 +16,6 @@ from agentctl import __version__, clock
 from agentctl.agent.model import ModelResponse
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError
-from agentctl.profile.writer import profile_to_dict
 from agentctl.sessions.breakeven import EditBalance, balances_for_run
 from agentctl.sessions.record import Record, ResumeRecord, SessionHeader
 from agentctl.sessions.transcript import TranscriptWriter, WriteFn, prepare_folder
@@ -91,7 +90,7 @@ def session_header(plan: Plan) -> SessionHeader:
         session=plan.session,
         task=plan.prompt,
         task_source=plan.task_source,
-        profile=masked(profile_to_dict(plan.profile)),  # no MCP env/headers values
+        profile=masked(plan.profile_record()),  # no MCP env/headers values
         profile_source=plan.profile.source,
         model=plan.profile.model,
         cwd=str(Path.cwd()),

@@ -18,12 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.agent.request import cache_control, place_breakpoints
+from agentctl.agent.request import build_context_management, cache_control, place_breakpoints
 from agentctl.context.cache import strip_cache_control
 from agentctl.context.calibration import resolve_server_model
-from agentctl.context.edits import ContextEditing, build_context_management
-from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
-from agentctl.profile.settings import Profile
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel, parse_server_model
+from agentctl.profile.settings import ContextEditing, Profile
 from agentctl.sessions.catalog import TurnRecord
 from agentctl.sessions.resume import response_size
 
@@ -39,15 +38,18 @@ class ReplaySettings:
     editing: ContextEditing
     marker: dict[str, Any] | None  # the cache_control breakpoint, None when caching is off
     server: ServerModel = DEFAULT_SERVER_MODEL
+    # The rules batched clearing counts tool uses by: those the profile names.
+    steering: ServerModel = DEFAULT_SERVER_MODEL
 
     @classmethod
     def from_profile(cls, profile: Profile, server: ServerModel | None = None) -> ReplaySettings:
         """`server` None: the profile's `context_editing.server_model`, else the calibration
         file, else the default (`context.calibration.resolve_server_model`)."""
+        spec = profile.context_editing.server_model
         if server is None:
-            spec = profile.context_editing.server_model
             server = resolve_server_model(spec, source=f"{profile.source}").model
-        return cls(profile.context_editing, cache_control(profile), server)
+        steering = parse_server_model(spec) if spec else DEFAULT_SERVER_MODEL
+        return cls(profile.context_editing, cache_control(profile), server, steering)
 
     @property
     def context_management(self) -> dict[str, Any] | None:
@@ -90,7 +92,7 @@ def replay_request(
     body = strip_cache_control({k: v for k, v in turn.body.items() if k not in _NOT_BODY})
     body.pop("context_management", None)
     body["messages"] = list(turn.messages)
-    cm = build_context_management(settings.editing, body, measured, unedited=True)
+    cm = build_context_management(settings.editing, body, settings.steering, measured, True)
     if cm is not None:
         body["context_management"] = cm
     return place_breakpoints(body, settings.marker)

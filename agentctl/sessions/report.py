@@ -34,7 +34,7 @@ from agentctl.sessions.chart import ChartRow, chart_rows
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
-    Calibration,
+    EstimatorFit,
     SimTurn,
     Simulation,
     calibrate,
@@ -188,7 +188,7 @@ class WhatIf:
     session: Session
     profile_source: str
     profile_model: str
-    calibration: Calibration
+    calibration: EstimatorFit
     recorded: Simulation
     replayed: Simulation
     simulated: Simulation
@@ -298,7 +298,7 @@ class Tuning:
     session: Session
     profile: Profile
     grid: dict[str, tuple[Any, ...]]
-    calibration: Calibration
+    calibration: EstimatorFit
     ranked: list[Candidate]
     front: list[Candidate]
     server_model: ResolvedModel

@@ -7,10 +7,11 @@ times (so TTLs expire as they did). The conversation never changes: the same mes
 results and output tokens on every turn. What the model would have done with other context
 cannot be known; a simulation only reports what this replay computes.
 
-Calibration: the engine counts tokens with agentctl's estimator; a real server counts with the
-model's tokenizer. Per turn, ratio = recorded (prompt + cleared) / estimated unedited prompt;
-the factor is their token-weighted mean. Thresholds go into the engine divided by the factor
-and token figures come out multiplied by it. For emulator runs the factor is exactly 1.
+Estimator fit (`EstimatorFit`, "calibration" in the JSON): the engine counts tokens with
+agentctl's estimator; a real server counts with the model's tokenizer. Per turn, ratio =
+recorded (prompt + cleared) / estimated unedited prompt; the factor is their token-weighted
+mean. Thresholds go into the engine divided by the factor and token figures come out
+multiplied by it. For emulator runs the factor is exactly 1.
 """
 
 from __future__ import annotations
@@ -94,8 +95,9 @@ class Simulation:
 
 
 @dataclass(frozen=True)
-class Calibration:
-    """Recorded tokens per estimated token, and how far single turns stray from it."""
+class EstimatorFit:
+    """How agentctl's token estimator fits a transcript (not the probe's calibration file of
+    server rules): recorded tokens per estimated token, and how far single turns stray."""
 
     factor: float
     max_error: float  # max |turn ratio - factor| / factor
@@ -125,7 +127,7 @@ def _recorded_turn(pricing: Pricing, turn: TurnRecord) -> SimTurn:
     return SimTurn(turn.turn, turn.usage, turn.cleared_input_tokens, edits, cost, write_1h)
 
 
-def calibrate(session: Session, settings: ReplaySettings) -> Calibration:
+def calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
     """The estimator's calibration against this transcript's recorded usage."""
     pairs = [
         (t.usage.prompt_tokens + t.cleared_input_tokens, _unedited_estimate(t, settings))
@@ -134,10 +136,10 @@ def calibrate(session: Session, settings: ReplaySettings) -> Calibration:
     ]
     pairs = [(rec, est) for rec, est in pairs if rec > 0 and est > 0]
     if not pairs:
-        return Calibration(1.0, 0.0, 0.0, 0)
+        return EstimatorFit(1.0, 0.0, 0.0, 0)
     factor = sum(rec for rec, _ in pairs) / sum(est for _, est in pairs)
     errors = [abs(rec / est - factor) / factor for rec, est in pairs]
-    return Calibration(factor, max(errors), sum(errors) / len(errors), len(pairs))
+    return EstimatorFit(factor, max(errors), sum(errors) / len(errors), len(pairs))
 
 
 def _unedited_estimate(turn: TurnRecord, settings: ReplaySettings) -> int:

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctl.agent.request import build_request
-from agentctl.context.edits import build_context_management
+from agentctl.agent.request import build_context_management, build_request
 from agentctl.profile.settings import (
     CacheSettings,
     ClearThinking,
@@ -163,7 +162,7 @@ def count_breakpoints(request: Mapping[str, Any]) -> int:
 def test_reported_sizes_steer_counted_in_the_history_sent_after_a_summary() -> None:
     """`measured` counts messages of the whole history; after an on-demand summary the
     request sends its tail, so a figure for 8 messages of the history is one for 7 sent."""
-    from agentctl.context.edits import ClearToolUses
+    from agentctl.profile.settings import ClearToolUses
     from tests.context.test_batching import history
 
     steering = ClearToolUses(
@@ -176,7 +175,9 @@ def test_reported_sizes_steer_counted_in_the_history_sent_after_a_summary() -> N
     p = profile(context_editing=editing, cache=CacheSettings(enabled=False))
     steered = build_request(p, whole, [], {8: 5_000, 1: 90_000})
     body = {k: v for k, v in steered.items() if k not in ("context_management", "betas")}
-    assert steered["context_management"] == build_context_management(editing, body, {7: 5_000})
+    assert steered["context_management"] == build_context_management(
+        editing, body, measured={7: 5_000}
+    )
     assert steered["context_management"] != build_request(p, whole, [])["context_management"]
 
 
@@ -191,3 +192,20 @@ def test_a_compaction_answer_reports_no_size_to_steer_on() -> None:
     assert reported_size(usage, [], compaction_request=True) is None
     assert reported_size(usage, [{"type": "compaction", "content": "s"}]) is None
     assert reported_size(dataclasses.replace(usage, compactions=1), []) is None
+
+
+def test_batched_clearing_counts_tool_uses_by_the_server_model_it_is_given() -> None:
+    """The run's server model reaches the request builder as an object: under rules where no
+    result is large enough to count, nothing is clearable and the edit stays as written."""
+    from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
+    from agentctl.profile.settings import ClearToolUses
+    from tests.context.test_batching import history
+
+    steering = ClearToolUses(strategy="batched", trigger=5_500, keep=1, clear_at_least=0)
+    p = profile(context_editing=ContextEditing(tool_uses=steering))
+    counted = build_request(p, history(6), [], server=DEFAULT_SERVER_MODEL)
+    edit = counted["context_management"]["edits"][0]
+    assert edit["trigger"]["type"] == "tool_uses" and edit["keep"]["value"] >= 1
+    none_count = ServerModel("custom", min_result_tokens=100_000)
+    as_written = build_request(p, history(6), [], server=none_count)
+    assert as_written["context_management"]["edits"][0] == steering.edit()

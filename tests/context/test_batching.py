@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
+from agentctl.agent.request import build_context_management, tool_uses_edit
 from agentctl.context.cache import PromptCache
-from agentctl.context.edits import ClearToolUses, ContextEditing, build_context_management
 from agentctl.context.engine import apply_context_edits
 from agentctl.context.server_model import PRESETS, TRIGGER_BASES, TriggerBasis
 from agentctl.context.tokens import estimate_request_tokens
+from agentctl.profile.settings import ClearToolUses, ContextEditing
 
 EXPECTED_BOUNDARY = [0, 0, 0, 0, 3, 3, 3, 6, 6, 6, 9]  # turns 1..11
 BATCHED = ClearToolUses(
@@ -137,15 +138,13 @@ def test_real_prompt_sizes_decide_where_the_server_reported_them() -> None:
     estimate alone. Turn 4 is under the trigger by the estimate (4,679); a real 5,000 for the
     turn-3 request (7 messages, 3,511 estimated) puts it at 6,168: three pairs to clear. Turn
     5 is over it by the estimate (5,847); a real 4,000 for turn 4 puts it at 5,168: none."""
-    from agentctl.context.edits import batched_edit
-
-    assert batched_edit(BATCHED, {"messages": history(4)})["trigger"]["type"] == "input_tokens"
-    over = batched_edit(BATCHED, {"messages": history(4)}, measured={7: 5_000})
+    assert tool_uses_edit(BATCHED, {"messages": history(4)})["trigger"]["type"] == "input_tokens"
+    over = tool_uses_edit(BATCHED, {"messages": history(4)}, measured={7: 5_000})
     assert over["trigger"] == {"type": "tool_uses", "value": 3}
-    assert batched_edit(BATCHED, {"messages": history(5)})["trigger"]["value"] == 3
-    under = batched_edit(BATCHED, {"messages": history(5)}, measured={9: 4_000})
+    assert tool_uses_edit(BATCHED, {"messages": history(5)})["trigger"]["value"] == 3
+    under = tool_uses_edit(BATCHED, {"messages": history(5)}, measured={9: 4_000})
     assert under["trigger"] == {"type": "input_tokens", "value": 5_500}
     context = build_context_management(
-        ContextEditing(BATCHED), {"messages": history(4)}, {7: 5_000}
+        ContextEditing(BATCHED), {"messages": history(4)}, measured={7: 5_000}
     )
     assert context is not None and context["edits"][0] == over

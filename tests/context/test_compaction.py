@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentctl.agent.request import build_context_management
 from agentctl.context.compaction import (
     DEFAULT_SUMMARY_PROMPT,
     MAX_LINES,
@@ -20,7 +21,6 @@ from agentctl.context.compaction import (
     summarized_turns,
     summary_task,
 )
-from agentctl.context.edits import build_context_management
 from agentctl.context.tokens import estimate_request_tokens, estimate_text_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from tests.emulator.helpers import conversation
@@ -171,8 +171,8 @@ def test_batched_clearing_steers_on_the_compacted_history() -> None:
     """The server counts and clears on the whole history, compaction block or not; the walk
     measures what the model reads. Here nothing after the block passes the trigger, so the
     request must clear nothing although the whole history is far above it."""
-    from agentctl.context.edits import ClearToolUses, Compaction, ContextEditing
     from agentctl.context.engine import edit_as_server
+    from agentctl.profile.settings import ClearToolUses, Compaction, ContextEditing
 
     tu = ClearToolUses(strategy="batched", trigger=1_000, low_water=500, keep=1)
     history = [

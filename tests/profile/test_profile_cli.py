@@ -156,9 +156,11 @@ def test_show_rich_table_renders(in_tmp: Path) -> None:
     from agentctl.profile.view import profile_origins, show_data
 
     console = Console(width=100, record=True, color_system=None)
-    data = show_data(
-        resolve_profile(CONFIGS / "balanced.toml")[0], ["context-management-2025-06-27"]
-    )
+    from agentctl.agent.request import build_context_management
+
+    balanced = resolve_profile(CONFIGS / "balanced.toml")[0]
+    first = build_context_management(balanced.context_editing)
+    data = show_data(balanced, ["context-management-2025-06-27"], first)
     origins = profile_origins(CONFIGS / "balanced.toml", ["cache.ttl=1h"])
     render_rich(data, origins, console)
     text = console.export_text()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.context.edits import build_context_management
+from agentctl.agent.request import build_context_management
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import Profile
 

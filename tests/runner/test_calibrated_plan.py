@@ -1,6 +1,6 @@
-"""The probe's calibration reaches every part of a run: the plan writes its rules into the
-profile (so batched clearing counts tool uses by them, the emulator plays them and the
-transcript records them), unless the profile names its own."""
+"""The probe's calibration reaches every part of a run: the plan resolves it once into its
+server model (batched clearing counts tool uses by it, the emulator plays it, the transcript
+records its spec), unless the profile names its own; the profile itself is left as written."""
 
 from __future__ import annotations
 
@@ -13,9 +13,15 @@ from typer.testing import CliRunner
 from agentctl.agent.task import parse_task
 from agentctl.cli.main import app
 from agentctl.context.calibration import save_calibration
-from agentctl.context.server_model import PRESETS, ServerModel, parse_server_model
+from agentctl.context.server_model import (
+    DEFAULT_SERVER_MODEL,
+    PRESETS,
+    ServerModel,
+    parse_server_model,
+)
 from agentctl.home import sessions_dir
 from agentctl.runner import plan_new
+from agentctl.runner.plan import Plan
 from agentctl.sessions.transcript import read_records
 
 CUSTOM = ServerModel("custom", "edited", 40, "[gone, really]", 2)
@@ -33,33 +39,41 @@ def test_a_spec_reads_back_to_the_same_rules(model: ServerModel) -> None:
     assert back.name == model.name  # presets by name; other rules read back as "custom"
 
 
-def plan_for(tmp_path: Path, front: str = "") -> tuple[str, str]:
+def plan_for(tmp_path: Path, front: str = "") -> Plan:
     task = parse_task(f"{front}Read the notes.\n", str(tmp_path / "task.md"), tmp_path)
-    plan = plan_new(task)
-    assert plan.server is not None
-    return plan.profile.context_editing.server_model, plan.server.source
+    return plan_new(task)
+
+
+def recorded_spec(plan: Plan) -> str:
+    spec = plan.profile_record()["context_editing"]["server_model"]
+    assert isinstance(spec, str)
+    return spec
 
 
 def test_without_a_calibration_the_default_plays_and_nothing_is_written(tmp_path: Path) -> None:
-    assert plan_for(tmp_path) == ("", "default")
+    plan = plan_for(tmp_path)
+    assert (plan.server.model, plan.server.source) == (DEFAULT_SERVER_MODEL, "default")
+    assert recorded_spec(plan) == plan.profile.context_editing.server_model == ""
 
 
 @pytest.mark.parametrize("model", [PRESETS["edited-large"], CUSTOM], ids=lambda m: m.name)
-def test_the_calibration_is_written_into_the_plans_profile(
+def test_the_calibration_is_the_plans_server_model_and_recorded(
     tmp_path: Path, model: ServerModel
 ) -> None:
     path = save_calibration(model, {})
-    spec, source = plan_for(tmp_path)
-    assert spec == model.spec()
-    assert source == f"calibration {path}"
+    plan = plan_for(tmp_path)
+    assert plan.server.source == f"calibration {path}"
+    assert plan.server.model.spec() == model.spec()
+    assert plan.profile.context_editing.server_model == ""  # the profile as written
+    assert recorded_spec(plan) == model.spec()  # what a resume or replay plays again
 
 
 def test_a_profiles_own_server_model_wins_over_the_calibration(tmp_path: Path) -> None:
     save_calibration(PRESETS["edited-large"], {})
     front = '+++\n[context_editing]\nserver_model = "edited"\n+++\n'
-    spec, source = plan_for(tmp_path, front)
-    assert spec == "edited"
-    assert not source.startswith("calibration")  # the profile (with its front matter) names it
+    plan = plan_for(tmp_path, front)
+    assert plan.server.model == PRESETS["edited"] and recorded_spec(plan) == "edited"
+    assert not plan.server.source.startswith("calibration")  # the profile names it
 
 
 @pytest.mark.slow

@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 
 import agentctl
+from agentctl.agent.request import tool_uses_edit
 from agentctl.context.cache import CacheUsage
-from agentctl.context.edits import ClearToolUses, batched_edit
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL
 from agentctl.context.tokens import estimate_message_tokens
 from agentctl.emulator.editing import Json, SharedEngine
 from agentctl.emulator.server import running
 from agentctl.profile.loader import Overrides
+from agentctl.profile.settings import ClearToolUses
 from agentctl.runner.execute import execute
 from agentctl.runner.plan import plan_resume
 from agentctl.sessions.catalog import load_session, session_profile
@@ -86,8 +87,8 @@ def test_the_boundary_follows_the_reported_figures_and_a_resume_steers_the_same(
     added = sum(estimate_message_tokens(m) for m in bodies[first]["messages"][-2:])
     assert reported[first - 1] + added > TRIGGER
     history = {"messages": bodies[first]["messages"]}
-    assert batched_edit(STEERING, history)["trigger"]["type"] == "input_tokens"
-    assert batched_edit(STEERING, history, measured={}) == batched_edit(STEERING, history)
+    assert tool_uses_edit(STEERING, history)["trigger"]["type"] == "input_tokens"
+    assert tool_uses_edit(STEERING, history, measured={}) == tool_uses_edit(STEERING, history)
     # Steering keeps the reported prompt near the trigger (by the estimate alone it would
     # pass it by the factor's margin: 1.5 x 14,000).
     assert max(reported) < TRIGGER + 3_000 and sum(b > 0 for b in moves) > 3

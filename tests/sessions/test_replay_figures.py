@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import agentctl
-from agentctl.context.edits import ClearToolUses
+from agentctl.profile.settings import ClearToolUses
 from agentctl.sessions.catalog import Session, TurnRecord, load_session, session_profile
 from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
+from agentctl.agent.request import build_context_management
 from agentctl.cli.profile import render_rich
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.view import show_data
@@ -48,7 +49,7 @@ def test_the_ledger_keeps_its_one_line_headers_where_they_fit() -> None:
 @pytest.mark.parametrize("width", [60, 80, 100, 120])
 def test_profile_show_never_splits_a_number_or_cuts_a_key(width: int) -> None:
     profile, _ = resolve_profile(None, ["limits.max_input_tokens=50000000"])
-    data = show_data(profile, [])
+    data = show_data(profile, [], build_context_management(profile.context_editing))
     console = Console(width=width, record=True, color_system=None)
     render_rich(data, {}, console)
     text = console.export_text()
