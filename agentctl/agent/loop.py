@@ -318,7 +318,7 @@ def _run_tool(
     result: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": call.id,
-        "content": outcome.content,
+        "content": outcome.api_content,
     }
     if outcome.is_error:
         result["is_error"] = True

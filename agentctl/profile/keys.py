@@ -216,6 +216,9 @@ KEY_DOCS: dict[str, KeyDoc] = {
     "mcp.servers.NAME.timeout_s": KeyDoc(
         "Longest wait in seconds for one tool call (for the start: at least 30)."
     ),
+    "mcp.servers.NAME.max_media_bytes": KeyDoc(
+        "Largest image or PDF of a tool result sent to the model (larger: a text note)."
+    ),
 }
 
 # The placeholder for the key of a `dict` table in dotted keys (`prices.MODEL.input`).

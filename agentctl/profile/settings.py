@@ -154,6 +154,8 @@ class McpServer:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     timeout_s: float = 60.0
+    # The largest image or PDF of a result passed to the model (3.75 MB: 5 MB as base64).
+    max_media_bytes: int = 3_750_000
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ The `mcp` SDK is imported (by `mcp_bridge`) only when a profile declares a serve
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl.errors import ConfigError, ToolError
 from agentctl.profile.settings import McpServer
-from agentctl.tools.registry import Tool
+from agentctl.tools.registry import Tool, base64_size, block_line
 
 if TYPE_CHECKING:
     from agentctl.tools.mcp_bridge import LoopThread, ServerConnection
@@ -61,7 +63,7 @@ class McpTool:
             "input_schema": schema,
         }
 
-    def call(self, tool_input: Mapping[str, Any]) -> str:
+    def call(self, tool_input: Mapping[str, Any]) -> str | list[dict[str, Any]]:
         from agentctl.tools.mcp_bridge import CallTimeout
 
         try:
@@ -71,10 +73,12 @@ class McpTool:
             raise ToolError(f"Error: {where}: {err}") from None
         except Exception as err:  # the server died or broke the protocol
             raise ToolError(self._failure(err)) from None
-        text = result_text(result)
+        media = MediaLimit(self._connection.name, self._connection.server.max_media_bytes)
+        content = result_content(result, media)
         if result.is_error:
+            text = content if isinstance(content, str) else "\n".join(map(block_line, content))
             raise ToolError(text or "Error: the tool reported an error")
-        return text
+        return content
 
     def _failure(self, err: Exception) -> str:
         tail = self._connection.stderr_tail()
@@ -82,27 +86,93 @@ class McpTool:
         return f"{line}\nserver stderr (last lines):\n{tail}" if tail else line
 
 
-def result_text(result: Any) -> str:
-    """A CallToolResult as text: text blocks as they are, other blocks summarised."""
-    parts = [block_text(block) for block in result.content]
-    if not parts and result.structured_content is not None:
-        parts = [json.dumps(result.structured_content, ensure_ascii=False)]
-    return "\n".join(parts)
+# The media types the API takes inside a tool_result: image blocks and (PDF) document blocks.
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+DOCUMENT_TYPES = ("application/pdf",)
+
+
+@dataclass(frozen=True)
+class MediaLimit:
+    """The largest image or PDF one server's results may pass to the model, and its key."""
+
+    server: str
+    max_bytes: int
+
+    @property
+    def key(self) -> str:
+        return f"mcp.servers.{self.server}.max_media_bytes"
+
+
+def result_content(result: Any, media: MediaLimit) -> str | list[dict[str, Any]]:
+    """A CallToolResult as a tool_result's content: its text (other blocks summarised in a
+    line), or content blocks when it carries an image or PDF the API takes within `media`."""
+    blocks = [api_block for block in result.content for api_block in api_blocks(block, media)]
+    if not blocks and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False)
+    if all(block["type"] == "text" for block in blocks):
+        return "\n".join(block["text"] for block in blocks)
+    return blocks
+
+
+def api_blocks(block: Any, media: MediaLimit) -> list[dict[str, Any]]:
+    """One MCP content block as the API's: an image block, a text line and a document block
+    for an embedded PDF, else one text block (`block_text`)."""
+    if block.type == "image":
+        return [media_block("image", block.mime_type, block.data, media)]
+    resource: Any = block.resource if block.type == "resource" else None
+    if getattr(resource, "blob", None) is not None and resource.mime_type in DOCUMENT_TYPES:
+        head = {"type": "text", "text": resource_text(resource)}
+        return [head, media_block("document", resource.mime_type, resource.blob, media)]
+    return [{"type": "text", "text": block_text(block)}]
+
+
+def media_block(kind: str, mime: str, data: str, media: MediaLimit) -> dict[str, Any]:
+    """An image or document block with base64 data; a text note saying why not when the API
+    would refuse it or it is larger than the profile lets through."""
+    size = base64_size(data)
+    why = media_problem(kind, mime, data, size, media)
+    if why:
+        return {"type": "text", "text": f"[{kind} {mime}, {size} bytes: not sent, {why}]"}
+    return {"type": kind, "source": {"type": "base64", "media_type": mime, "data": data}}
+
+
+def media_problem(kind: str, mime: str, data: str, size: int, media: MediaLimit) -> str:
+    """Why an image or document cannot go to the model ("" when it can)."""
+    if kind == "image" and mime not in IMAGE_TYPES:
+        return "the API takes JPEG, PNG, GIF and WebP images only"
+    if size > media.max_bytes:
+        return f"larger than {media.key} = {media.max_bytes}"
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return "its data is not valid base64"
+    return ""
 
 
 def block_text(block: Any) -> str:
-    """One content block: text, or `[image image/png, 1234 bytes]` and the like."""
+    """One content block as text: text as it is, others as one line (`[audio audio/wav, 16
+    bytes: ...]`, a resource link with its name and description, a resource's header)."""
     kind = block.type
     if kind == "text":
         return str(block.text)
-    if kind in ("image", "audio"):
-        return f"[{kind} {block.mime_type}, {base64_size(block.data)} bytes]"
+    if kind == "image":
+        return f"[image {block.mime_type}, {base64_size(block.data)} bytes]"
+    if kind == "audio":
+        size = base64_size(block.data)
+        return f"[audio {block.mime_type}, {size} bytes: not sent, the API takes no audio]"
     if kind == "resource_link":
-        size = f", {block.size} bytes" if block.size is not None else ""
-        return f"[resource link {block.uri} ({block.mime_type or 'unknown type'}{size})]"
+        return resource_link_text(block)
     if kind == "resource":
         return resource_text(block.resource)
     return f"[{kind} content]"
+
+
+def resource_link_text(link: Any) -> str:
+    """`[resource link URI "NAME": DESCRIPTION (TYPE, N bytes)]`: what the server calls it."""
+    size = f", {link.size} bytes" if link.size is not None else ""
+    name = f" {json.dumps(link.name, ensure_ascii=False)}" if link.name else ""
+    about = f": {link.description}" if link.description else ""
+    return f"[resource link {link.uri}{name}{about} ({link.mime_type or 'unknown type'}{size})]"
 
 
 def resource_text(resource: Any) -> str:
@@ -112,12 +182,6 @@ def resource_text(resource: Any) -> str:
     if text is not None:
         return f"[resource {resource.uri} ({mime}, {len(text)} characters)]\n{text}"
     return f"[resource {resource.uri} ({mime}, {base64_size(resource.blob)} bytes)]"
-
-
-def base64_size(data: str) -> int:
-    """Bytes encoded by a base64 string."""
-    stripped = data.strip()
-    return len(stripped) * 3 // 4 - stripped[-2:].count("=")
 
 
 @contextmanager

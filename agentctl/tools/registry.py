@@ -29,17 +29,28 @@ class Tool(Protocol):
         """The entry of the request's `tools` list."""
         ...
 
-    def call(self, tool_input: Mapping[str, Any]) -> str:
-        """The result text; raises ToolError for a failure the model should see."""
+    def call(self, tool_input: Mapping[str, Any]) -> str | list[dict[str, Any]]:
+        """The result text, or the tool_result's content blocks when it carries an image or
+        a document (`text`, `image`, `document` blocks, as the API takes them); raises
+        ToolError for a failure the model should see."""
         ...
 
 
 @dataclass(frozen=True)
 class ToolOutcome:
-    """What one call produced: the tool_result content and whether it is an error."""
+    """What one call produced: its text, whether it is an error, and, when the result carries
+    images or documents, the tool_result's content blocks."""
 
+    # The result as text, each image or document as one line (`[image image/png, 70 bytes]`):
+    # what the transcript's tool_result record holds and the table counts.
     content: str
     is_error: bool
+    blocks: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def api_content(self) -> str | list[dict[str, Any]]:
+        """The tool_result's `content` as sent: the blocks when there are any, else the text."""
+        return [dict(block) for block in self.blocks] if self.blocks else self.content
 
 
 def sendable(text: str) -> str:
@@ -52,6 +63,43 @@ def sendable(text: str) -> str:
 def _written_out(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def base64_size(data: str) -> int:
+    """Bytes encoded by a base64 string."""
+    stripped = data.strip()
+    return len(stripped) * 3 // 4 - stripped[-2:].count("=")
+
+
+def block_line(block: Mapping[str, Any]) -> str:
+    """A content block as text: a text block's text, an image or document as one line."""
+    kind = str(block.get("type"))
+    if kind == "text":
+        return str(block.get("text", ""))
+    source = block.get("source") or {}
+    size = base64_size(str(source.get("data", "")))
+    return f"[{kind} {source.get('media_type', '?')}, {size} bytes]"
+
+
+def cap_blocks(blocks: Sequence[Mapping[str, Any]], cap: int) -> list[dict[str, Any]]:
+    """`blocks` with their text sendable and cut at `cap` characters in all, the marker after
+    the cut and later text left out (images and documents are held to their own size limit,
+    not to this one); cap <= 0: no cap."""
+    texts = [sendable(str(b.get("text", ""))) if b.get("type") == "text" else None for b in blocks]
+    total = sum(len(text) for text in texts if text is not None)
+    left = cap if 0 < cap < total else total  # -1 once cut
+    result: list[dict[str, Any]] = []
+    for block, text in zip(blocks, texts, strict=True):
+        if text is None:
+            result.append(dict(block))
+        elif len(text) <= left:
+            result.append({"type": "text", "text": text})
+            left -= len(text)
+        elif left >= 0:
+            marker = TRUNCATION_MARKER.format(cap=cap, total=total)
+            result.append({"type": "text", "text": text[:left] + marker})
+            left = -1
+    return result
 
 
 def cap_text(text: str, cap: int) -> str:
@@ -95,7 +143,11 @@ class ToolBox:
             return ToolOutcome(f"Error: unknown tool '{name}'; available tools: {known}", True)
         try:
             cap = 0 if tool.self_limited else self.max_result_chars
-            return ToolOutcome(cap_text(sendable(tool.call(tool_input)), cap), False)
+            result = tool.call(tool_input)
+            if isinstance(result, str):
+                return ToolOutcome(cap_text(sendable(result), cap), False)
+            blocks = cap_blocks(result, cap)
+            return ToolOutcome("\n".join(map(block_line, blocks)), False, tuple(blocks))
         except ToolError as err:
             self.failures += isinstance(err, ToolFailure)
             return ToolOutcome(cap_text(str(err), MAX_ERROR_CHARS), True)

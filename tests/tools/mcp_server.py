@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import base64
 import os
+import struct
 import subprocess
 import sys
 import threading
+import zlib
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -74,6 +76,38 @@ def picture() -> list[TextContent | ImageContent]:
     ]
 
 
+def png(width: int, height: int) -> str:
+    """A grey PNG of this size, base64 (the emulator sizes an image from its header)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body)
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    head = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    data = chunk(b"IHDR", head) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return base64.b64encode(b"\x89PNG\r\n\x1a\n" + data).decode()
+
+
+@server.tool()
+def media() -> list[ContentBlock]:
+    """A BMP (a format the API does not take), a 300x200 PNG and an embedded PDF."""
+    pdf = base64.b64encode(b"%PDF-1.4\n%%EOF\n").decode()
+    return [
+        ImageContent(
+            type="image", data=base64.b64encode(b"BM" * 8).decode(), mime_type="image/bmp"
+        ),
+        TextContent(type="text", text="the chart:"),
+        ImageContent(type="image", data=png(300, 200), mime_type="image/png"),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="file:///report.pdf", mime_type="application/pdf", blob=pdf
+            ),
+        ),
+    ]
+
+
 @server.tool()
 def kinds() -> list[ContentBlock]:
     """One block of each other kind: audio, a resource link, embedded text and binary."""
@@ -81,7 +115,13 @@ def kinds() -> list[ContentBlock]:
         AudioContent(
             type="audio", data=base64.b64encode(b"RIFF" * 4).decode(), mime_type="audio/wav"
         ),
-        ResourceLink(type="resource_link", name="log", uri="file:///var/log/app.log", size=2048),
+        ResourceLink(
+            type="resource_link",
+            name="log",
+            description="the app's log",
+            uri="file:///var/log/app.log",
+            size=2048,
+        ),
         EmbeddedResource(
             type="resource",
             resource=TextResourceContents(uri="memo://1", mime_type="text/plain", text="hello"),
