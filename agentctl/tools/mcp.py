@@ -9,9 +9,9 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentctl.errors import ConfigError, ToolError
@@ -184,26 +184,81 @@ def resource_text(resource: Any) -> str:
     return f"[resource {resource.uri} ({mime}, {base64_size(resource.blob)} bytes)]"
 
 
+def needs_tasks(tool: Any) -> bool:
+    """A tool that only runs as an MCP task (`execution.taskSupport: "required"`): the
+    installed `mcp` SDK has the task types but no client side for them, so it is not offered."""
+    return getattr(getattr(tool, "execution", None), "task_support", None) == "required"
+
+
+TASKS_NOTE = "they need MCP tasks, which agentctl cannot run yet"
+
+
+def offered_tools(connection: ServerConnection, listed: list[Any]) -> list[McpTool]:
+    """The McpTools the model is offered of what a server listed."""
+    names = offered([t.name for t in listed], connection.name, connection.server)
+    return [McpTool(connection, t) for t in listed if t.name in names and not needs_tasks(t)]
+
+
+def tasks_warning(name: str, listed: list[Any]) -> str:
+    """The run's warning about a server's task-only tools ("" when it has none)."""
+    needing = [t.name for t in listed if needs_tasks(t)]
+    if not needing:
+        return ""
+    return f"mcp.servers.{name}: not offered: {', '.join(needing)} ({TASKS_NOTE})"
+
+
+class McpTools:
+    """The tools the running servers offer; a server that sent notifications/tools/list_changed
+    is listed again before the next request (its tools as it lists them then)."""
+
+    def __init__(
+        self, started: list[tuple[ServerConnection, list[Any]]], warn: Callable[[str], None]
+    ) -> None:
+        self._warn = warn
+        self._warned: set[str] = set()
+        self._tools = {c.name: self._offer(c, listed) for c, listed in started}
+        self._connections = [c for c, _ in started]
+
+    def current(self) -> list[Tool]:
+        for connection in self._connections:
+            if connection.take_change():
+                self._relist(connection)
+        return [tool for tools in self._tools.values() for tool in tools]
+
+    def _relist(self, connection: ServerConnection) -> None:
+        try:
+            listed = connection.list_tools()
+        except Exception:  # a server gone or broken keeps the tools it had
+            return
+        self._tools[connection.name] = self._offer(connection, listed)
+
+    def _offer(self, connection: ServerConnection, listed: list[Any]) -> list[McpTool]:
+        warning = tasks_warning(connection.name, listed)
+        if warning and warning not in self._warned:
+            self._warned.add(warning)
+            self._warn(warning)
+        return offered_tools(connection, listed)
+
+
 @contextmanager
-def mcp_tools(servers: Mapping[str, McpServer]) -> Iterator[list[Tool]]:
-    """Start every server, yield their offered tools, stop them all on every way out.
+def mcp_tools(
+    servers: Mapping[str, McpServer], warn: Callable[[str], None] = lambda _: None
+) -> Iterator[McpTools]:
+    """Start every server, yield their offered tools, stop them all on every way out; `warn`
+    hears about tools that are not offered (they need MCP tasks).
 
     A server that cannot start raises ConfigError (exit 2) naming it, with its stderr tail.
     """
     if not servers:
-        yield []
+        yield McpTools([], warn)
         return
     from agentctl.tools.mcp_bridge import LoopThread
 
     loop = LoopThread()
     connections: list[ServerConnection] = []
     try:
-        tools: list[Tool] = []
-        for name, settings in servers.items():
-            connection, listed = start_server(name, settings, loop, connections)
-            names = offered([t.name for t in listed], name, settings)
-            tools.extend(McpTool(connection, t) for t in listed if t.name in names)
-        yield tools
+        started = [start_server(name, s, loop, connections) for name, s in servers.items()]
+        yield McpTools(started, warn)
     finally:
         stop_all(connections)
         loop.close()
@@ -256,6 +311,9 @@ class ServerStatus:
     tools: tuple[str, ...]  # offered, as mcp__NAME__TOOL
     hidden: tuple[str, ...]  # left out by allow / deny
     error: str = ""
+    # The first line of each offered tool's description, by its mcp__NAME__TOOL name.
+    descriptions: dict[str, str] = field(default_factory=dict)
+    needs_tasks: tuple[str, ...] = ()  # not offered: they run only as MCP tasks
 
 
 def probe(servers: Mapping[str, McpServer]) -> list[ServerStatus]:
@@ -277,8 +335,17 @@ def probe_one(name: str, settings: McpServer) -> ServerStatus:
         loop.close()
     names = [t.name for t in listed]
     shown = offered(names, name, settings)
+    tasks = tuple(t.name for t in listed if t.name in shown and needs_tasks(t))
+    kept = [t for t in listed if t.name in shown and t.name not in tasks]
     hidden = tuple(n for n in names if n not in shown)
-    return ServerStatus(name, True, tuple(tool_name(name, n) for n in shown), hidden)
+    about = {tool_name(name, t.name): first_line(t.description or "") for t in kept}
+    return ServerStatus(name, True, tuple(about), hidden, descriptions=about, needs_tasks=tasks)
+
+
+def first_line(text: str, limit: int = 100) -> str:
+    """The first non-empty line of `text`, cut at `limit` characters."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 # Tables of a server whose values may be credentials: never written to a transcript.

@@ -104,6 +104,8 @@ class ServerConnection:
         self._done: concurrent.futures.Future[None] | None = None
         self._session: Any = None
         self._stop: asyncio.Event | None = None
+        # Set by the server's notifications/tools/list_changed; taken by `take_change`.
+        self._changed = threading.Event()
 
     def start(self) -> list[Any]:
         """Start the server, initialize, list its tools (the SDK's `Tool` objects)."""
@@ -114,6 +116,24 @@ class ServerConnection:
         """The SDK's CallToolResult; CallTimeout, or the SDK's error when the server is gone."""
         coro = self._session.call_tool(tool, dict(arguments))
         return self._loop.run(coro, self.server.timeout_s)
+
+    def take_change(self) -> bool:
+        """Whether the server said its tools changed since the last call (then clears it)."""
+        changed = self._changed.is_set()
+        self._changed.clear()
+        return changed
+
+    def list_tools(self) -> list[Any]:
+        """The server's tools as it lists them now (bounded as at the start)."""
+        return self._loop.run(list_all_tools(self._session), self.server.timeout_s)
+
+    async def _on_message(self, message: Any) -> None:
+        """A notification or transport error from the server: only list_changed is acted on
+        (a flag: a flood of them costs one tools/list before the next request)."""
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self._changed.set()
 
     def stop(self) -> None:
         """Ask the serving task to close the session; the SDK then stops the process group."""
@@ -178,7 +198,9 @@ class ServerConnection:
 
         async with (
             self._transport() as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(
+                read, write, message_handler=self._on_message, client_info=client_info()
+            ) as session,
         ):
             await session.initialize()
             tools = await list_all_tools(session)
@@ -204,6 +226,15 @@ class ServerConnection:
         )
         async with stdio_client(params, errlog=self._stderr) as streams:  # type: ignore[arg-type]
             yield streams
+
+
+def client_info() -> Any:
+    """How agentctl introduces itself in `initialize`: its name and version."""
+    from mcp.types import Implementation
+
+    from agentctl import __version__
+
+    return Implementation(name="agentctl", version=__version__)
 
 
 def whole_lines(data: bytes) -> bytes:

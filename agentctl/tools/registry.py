@@ -36,6 +36,13 @@ class Tool(Protocol):
         ...
 
 
+class ToolSource(Protocol):
+    """Tools that may change while a run goes (an MCP server's, after it said its list
+    changed): looked at again before each request."""
+
+    def current(self) -> Sequence[Tool]: ...
+
+
 @dataclass(frozen=True)
 class ToolOutcome:
     """What one call produced: its text, whether it is an error, and, when the result carries
@@ -118,8 +125,11 @@ class ToolBox:
         *,
         max_result_chars: int,
         server_tools: Sequence[Mapping[str, Any]] = (),
+        sources: Sequence[ToolSource] = (),
     ) -> None:
-        self._tools = {t.name: t for t in tools}
+        self._fixed = list(tools)
+        self._sources = list(sources)
+        self._tools = self._current()
         self._server_tools = [dict(t) for t in server_tools]
         self.max_result_chars = max_result_chars
         # Calls that failed for a reason that is not the model's (ToolFailure, OSError).
@@ -129,8 +139,15 @@ class ToolBox:
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
 
+    def _current(self) -> dict[str, Tool]:
+        tools = [*self._fixed, *(t for source in self._sources for t in source.current())]
+        return {t.name: t for t in tools}
+
     def definitions(self) -> list[dict[str, Any]]:
-        """The request's `tools` list: client tools in registration order, then server tools."""
+        """The request's `tools` list: client tools in registration order (the sources' as
+        they are now), then server tools."""
+        if self._sources:
+            self._tools = self._current()
         return [t.definition() for t in self._tools.values()] + [
             dict(t) for t in self._server_tools
         ]

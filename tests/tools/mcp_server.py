@@ -26,9 +26,25 @@ from mcp.types import (
     ResourceLink,
     TextContent,
     TextResourceContents,
+    Tool,
+    ToolExecution,
 )
 
-server = MCPServer("fixture", log_level="CRITICAL")
+
+class FixtureServer(MCPServer):
+    """The SDK's server, with tools whose names start `task_` declared as task-only
+    (`execution.taskSupport: "required"`; the SDK's decorator cannot say so)."""
+
+    async def list_tools(self) -> list[Tool]:
+        tools = await super().list_tools()
+        required = ToolExecution(task_support="required")
+        return [
+            t.model_copy(update={"execution": required}) if t.name.startswith("task_") else t
+            for t in tools
+        ]
+
+
+server = FixtureServer("fixture", log_level="CRITICAL")
 # A process that outlives a polite stop: only SIGKILL ends it.
 STUBBORN = (
     "import signal, threading\n"
@@ -139,6 +155,36 @@ def kinds() -> list[ContentBlock]:
 def structured() -> CallToolResult:
     """A result with structured content only."""
     return CallToolResult(content=[], structured_content={"rows": 2, "ok": True})
+
+
+@server.tool()
+def task_render(scene: str) -> str:
+    """Render a scene (a long job: only as an MCP task)."""
+    return f"rendered {scene}"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add the tool `later` and tell the client its tool list changed."""
+    server.add_tool(lambda: "added mid-run", name="later", description="A tool added mid-run.")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+@server.tool()
+async def steps(ctx: Context) -> str:
+    """Report progress three times, then answer."""
+    for step in range(1, 4):
+        await ctx.report_progress(step, 3, f"step {step} of 3")
+    return "stepped"
+
+
+@server.tool()
+def client(ctx: Context) -> str:
+    """The name and version the client gave in `initialize`."""
+    params = ctx.session.client_params
+    info = params.client_info if params is not None else None
+    return f"{info.name} {info.version}" if info is not None else "<none>"
 
 
 @server.tool()

@@ -22,8 +22,8 @@ from mcp.types import (
 
 from agentctl.context.server_model import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.emulator.model import Reply
-from agentctl.emulator.server import build_model, running
 from agentctl.emulator.script import load_script
+from agentctl.emulator.server import build_model, running
 from agentctl.tools.mcp import MediaLimit, result_content
 
 from .mcp_harness import invoke, records, tool_results, write_profile, write_task
