@@ -9,14 +9,14 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentctl.errors import ConfigError, ToolError
 from agentctl.profile.settings import McpServer
-from agentctl.tools.registry import Tool, base64_size, block_line
+from agentctl.tools.registry import Tool, ToolContent, base64_size, block_line, drain, relay
 
 if TYPE_CHECKING:
     from agentctl.tools.mcp_bridge import LoopThread, ServerConnection
@@ -63,11 +63,16 @@ class McpTool:
             "input_schema": schema,
         }
 
-    def call(self, tool_input: Mapping[str, Any]) -> str | list[dict[str, Any]]:
+    def call(self, tool_input: Mapping[str, Any]) -> ToolContent:
+        return drain(self.run(tool_input))
+
+    def run(self, tool_input: Mapping[str, Any]) -> Generator[str, None, ToolContent]:
+        """`call`, yielding the server's progress notifications as one-line messages."""
         from agentctl.tools.mcp_bridge import CallTimeout
 
         try:
-            result = self._connection.call(self._tool.name, tool_input)
+            calling = self._connection.call(self._tool.name, tool_input)
+            result = yield from relay(calling, progress_line)
         except CallTimeout as err:
             where = f"MCP server {self._connection.name!r}, tool {self._tool.name!r}"
             raise ToolError(f"Error: {where}: {err}") from None
@@ -84,6 +89,15 @@ class McpTool:
         tail = self._connection.stderr_tail()
         line = f"Error: MCP server {self._connection.name!r} failed: {reason_of(err)}"
         return f"{line}\nserver stderr (last lines):\n{tail}" if tail else line
+
+
+def progress_line(progress: Any) -> str:
+    """A progress notification as one short line for the status line: its message (made
+    printable, cut at 80 characters) or `3/10`."""
+    of = f"/{progress.total:g}" if progress.total is not None else ""
+    text = progress.message or f"{progress.done:g}{of}"
+    shown = "".join(c if c.isprintable() else "?" for c in text)
+    return shown if len(shown) <= 80 else shown[:79] + "…"
 
 
 # The media types the API takes inside a tool_result: image blocks and (PDF) document blocks.

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from agentctl.errors import ToolError, ToolFailure
 
@@ -13,6 +13,11 @@ from agentctl.errors import ToolError, ToolFailure
 TRUNCATION_MARKER = "\n[truncated: result cut at {cap} of {total} characters]"
 MAX_ERROR_CHARS = 2_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
+T = TypeVar("T")
+Y = TypeVar("Y")
+Z = TypeVar("Z")
+# A result as a tool gives it: its text, or the tool_result's content blocks.
+ToolContent = str | list[dict[str, Any]]
 
 
 class Tool(Protocol):
@@ -29,7 +34,7 @@ class Tool(Protocol):
         """The entry of the request's `tools` list."""
         ...
 
-    def call(self, tool_input: Mapping[str, Any]) -> str | list[dict[str, Any]]:
+    def call(self, tool_input: Mapping[str, Any]) -> ToolContent:
         """The result text, or the tool_result's content blocks when it carries an image or
         a document (`text`, `image`, `document` blocks, as the API takes them); raises
         ToolError for a failure the model should see."""
@@ -70,6 +75,25 @@ def sendable(text: str) -> str:
 def _written_out(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def drain(run: Generator[Any, None, T]) -> T:
+    """What a generator returns, its yields passed over."""
+    while True:
+        try:
+            next(run)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+
+
+def relay(run: Generator[Y, None, T], each: Callable[[Y], Z]) -> Generator[Z, None, T]:
+    """What `run` yields, passed through `each`, and then what it returns."""
+    while True:
+        try:
+            item = next(run)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        yield each(item)
 
 
 def base64_size(data: str) -> int:
@@ -154,13 +178,23 @@ class ToolBox:
 
     def dispatch(self, name: str, tool_input: Mapping[str, Any]) -> ToolOutcome:
         """Run one call; every failure becomes an is_error outcome, never an exception."""
+        return drain(self.run(name, tool_input))
+
+    def run(self, name: str, tool_input: Mapping[str, Any]) -> Generator[str, None, ToolOutcome]:
+        """`dispatch`, yielding the tool's progress messages while it runs (a tool with a
+        `run` generator: an MCP tool whose server sends progress notifications)."""
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolOutcome(f"Error: unknown tool '{name}'; available tools: {known}", True)
         try:
             cap = 0 if tool.self_limited else self.max_result_chars
-            result = tool.call(tool_input)
+            running = getattr(tool, "run", None)
+            result: ToolContent
+            if running is not None:
+                result = yield from running(tool_input)
+            else:
+                result = tool.call(tool_input)
             if isinstance(result, str):
                 return ToolOutcome(cap_text(sendable(result), cap), False)
             blocks = cap_blocks(result, cap)

@@ -60,3 +60,25 @@ def test_task_only_tools_are_not_offered_and_the_run_says_so(tmp_path: Any) -> N
         " grow, steps, client, fail, die, hang\n"
         "  not offered (they need MCP tasks, which agentctl cannot run yet): task_render\n"
     )
+
+
+def test_a_long_calls_progress_reaches_the_status_line(tmp_path: Any) -> None:
+    from agentctl import ProgressEvent, run
+    from agentctl.render.format import fmt_progress
+
+    profile = write_profile(tmp_path, 'allow = ["steps"]\n')
+    task = write_task(tmp_path, [("mcp__fx__steps", {})])
+    seen: list[ProgressEvent] = []
+    result = run(
+        task,
+        profile=profile,
+        offline=True,
+        on_event=lambda e: seen.extend([e] if isinstance(e, ProgressEvent) else []),
+    )
+    assert result.stop_reason == "end_turn"
+    progress = [e for e in seen if e.kind == "tool_progress"]
+    # The call carried a progress token (the server reports only then); the latest report is
+    # shown each time the loop looks, so some may be passed over, never the last.
+    assert progress and {e.message for e in progress} <= {f"step {i} of 3" for i in (1, 2, 3)}
+    assert fmt_progress(progress[-1]) == "turn 1 · mcp__fx__steps: step 3 of 3"
+    assert [r["content"] for r in tool_results(records())] == ["stepped"]
