@@ -117,7 +117,7 @@ class MediaLimit:
         return f"mcp.servers.{self.server}.max_media_bytes"
 
 
-def result_content(result: Any, media: MediaLimit) -> str | list[dict[str, Any]]:
+def result_content(result: Any, media: MediaLimit) -> ToolContent:
     """A CallToolResult as a tool_result's content: its text (other blocks summarised in a
     line), or content blocks when it carries an image or PDF the API takes within `media`."""
     blocks = [api_block for block in result.content for api_block in api_blocks(block, media)]
@@ -164,13 +164,12 @@ def media_problem(kind: str, mime: str, data: str, size: int, media: MediaLimit)
 
 
 def block_text(block: Any) -> str:
-    """One content block as text: text as it is, others as one line (`[audio audio/wav, 16
-    bytes: ...]`, a resource link with its name and description, a resource's header)."""
+    """One content block other than an image as text: text as it is, others as one line
+    (`[audio audio/wav, 16 bytes: ...]`, a resource link with its name and description, a
+    resource's header)."""
     kind = block.type
     if kind == "text":
         return str(block.text)
-    if kind == "image":
-        return f"[image {block.mime_type}, {base64_size(block.data)} bytes]"
     if kind == "audio":
         size = base64_size(block.data)
         return f"[audio {block.mime_type}, {size} bytes: not sent, the API takes no audio]"

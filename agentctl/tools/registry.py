@@ -60,7 +60,7 @@ class ToolOutcome:
     blocks: tuple[dict[str, Any], ...] = ()
 
     @property
-    def api_content(self) -> str | list[dict[str, Any]]:
+    def api_content(self) -> ToolContent:
         """The tool_result's `content` as sent: the blocks when there are any, else the text."""
         return [dict(block) for block in self.blocks] if self.blocks else self.content
 

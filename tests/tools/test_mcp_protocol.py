@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ def offered(recs: list[dict[str, Any]]) -> list[list[str]]:
     return [[t["name"] for t in q["tools"] if t["name"].startswith("mcp__")] for q in requests]
 
 
-def test_a_tool_added_mid_run_is_offered_on_the_next_turn(tmp_path: Any) -> None:
+def test_a_tool_added_mid_run_is_offered_on_the_next_turn(tmp_path: Path) -> None:
     profile = write_profile(tmp_path, 'allow = ["grow", "later", "client"]\n')
     task = write_task(
         tmp_path, [("mcp__fx__client", {}), ("mcp__fx__grow", {})], [("mcp__fx__later", {})]
@@ -41,7 +42,7 @@ def test_a_tool_added_mid_run_is_offered_on_the_next_turn(tmp_path: Any) -> None
     ]
 
 
-def test_task_only_tools_are_not_offered_and_the_run_says_so(tmp_path: Any) -> None:
+def test_task_only_tools_are_not_offered_and_the_run_says_so(tmp_path: Path) -> None:
     profile = write_profile(tmp_path, 'allow = ["add", "task_render"]\n')
     task = write_task(tmp_path, [("mcp__fx__add", {"a": 1, "b": 2})])
     result = invoke("run", str(task), "--offline", "--profile", str(profile))
@@ -62,7 +63,7 @@ def test_task_only_tools_are_not_offered_and_the_run_says_so(tmp_path: Any) -> N
     )
 
 
-def test_a_long_calls_progress_reaches_the_status_line(tmp_path: Any) -> None:
+def test_a_long_calls_progress_reaches_the_status_line(tmp_path: Path) -> None:
     from agentctl import ProgressEvent, run
     from agentctl.render.format import fmt_progress
 
