@@ -169,12 +169,14 @@ class StartEvent:
 
 @dataclass(frozen=True)
 class ProgressEvent:
-    """While a turn streams: what is arriving (for the status line; not written as NDJSON)."""
+    """While a turn streams, what is arriving; while a tool runs, its progress (for the status
+    line; not written as NDJSON)."""
 
     turn: int
-    kind: Literal["thinking", "text", "tool_input"]
+    kind: Literal["thinking", "text", "tool_input", "tool_progress"]
     chars: int
     tool_name: str = ""
+    message: str = ""  # tool_progress: what a running tool last said of its progress
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from agentctl.agent.request import (
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
-from agentctl.tools.registry import ToolBox
+from agentctl.tools.registry import ToolBox, relay
 from agentctl.types import (
     Event,
     ProgressEvent,
@@ -174,7 +174,7 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
         _measure(state, response, compaction is not None)
         # A compaction's prompt is the one it closed: it must not call for another.
         state.last_prompt = 0 if compaction is not None else response.usage.prompt_tokens
-        event = _finish_turn(setup, state, response, summarised=compaction is not None)
+        event = yield from _finish_turn(setup, state, response, summarised=compaction is not None)
         state.totals = state.totals.add_turn(event, setup.cost(event.usage))
         yield event
         if response.stop_reason in FINAL_STOPS:
@@ -249,7 +249,7 @@ def _append(setup: LoopSetup, state: _State, message: Message) -> None:
 
 def _finish_turn(
     setup: LoopSetup, state: _State, response: ModelResponse, *, summarised: bool = False
-) -> TurnEvent:
+) -> Generator[Event, None, TurnEvent]:
     """Append the answer to the history, act on the stop reason, run tools: the TurnEvent.
 
     A compaction answer without a summary (`content: null`, a failed compaction) is not
@@ -257,7 +257,7 @@ def _finish_turn(
     calls: tuple[ToolCall, ...] = ()
     if not (summarised and _failed_summary(response)):
         _append(setup, state, {"role": "assistant", "content": list(response.content)})
-        calls = _answer_tools(setup, state, response)
+        calls = yield from _answer_tools(setup, state, response)
     return TurnEvent(
         turn=state.turn,
         stop_reason=response.stop_reason,
@@ -295,13 +295,15 @@ def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:
     raise ApiError(f"turn {turn}: unexpected stop_reason {reason!r} from the API")
 
 
-def _answer_tools(setup: LoopSetup, state: _State, response: ModelResponse) -> tuple[ToolCall, ...]:
+def _answer_tools(
+    setup: LoopSetup, state: _State, response: ModelResponse
+) -> Generator[Event, None, tuple[ToolCall, ...]]:
     if response.stop_reason != "tool_use" or not response.tool_uses:
         return ()
     calls: list[ToolCall] = []
     results: list[dict[str, Any]] = []
     for block in response.tool_uses:
-        call, result = _run_tool(setup, state.turn, block)
+        call, result = yield from _run_tool(setup, state.turn, block)
         calls.append(call)
         results.append(result)
     _append(setup, state, {"role": "user", "content": results})
@@ -310,10 +312,15 @@ def _answer_tools(setup: LoopSetup, state: _State, response: ModelResponse) -> t
 
 def _run_tool(
     setup: LoopSetup, turn: int, block: Mapping[str, Any]
-) -> tuple[ToolCall, dict[str, Any]]:
+) -> Generator[Event, None, tuple[ToolCall, dict[str, Any]]]:
     tool_input = block.get("input")
     tool_input = dict(tool_input) if isinstance(tool_input, Mapping) else {}
-    outcome = setup.tools.dispatch(str(block.get("name", "")), tool_input)
+    name = str(block.get("name", ""))
+    # The tool's progress messages go to the status line while it runs.
+    outcome = yield from relay(
+        setup.tools.run(name, tool_input),
+        lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
+    )
     call = ToolCall(
         str(block.get("id", "")),
         str(block.get("name", "")),
@@ -325,7 +332,7 @@ def _run_tool(
     result: dict[str, Any] = {
         "type": "tool_result",
         "tool_use_id": call.id,
-        "content": outcome.content,
+        "content": outcome.api_content,
     }
     if outcome.is_error:
         result["is_error"] = True

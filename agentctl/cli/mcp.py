@@ -43,7 +43,7 @@ def list_servers(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Start each server of the profile, show its status and the tools the model is offered
-    (as mcp__NAME__TOOL), then stop it.
+    (as mcp__NAME__TOOL, with the first line of each description), then stop it.
 
     Exit codes: 0 every server started, 2 a server did not start or a bad profile.
 
@@ -72,13 +72,21 @@ def format_statuses(statuses: list[ServerStatus], source: str) -> str:
 
 
 def format_status(status: ServerStatus) -> str:
+    from agentctl.tools.mcp import TASKS_NOTE  # the module, like `probe`, loads with the command
+
     if not status.ok:
         return visible(f"{status.name}  failed: {status.error}", keep="") + "\n"
     lines = [f"{status.name}  ok, {len(status.tools)} tool(s)"]
-    lines += [f"  {name}" for name in status.tools]
+    width = max(map(len, status.tools), default=0)
+    for name in status.tools:
+        about = status.descriptions.get(name, "")
+        lines.append(f"  {name:<{width}}  {about}".rstrip() if about else f"  {name}")
     if status.hidden:
         lines.append("  not offered (allow/deny): " + ", ".join(status.hidden))
-    return visible("\n".join(lines)) + "\n"
+    if status.needs_tasks:
+        lines.append(f"  not offered ({TASKS_NOTE}): " + ", ".join(status.needs_tasks))
+    # Names and descriptions come from the server: each shown on its own line, made safe.
+    return "\n".join(visible(line, keep="") for line in lines) + "\n"
 
 
 def summary(status: ServerStatus) -> str:

@@ -188,15 +188,24 @@ class _Screen:
     """The renderer, noting whether it has shown the run's error (then the CLI prints none) and
     how many turns ran; `note` (where memory went) is said right after the start line."""
 
-    def __init__(self, renderer: Renderer, note: str | None = None) -> None:
+    def __init__(
+        self, renderer: Renderer, note: str | None = None, warnings: list[str] | None = None
+    ) -> None:
         self.renderer, self.note = renderer, note
         self.error_shown = False
         self.turns = 0
+        # The plan's warnings, printed before the run; those added since (the MCP servers'
+        # tools that cannot be offered) are said after the start line.
+        self.warnings = warnings if warnings is not None else []
+        self.warned = len(self.warnings)
 
     def handle(self, event: Event) -> None:
         self.renderer.handle(event)
         if self.note and isinstance(event, StartEvent):
             say(self.note, sys.stderr)
+        if isinstance(event, StartEvent):
+            for warning in self.warnings[self.warned :]:
+                say(error_line(f"warning: {warning}"), sys.stderr)
         self.error_shown = self.error_shown or isinstance(event, ErrorEvent)
         self.turns += isinstance(event, TurnEvent)
 
@@ -207,7 +216,7 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
 
     note = None if quiet else _memory_note(plan.profile, stdin_task=plan.task_source == "<stdin>")
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
-    screen = _Screen(renderer, note)
+    screen = _Screen(renderer, note, None if quiet else plan.warnings)
     # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
     with ctrl_c_once():
         result = _stop_or_finish(plan, renderer, screen, json_mode=json_mode, quiet=quiet)

@@ -431,6 +431,11 @@ class McpServer:
     timeout_s: float = setting(
         60.0, "Longest wait in seconds for one tool call (for the start: at least 30)."
     )
+    max_media_bytes: int = setting(
+        3_750_000,
+        "Largest image or PDF of a tool result sent to the model, bytes decoded (larger: a"
+        " text note; 3.75 MB is 5 MB as base64, the API's limit).",
+    )
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,8 @@ def fmt_progress(event: ProgressEvent) -> str:
         what = f"thinking… {chars}"
     elif event.kind == "text":
         what = f"writing text… {chars}"
+    elif event.kind == "tool_progress":
+        what = f"{event.tool_name}: {event.message}"
     else:
         what = f"tool input: {event.tool_name or '?'} ({chars})"
     return f"turn {event.turn} · {what}"

@@ -4,7 +4,7 @@ the `RunResult`. `run` plans and executes in one call for Python users."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,7 @@ from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
 from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
-from agentctl.tools.registry import Tool, ToolBox
+from agentctl.tools.registry import Tool, ToolBox, ToolSource
 from agentctl.tools.workspace import WorkspaceTools
 from agentctl.types import ErrorEvent, Event, ResultEvent, Totals, TurnEvent
 
@@ -65,7 +65,7 @@ class RunResult:
         return self.first_turn > 0
 
 
-def build_toolbox(plan: Plan, mcp: Sequence[Tool] = ()) -> ToolBox:
+def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
     """Memory (journaling under the session id), workspace tools, the running MCP servers'
     tools (`mcp`), server tools: per profile."""
     from agentctl.agent.request import server_tools
@@ -76,9 +76,11 @@ def build_toolbox(plan: Plan, mcp: Sequence[Tool] = ()) -> ToolBox:
         tools.append(open_memory_tool(plan.profile.memory, plan.session))
     if plan.workspace is not None:
         tools.extend(WorkspaceTools(plan.workspace, settings.max_result_chars).tools())
-    tools.extend(mcp)
     return ToolBox(
-        tools, max_result_chars=settings.max_result_chars, server_tools=server_tools(plan.profile)
+        tools,
+        max_result_chars=settings.max_result_chars,
+        server_tools=server_tools(plan.profile),
+        sources=[mcp] if mcp is not None else [],
     )
 
 
@@ -197,7 +199,8 @@ def execute(
     connection: AbstractContextManager[ModelClient] = (
         nullcontext(client) if client is not None else open_client(plan)
     )
-    servers = mcp_tools(plan.profile.mcp.servers)  # started once per run, stopped on every exit
+    # Started once per run, stopped on every exit; what they cannot offer is said at the start.
+    servers = mcp_tools(plan.profile.mcp.servers, plan.warnings.append)
     with recorder, connection as model, servers as mcp:
         result = _drive(plan, model, recorder, emit, mcp, control or RunControl())
     return _result(plan, result, tuple(turns), recorder.opened)
@@ -208,7 +211,7 @@ def _drive(
     client: ModelClient,
     recorder: SessionRecorder,
     emit: Callable[[Event], None],
-    mcp: Sequence[Tool],
+    mcp: ToolSource,
     control: RunControl,
 ) -> ResultEvent:
     setup = LoopSetup(

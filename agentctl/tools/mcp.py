@@ -5,16 +5,18 @@ The `mcp` SDK is imported (by `mcp_bridge`) only when a profile declares a serve
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentctl.errors import ConfigError, ToolError
 from agentctl.profile.settings import McpServer
-from agentctl.tools.registry import Tool
+from agentctl.tools.registry import Tool, ToolContent, base64_size, block_line, drain, relay
 
 if TYPE_CHECKING:
     from agentctl.tools.mcp_bridge import LoopThread, ServerConnection
@@ -61,20 +63,27 @@ class McpTool:
             "input_schema": schema,
         }
 
-    def call(self, tool_input: Mapping[str, Any]) -> str:
+    def call(self, tool_input: Mapping[str, Any]) -> ToolContent:
+        return drain(self.run(tool_input))
+
+    def run(self, tool_input: Mapping[str, Any]) -> Generator[str, None, ToolContent]:
+        """`call`, yielding the server's progress notifications as one-line messages."""
         from agentctl.tools.mcp_bridge import CallTimeout
 
         try:
-            result = self._connection.call(self._tool.name, tool_input)
+            calling = self._connection.call(self._tool.name, tool_input)
+            result = yield from relay(calling, progress_line)
         except CallTimeout as err:
             where = f"MCP server {self._connection.name!r}, tool {self._tool.name!r}"
             raise ToolError(f"Error: {where}: {err}") from None
         except Exception as err:  # the server died or broke the protocol
             raise ToolError(self._failure(err)) from None
-        text = result_text(result)
+        media = MediaLimit(self._connection.name, self._connection.server.max_media_bytes)
+        content = result_content(result, media)
         if result.is_error:
+            text = content if isinstance(content, str) else "\n".join(map(block_line, content))
             raise ToolError(text or "Error: the tool reported an error")
-        return text
+        return content
 
     def _failure(self, err: Exception) -> str:
         tail = self._connection.stderr_tail()
@@ -82,27 +91,101 @@ class McpTool:
         return f"{line}\nserver stderr (last lines):\n{tail}" if tail else line
 
 
-def result_text(result: Any) -> str:
-    """A CallToolResult as text: text blocks as they are, other blocks summarised."""
-    parts = [block_text(block) for block in result.content]
-    if not parts and result.structured_content is not None:
-        parts = [json.dumps(result.structured_content, ensure_ascii=False)]
-    return "\n".join(parts)
+def progress_line(progress: Any) -> str:
+    """A progress notification as one short line for the status line: its message (made
+    printable, cut at 80 characters) or `3/10`."""
+    of = f"/{progress.total:g}" if progress.total is not None else ""
+    text = progress.message or f"{progress.done:g}{of}"
+    shown = "".join(c if c.isprintable() else "?" for c in text)
+    return shown if len(shown) <= 80 else shown[:79] + "…"
+
+
+# The media types the API takes inside a tool_result: image blocks and (PDF) document blocks.
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
+DOCUMENT_TYPES = ("application/pdf",)
+
+
+@dataclass(frozen=True)
+class MediaLimit:
+    """The largest image or PDF one server's results may pass to the model, and its key."""
+
+    server: str
+    max_bytes: int
+
+    @property
+    def key(self) -> str:
+        return f"mcp.servers.{self.server}.max_media_bytes"
+
+
+def result_content(result: Any, media: MediaLimit) -> ToolContent:
+    """A CallToolResult as a tool_result's content: its text (other blocks summarised in a
+    line), or content blocks when it carries an image or PDF the API takes within `media`."""
+    blocks = [api_block for block in result.content for api_block in api_blocks(block, media)]
+    if not blocks and result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False)
+    if all(block["type"] == "text" for block in blocks):
+        return "\n".join(block["text"] for block in blocks)
+    return blocks
+
+
+def api_blocks(block: Any, media: MediaLimit) -> list[dict[str, Any]]:
+    """One MCP content block as the API's: an image block, a text line and a document block
+    for an embedded PDF, else one text block (`block_text`)."""
+    if block.type == "image":
+        return [media_block("image", block.mime_type, block.data, media)]
+    resource: Any = block.resource if block.type == "resource" else None
+    if getattr(resource, "blob", None) is not None and resource.mime_type in DOCUMENT_TYPES:
+        head = {"type": "text", "text": resource_text(resource)}
+        return [head, media_block("document", resource.mime_type, resource.blob, media)]
+    return [{"type": "text", "text": block_text(block)}]
+
+
+def media_block(kind: str, mime: str, data: str, media: MediaLimit) -> dict[str, Any]:
+    """An image or document block with base64 data; a text note saying why not when the API
+    would refuse it or it is larger than the profile lets through."""
+    size = base64_size(data)
+    why = media_problem(kind, mime, data, size, media)
+    if why:
+        return {"type": "text", "text": f"[{kind} {mime}, {size} bytes: not sent, {why}]"}
+    return {"type": kind, "source": {"type": "base64", "media_type": mime, "data": data}}
+
+
+def media_problem(kind: str, mime: str, data: str, size: int, media: MediaLimit) -> str:
+    """Why an image or document cannot go to the model ("" when it can)."""
+    if kind == "image" and mime not in IMAGE_TYPES:
+        return "the API takes JPEG, PNG, GIF and WebP images only"
+    if size > media.max_bytes:
+        return f"larger than {media.key} = {media.max_bytes}"
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return "its data is not valid base64"
+    return ""
 
 
 def block_text(block: Any) -> str:
-    """One content block: text, or `[image image/png, 1234 bytes]` and the like."""
+    """One content block other than an image as text: text as it is, others as one line
+    (`[audio audio/wav, 16 bytes: ...]`, a resource link with its name and description, a
+    resource's header)."""
     kind = block.type
     if kind == "text":
         return str(block.text)
-    if kind in ("image", "audio"):
-        return f"[{kind} {block.mime_type}, {base64_size(block.data)} bytes]"
+    if kind == "audio":
+        size = base64_size(block.data)
+        return f"[audio {block.mime_type}, {size} bytes: not sent, the API takes no audio]"
     if kind == "resource_link":
-        size = f", {block.size} bytes" if block.size is not None else ""
-        return f"[resource link {block.uri} ({block.mime_type or 'unknown type'}{size})]"
+        return resource_link_text(block)
     if kind == "resource":
         return resource_text(block.resource)
     return f"[{kind} content]"
+
+
+def resource_link_text(link: Any) -> str:
+    """`[resource link URI "NAME": DESCRIPTION (TYPE, N bytes)]`: what the server calls it."""
+    size = f", {link.size} bytes" if link.size is not None else ""
+    name = f" {json.dumps(link.name, ensure_ascii=False)}" if link.name else ""
+    about = f": {link.description}" if link.description else ""
+    return f"[resource link {link.uri}{name}{about} ({link.mime_type or 'unknown type'}{size})]"
 
 
 def resource_text(resource: Any) -> str:
@@ -114,32 +197,81 @@ def resource_text(resource: Any) -> str:
     return f"[resource {resource.uri} ({mime}, {base64_size(resource.blob)} bytes)]"
 
 
-def base64_size(data: str) -> int:
-    """Bytes encoded by a base64 string."""
-    stripped = data.strip()
-    return len(stripped) * 3 // 4 - stripped[-2:].count("=")
+def needs_tasks(tool: Any) -> bool:
+    """A tool that only runs as an MCP task (`execution.taskSupport: "required"`): the
+    installed `mcp` SDK has the task types but no client side for them, so it is not offered."""
+    return getattr(getattr(tool, "execution", None), "task_support", None) == "required"
+
+
+TASKS_NOTE = "they need MCP tasks, which agentctl cannot run yet"
+
+
+def offered_tools(connection: ServerConnection, listed: list[Any]) -> list[McpTool]:
+    """The McpTools the model is offered of what a server listed."""
+    names = offered([t.name for t in listed], connection.name, connection.server)
+    return [McpTool(connection, t) for t in listed if t.name in names and not needs_tasks(t)]
+
+
+def tasks_warning(name: str, listed: list[Any]) -> str:
+    """The run's warning about a server's task-only tools ("" when it has none)."""
+    needing = [t.name for t in listed if needs_tasks(t)]
+    if not needing:
+        return ""
+    return f"mcp.servers.{name}: not offered: {', '.join(needing)} ({TASKS_NOTE})"
+
+
+class McpTools:
+    """The tools the running servers offer; a server that sent notifications/tools/list_changed
+    is listed again before the next request (its tools as it lists them then)."""
+
+    def __init__(
+        self, started: list[tuple[ServerConnection, list[Any]]], warn: Callable[[str], None]
+    ) -> None:
+        self._warn = warn
+        self._warned: set[str] = set()
+        self._tools = {c.name: self._offer(c, listed) for c, listed in started}
+        self._connections = [c for c, _ in started]
+
+    def current(self) -> list[Tool]:
+        for connection in self._connections:
+            if connection.take_change():
+                self._relist(connection)
+        return [tool for tools in self._tools.values() for tool in tools]
+
+    def _relist(self, connection: ServerConnection) -> None:
+        try:
+            listed = connection.list_tools()
+        except Exception:  # a server gone or broken keeps the tools it had
+            return
+        self._tools[connection.name] = self._offer(connection, listed)
+
+    def _offer(self, connection: ServerConnection, listed: list[Any]) -> list[McpTool]:
+        warning = tasks_warning(connection.name, listed)
+        if warning and warning not in self._warned:
+            self._warned.add(warning)
+            self._warn(warning)
+        return offered_tools(connection, listed)
 
 
 @contextmanager
-def mcp_tools(servers: Mapping[str, McpServer]) -> Iterator[list[Tool]]:
-    """Start every server, yield their offered tools, stop them all on every way out.
+def mcp_tools(
+    servers: Mapping[str, McpServer], warn: Callable[[str], None] = lambda _: None
+) -> Iterator[McpTools]:
+    """Start every server, yield their offered tools, stop them all on every way out; `warn`
+    hears about tools that are not offered (they need MCP tasks).
 
     A server that cannot start raises ConfigError (exit 2) naming it, with its stderr tail.
     """
     if not servers:
-        yield []
+        yield McpTools([], warn)
         return
     from agentctl.tools.mcp_bridge import LoopThread
 
     loop = LoopThread()
     connections: list[ServerConnection] = []
     try:
-        tools: list[Tool] = []
-        for name, settings in servers.items():
-            connection, listed = start_server(name, settings, loop, connections)
-            names = offered([t.name for t in listed], name, settings)
-            tools.extend(McpTool(connection, t) for t in listed if t.name in names)
-        yield tools
+        started = [start_server(name, s, loop, connections) for name, s in servers.items()]
+        yield McpTools(started, warn)
     finally:
         stop_all(connections)
         loop.close()
@@ -192,6 +324,9 @@ class ServerStatus:
     tools: tuple[str, ...]  # offered, as mcp__NAME__TOOL
     hidden: tuple[str, ...]  # left out by allow / deny
     error: str = ""
+    # The first line of each offered tool's description, by its mcp__NAME__TOOL name.
+    descriptions: dict[str, str] = field(default_factory=dict)
+    needs_tasks: tuple[str, ...] = ()  # not offered: they run only as MCP tasks
 
 
 def probe(servers: Mapping[str, McpServer]) -> list[ServerStatus]:
@@ -213,8 +348,17 @@ def probe_one(name: str, settings: McpServer) -> ServerStatus:
         loop.close()
     names = [t.name for t in listed]
     shown = offered(names, name, settings)
+    tasks = tuple(t.name for t in listed if t.name in shown and needs_tasks(t))
+    kept = [t for t in listed if t.name in shown and t.name not in tasks]
     hidden = tuple(n for n in names if n not in shown)
-    return ServerStatus(name, True, tuple(tool_name(name, n) for n in shown), hidden)
+    about = {tool_name(name, t.name): first_line(t.description or "") for t in kept}
+    return ServerStatus(name, True, tuple(about), hidden, descriptions=about, needs_tasks=tasks)
+
+
+def first_line(text: str, limit: int = 100) -> str:
+    """The first non-empty line of `text`, cut at `limit` characters."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 # Tables of a server whose values may be credentials: never written to a transcript.

@@ -12,7 +12,9 @@ import logging
 import os
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Coroutine, Mapping
+import time
+from collections.abc import AsyncIterator, Coroutine, Generator, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agentctl.profile.settings import McpServer
@@ -39,6 +41,15 @@ MIN_START_TIMEOUT_S = 30.0
 
 class CallTimeout(Exception):
     """A request to a server did not finish within its timeout."""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One progress notification of a call: how far (of `total`, when known), and what."""
+
+    done: float
+    total: float | None
+    message: str | None
 
 
 @functools.cache
@@ -104,16 +115,57 @@ class ServerConnection:
         self._done: concurrent.futures.Future[None] | None = None
         self._session: Any = None
         self._stop: asyncio.Event | None = None
+        # Set by the server's notifications/tools/list_changed; taken by `take_change`.
+        self._changed = threading.Event()
 
     def start(self) -> list[Any]:
         """Start the server, initialize, list its tools (the SDK's `Tool` objects)."""
         self._done = self._loop.submit(self._serve())
         return wait(self._ready, max(self.server.timeout_s, MIN_START_TIMEOUT_S))
 
-    def call(self, tool: str, arguments: Mapping[str, Any]) -> Any:
-        """The SDK's CallToolResult; CallTimeout, or the SDK's error when the server is gone."""
-        coro = self._session.call_tool(tool, dict(arguments))
-        return self._loop.run(coro, self.server.timeout_s)
+    def call(self, tool: str, arguments: Mapping[str, Any]) -> Generator[Progress, None, Any]:
+        """The SDK's CallToolResult (CallTimeout, or the SDK's error when the server is gone),
+        yielding the server's progress notifications while it runs (the call has a progress
+        token): the latest one each time, so a flood of them is not queued up."""
+        wake = threading.Event()
+        latest: list[Progress] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            latest[:] = [Progress(done, total, message)]
+            wake.set()
+
+        coro = self._session.call_tool(tool, dict(arguments), progress_callback=on_progress)
+        future = self._loop.submit(coro)
+        future.add_done_callback(lambda _: wake.set())
+        deadline = time.monotonic() + self.server.timeout_s
+        try:
+            while not future.done():
+                if not wake.wait(max(deadline - time.monotonic(), 0)):
+                    raise CallTimeout(f"no answer within {self.server.timeout_s:g} s")
+                wake.clear()
+                if latest:
+                    yield latest.pop()
+            return future.result()
+        finally:
+            future.cancel()  # a timeout, Ctrl-C, or the caller gone (no-op once done)
+
+    def take_change(self) -> bool:
+        """Whether the server said its tools changed since the last call (then clears it)."""
+        changed = self._changed.is_set()
+        self._changed.clear()
+        return changed
+
+    def list_tools(self) -> list[Any]:
+        """The server's tools as it lists them now (bounded as at the start)."""
+        return self._loop.run(list_all_tools(self._session), self.server.timeout_s)
+
+    async def _on_message(self, message: Any) -> None:
+        """A notification or transport error from the server: only list_changed is acted on
+        (a flag: a flood of them costs one tools/list before the next request)."""
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification):
+            self._changed.set()
 
     def stop(self) -> None:
         """Ask the serving task to close the session; the SDK then stops the process group."""
@@ -178,7 +230,9 @@ class ServerConnection:
 
         async with (
             self._transport() as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(
+                read, write, message_handler=self._on_message, client_info=client_info()
+            ) as session,
         ):
             await session.initialize()
             tools = await list_all_tools(session)
@@ -204,6 +258,15 @@ class ServerConnection:
         )
         async with stdio_client(params, errlog=self._stderr) as streams:  # type: ignore[arg-type]
             yield streams
+
+
+def client_info() -> Any:
+    """How agentctl introduces itself in `initialize`: its name and version."""
+    from mcp.types import Implementation
+
+    from agentctl import __version__
+
+    return Implementation(name="agentctl", version=__version__)
 
 
 def whole_lines(data: bytes) -> bytes:

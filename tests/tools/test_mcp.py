@@ -127,8 +127,9 @@ def test_mcp_list_shows_status_and_tools(tmp_path: Path) -> None:
     result = invoke("mcp", "list", "--profile", str(profile))
     assert result.exit_code == 0, result.output
     assert result.stdout == (
-        "fx  ok, 2 tool(s)\n  mcp__fx__add\n  mcp__fx__fail\n"
-        "  not offered (allow/deny): echo, getenv, header, picture, kinds, structured, die, hang\n"
+        "fx  ok, 2 tool(s)\n  mcp__fx__add   Add two integers.\n  mcp__fx__fail  Always fails.\n"
+        "  not offered (allow/deny): echo, getenv, header, picture, media, kinds, structured,"
+        " task_render, grow, steps, client, die, hang\n"
     )
     broken = write_profile(tmp_path, 'env = { FAIL_AT_START = "1" }\n')
     result = invoke("mcp", "list", "--profile", str(broken), "--json")
@@ -208,7 +209,12 @@ def test_the_example_runs_offline_as_documented(
         ("mcp__units__define", False, GLOSSARY_MILE),
     ]
     listed = invoke("mcp", "list", "--profile", profile)
-    assert listed.stdout == "units  ok, 2 tool(s)\n  mcp__units__convert\n  mcp__units__define\n"
+    assert listed.stdout == (
+        "units  ok, 2 tool(s)\n"
+        "  mcp__units__convert  Convert a value between units of the same dimension"
+        " (m, km, mi, ft, kg, lb).\n"
+        "  mcp__units__define   Look a unit up in a small glossary.\n"
+    )
 
 
 GLOSSARY_MILE = "A unit of length equal to 1,609.344 metres (the international mile)."
@@ -292,8 +298,8 @@ def test_env_values_stay_out_of_the_transcript_and_resume_reads_them_again(
 
 
 KINDS = (
-    "[audio audio/wav, 16 bytes]\n"
-    "[resource link file:///var/log/app.log (unknown type, 2048 bytes)]\n"
+    "[audio audio/wav, 16 bytes: not sent, the API takes no audio]\n"
+    '[resource link file:///var/log/app.log "log": the app\'s log (unknown type, 2048 bytes)]\n'
     "[resource memo://1 (text/plain, 5 characters)]\nhello\n"
     "[resource blob://2 (unknown type, 10 bytes)]"
 )

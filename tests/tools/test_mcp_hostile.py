@@ -114,3 +114,30 @@ def test_a_streamable_http_answer_is_read_up_to_a_bound(tmp_path: Path) -> None:
     assert result.exit_code == 2, result.output
     [status] = json.loads(result.stdout)
     assert "an answer of more than 16777216 bytes" in status["error"]
+
+
+def test_floods_of_progress_and_list_changed_cost_little_and_print_nothing(
+    tmp_path: Path,
+) -> None:
+    """Each call brings 5,000 progress notifications (escape sequences in their message) and
+    5,000 tools/list_changed: the server is listed once more per turn, not 5,000 times, and
+    no escape sequence reaches the status line."""
+    from agentctl import ProgressEvent, run
+
+    from .mcp_harness import records, tool_results, write_task
+
+    profile = hostile_profile(tmp_path, {"HOSTILE": "chatty"})
+    task = write_task(tmp_path, [("mcp__bad__t0", {})], [("mcp__bad__t0", {})])
+    shown: list[str] = []
+    result = run(
+        task,
+        profile=profile,
+        offline=True,
+        on_event=lambda e: shown.extend(
+            [e.message] if isinstance(e, ProgressEvent) and e.kind == "tool_progress" else []
+        ),
+    )
+    assert result.stop_reason == "end_turn"
+    assert [r["content"] for r in tool_results(records())] == ["listed 1", "listed 2"]
+    assert shown and all(line.isprintable() for line in shown)
+    assert shown[-1] == "?[2J?]0;pwned?step 4999"
