@@ -16,10 +16,11 @@ from agentctl.batch.launch import (
     run_batch,
     start,
 )
-from agentctl.batch.scheduler import BatchReport, Budget, run_tasks
+from agentctl.batch.scheduler import BatchReport, run_tasks
 from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.store import BatchSpec, ResultsStore, create, load_spec, new_out_dir
 from agentctl.batch.summary import Summary, summarize, summary_lines
+from agentctl.batch.task import Budget
 
 __all__ = [
     "BatchReport",

@@ -19,7 +19,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentctl.batch.parcel import Parcel, Returned, pack_tree, pack_workspace, unpack_tree
+from agentctl.batch.parcel import (
+    Parcel,
+    Returned,
+    pack_tree,
+    pack_workspace,
+    run_parcel,
+    unpack_tree,
+)
 from agentctl.batch.source import BatchTask
 from agentctl.batch.task import TaskContext, failed_line, line_cost, plan_task, refused_line
 from agentctl.errors import AgentctlError, UsageError
@@ -80,8 +87,6 @@ class RayExecutor:
     """Plans each task here, runs it on a Ray worker, lands what comes back in the batch folder."""
 
     def __init__(self, ray: Any, where: str) -> None:
-        from agentctl.batch.parcel import run_parcel
-
         self.ray, self.where = ray, where
         # No automatic retry: a rerun spends again; a task whose worker died is `failed`.
         self.remote = ray.remote(max_retries=0)(run_parcel)

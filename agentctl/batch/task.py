@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import shutil
+import threading
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +26,27 @@ from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
     from agentctl.agent.rounds import RoundClient, RoundCoordinator
-    from agentctl.batch.scheduler import Budget
     from agentctl.profile.settings import MemorySettings, Profile
+
+
+class Budget:
+    """The batch-wide `--max-usd`: what was spent (from every worker's turns) against it."""
+
+    def __init__(self, limit: float | None, spent: float = 0.0) -> None:
+        self.limit = limit if limit and limit > 0 else None
+        self.spent = spent
+        self._lock = threading.Lock()
+
+    def add(self, cost: float) -> None:
+        if math.isfinite(cost):
+            with self._lock:
+                self.spent += cost
+
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit
+
+    def remaining(self) -> float | None:
+        return None if self.limit is None else max(self.limit - self.spent, 0.0)
 
 
 @dataclass(frozen=True)

@@ -218,7 +218,7 @@ def connect_problem(url: str) -> str | None:
 
 def emulator_check() -> Check:
     """Start the offline emulator as `run --offline` does, and connect to it."""
-    from agentctl.emulator.server import running
+    from agentctl.emulator import running
 
     try:
         with running() as emulator:

@@ -14,7 +14,7 @@ from agentctl.cli.options import ServerModelOption
 from agentctl.errors import EXIT_INTERRUPTED, UsageError
 
 if TYPE_CHECKING:
-    from agentctl.emulator.fidelity import Exchange
+    from agentctl.emulator import Exchange
 
 app = typer.Typer(
     help="""The offline Messages API emulator (no network, no tokens spent).
@@ -113,8 +113,7 @@ def serve(
       agentctl emulator serve --batch-ready-after 2 --batch-faults 't03:errored'
     """
     from agentctl.context.calibration import resolve_server_model
-    from agentctl.emulator.batches import BatchTiming, parse_batch_faults
-    from agentctl.emulator.server import running
+    from agentctl.emulator import BatchTiming, parse_batch_faults, running
 
     server = resolve_server_model(server_model, source="--server-model")
     timing = BatchTiming(ready_after=batch_ready_after, delay_s=batch_delay)
@@ -166,9 +165,7 @@ def check(
       agentctl emulator check mine.json --server-model edited --json
     """
     from agentctl.context.calibration import resolve_server_model
-    from agentctl.emulator.fidelity import RecordingError, parse_recordings
-    from agentctl.emulator.replay import check_all
-    from agentctl.emulator.server import running
+    from agentctl.emulator import RecordingError, check_all, parse_recordings, running
 
     named: list[tuple[str, dict[str, Any]]] = []
     for path in files:

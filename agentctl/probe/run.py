@@ -234,7 +234,7 @@ def probe_client(
         url, label = api_target(base_url)
         yield client(url), label
         return
-    from agentctl.emulator.server import running
+    from agentctl.emulator import running
 
     with running(server_model=server) as emulator:
         yield client(emulator.base_url), f"the offline emulator ({server.name})"

@@ -13,8 +13,7 @@ import pytest
 from agentctl.agent.retry import RetryGate
 from agentctl.batch import read_source, run_batch
 from agentctl.batch.launch import plan_batch
-from agentctl.batch.scheduler import Budget
-from agentctl.batch.task import TaskContext, plan_task
+from agentctl.batch.task import Budget, TaskContext, plan_task
 from agentctl.errors import AgentctlError, UsageError
 from tests.reliability.helpers import private_mode_problems
 
