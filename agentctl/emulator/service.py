@@ -27,9 +27,8 @@ from agentctl.emulator.protocol import (
     stable_id,
 )
 from agentctl.emulator.server_tools import ServerToolRunner, offered_server_tools
-from agentctl.emulator.shapes import check_signatures, render_system_messages, sign_summary
 from agentctl.emulator.threads import ThreadStore
-from agentctl.emulator.validation import validate_count_request, validate_request
+from agentctl.emulator.validation import sign_summary, validate_count_request, validate_request
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
@@ -65,7 +64,6 @@ class MessagesService:
         """The BetaMessage JSON for a request (raises ApiFailure for invalid ones)."""
         betas = header_betas(headers)
         request = validate_request(self.threads.expand(body, betas), betas)
-        check_signatures(request)
         edited = self._edit(server_view(request))
         edited, capped = self._within_window(edited, request)
         if request.get("compaction") is not None:  # on-demand: the signed block alone
@@ -259,6 +257,44 @@ def server_view(request: Json) -> Json:
     if compact_edit(view) is None and _signed_summary(view):
         view = compacted(view)
     return view
+
+
+def render_system_messages(request: Json) -> Json:
+    """`request` with its system-role messages as the model reads them (ours): a shown
+    message's text joins the nearest user message (the one before it, else the next one,
+    else a user message of its own at the end); one with `clear_at: "next_user_message"`
+    is not shown once a user message follows it. Other block kinds (tool additions and
+    removals) are not modelled."""
+    messages = request["messages"]
+    if not any(m["role"] == "system" for m in messages):
+        return request
+    out: list[Json] = []
+    carried: list[Json] = []  # shown system text waiting for the next user message
+    for i, message in enumerate(messages):
+        if message["role"] != "system":
+            if message["role"] == "user" and carried:
+                message = {**message, "content": [*_blocks(message), *carried]}
+                carried = []
+            out.append(message)
+            continue
+        later_user = any(m["role"] == "user" for m in messages[i + 1 :])
+        if message.get("clear_at") == "next_user_message" and later_user:
+            continue
+        texts = [b for b in _blocks(message) if b.get("type") == "text"]
+        if out and out[-1]["role"] == "user":
+            out[-1] = {**out[-1], "content": [*_blocks(out[-1]), *texts]}
+        else:
+            carried += texts
+    if carried:
+        out.append({"role": "user", "content": carried})
+    return {**request, "messages": out}
+
+
+def _blocks(message: Json) -> list[Json]:
+    content = message["content"]
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content)
 
 
 def _signed_summary(request: Json) -> bool:
