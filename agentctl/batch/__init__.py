@@ -1,13 +1,13 @@
 """Many tasks at once: `read_source` (a folder, glob or JSONL) -> `run_tasks` on worker threads,
 each task a normal run (runner.plan_new / execute) on an executor (this process, or Ray);
-results in a folder (batch.store). `run_batch` (batch.launch) is the whole batch in one call.
-
-Not here yet: `--via batches` (the Message Batches API).
+results in a folder (batch.store). `run_batch` (batch.launch) is the whole batch in one call;
+`plan_batch` takes the one `BatchRequest` that `agentctl batch` and `run_batch` build.
 """
 
 from __future__ import annotations
 
 from agentctl.batch.launch import (
+    BatchRequest,
     BatchResult,
     Prepared,
     new_spec,
@@ -24,6 +24,7 @@ from agentctl.batch.task import Budget
 
 __all__ = [
     "BatchReport",
+    "BatchRequest",
     "BatchResult",
     "BatchSpec",
     "BatchTask",

@@ -30,8 +30,7 @@ from agentctl.batch.parcel import (
 from agentctl.batch.source import BatchTask
 from agentctl.batch.task import TaskContext, failed_line, line_cost, plan_task, refused_line
 from agentctl.errors import AgentctlError, UsageError
-from agentctl.runner import Plan
-from agentctl.runner.record import session_header
+from agentctl.runner import Plan, session_header
 from agentctl.sessions.transcript import save_transcript
 
 NO_RAY = "--executor ray needs Ray on this machine: pip install 'agentctl[ray]'"

@@ -18,8 +18,7 @@ from agentctl.batch.source import BatchTask
 from agentctl.batch.store import BatchSpec, task_folder
 from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
-from agentctl.runner.plan import resolve
+from agentctl.runner import Plan, RunResult, execute, open_client, plan_new, resolve
 from agentctl.sessions.record import LIST_PRICE
 from agentctl.sessions.transcript import make_private_dirs
 from agentctl.types import Event, Totals, TurnEvent

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -112,6 +113,7 @@ def serve(
       agentctl emulator serve --web pages/                  web_search/web_fetch offline
       agentctl emulator serve --batch-ready-after 2 --batch-faults 't03:errored'
     """
+    # The emulator (about 50 modules) only when a command runs, not for --help.
     from agentctl.context.calibration import resolve_server_model
     from agentctl.emulator import BatchTiming, parse_batch_faults, running
 
@@ -164,6 +166,7 @@ def check(
       agentctl emulator check tests/recordings/*.json
       agentctl emulator check mine.json --server-model edited --json
     """
+    # The emulator (about 50 modules) only when a command runs, not for --help.
     from agentctl.context.calibration import resolve_server_model
     from agentctl.emulator import RecordingError, check_all, parse_recordings, running
 
@@ -204,8 +207,6 @@ def _report_text(results: list[Exchange], note: str) -> str:
 
 
 def _report_json(results: list[Exchange], note: str) -> str:
-    from dataclasses import asdict
-
     return json.dumps(
         {
             "server_model": note,

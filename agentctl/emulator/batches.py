@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -94,8 +95,6 @@ class BatchesService:
         faults: BatchFaults | None = None,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        import time
-
         self.messages = messages
         self.timing = timing or BatchTiming()
         self.faults = faults or BatchFaults()

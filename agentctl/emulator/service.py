@@ -7,6 +7,8 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agentctl.context.compaction import compact_edit, compacted, summarized
+from agentctl.context.prices import context_window
 from agentctl.emulator.corpus import Corpus, builtin_corpus
 from agentctl.emulator.editing import ContextEngine, Edited
 from agentctl.emulator.model import (
@@ -119,8 +121,6 @@ class MessagesService:
         whether that capped it. Newer models stop at the window (WINDOW_STOP) instead of
         refusing a max_tokens past it; older ones only with beta
         model-context-window-exceeded-2025-08-26, which the emulator does not check (ours)."""
-        from agentctl.context.prices import context_window
-
         window = self.context_window or context_window(request["model"])
         if edited.input_tokens > window:
             raise invalid(f"prompt is too long: {edited.input_tokens} tokens > {window} maximum")
@@ -251,8 +251,6 @@ def server_view(request: Json) -> Json:
     """The request as the server reads it before any edit: system-role messages rendered,
     and everything before a signed (on-demand) compaction block dropped even without the
     compact strategy (threshold blocks are dropped by the engine under the strategy)."""
-    from agentctl.context.compaction import compact_edit, compacted
-
     view = render_system_messages(request)
     if compact_edit(view) is None and _signed_summary(view):
         view = compacted(view)
@@ -308,8 +306,6 @@ def _signed_summary(request: Json) -> bool:
 
 def summarized_now(edited: Edited, request: Json) -> Compaction:
     """On-demand compaction of the edited view, with the request's instructions."""
-    from agentctl.context.compaction import summarized
-
     return summarized(edited.request, request["compaction"].get("instructions"))
 
 
