@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -207,6 +206,8 @@ def _report_text(results: list[Exchange], note: str) -> str:
 
 
 def _report_json(results: list[Exchange], note: str) -> str:
+    from dataclasses import asdict  # not loaded by `emulator --help` (nor by typer) otherwise
+
     return json.dumps(
         {
             "server_model": note,
