@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from agentctl.batch.folder import BatchSpec
 from agentctl.batch.ray_executor import connected
 from agentctl.batch.source import BatchTask
-from agentctl.batch.store import BatchSpec
-from agentctl.batch.task import TaskContext, run_task
+from agentctl.batch.task_run import TaskContext, run_task
 from agentctl.errors import UsageError
 
 EXECUTORS = ("local", "ray")

@@ -14,10 +14,7 @@ from typing import Any
 from agentctl.agent.task import default_workspace
 from agentctl.batch.events import BatchEvent, ExecutorReady
 from agentctl.batch.executor import check_executor, open_executor
-from agentctl.batch.rounds import VIAS
-from agentctl.batch.scheduler import run_tasks
-from agentctl.batch.source import BatchTask, read_source
-from agentctl.batch.store import (
+from agentctl.batch.folder import (
     BatchLock,
     BatchSpec,
     ResultsStore,
@@ -25,8 +22,11 @@ from agentctl.batch.store import (
     load_spec,
     new_out_dir,
 )
+from agentctl.batch.scheduler import run_tasks
+from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.summary import Summary, summarize
-from agentctl.batch.task import keep_out
+from agentctl.batch.task_run import keep_out
+from agentctl.batch.via import VIAS
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import (
     BUILTIN_SOURCE,
@@ -172,7 +172,7 @@ def working_folder(folder: str) -> Iterator[None]:
 def batch_roots(spec: BatchSpec, tasks: list[BatchTask]) -> list[tuple[str, Path]]:
     """The folders each task sees: its memory root and its workspace (its own, else the
     profile's workspace root), as its profile, front matter and --set give them. A task
-    whose settings are wrong is left to fail on its own (batch.task.plan_task, which also
+    whose settings are wrong is left to fail on its own (batch.task_run.plan_task, which also
     checks each task's exact plan again)."""
     roots: list[tuple[str, Path]] = []
     for task in tasks:

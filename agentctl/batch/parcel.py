@@ -18,7 +18,7 @@ from typing import Any
 
 from agentctl.agent.retry import RetryGate
 from agentctl.batch.source import BatchTask
-from agentctl.batch.task import Budget, refused_line, run_plan
+from agentctl.batch.task_run import Budget, refused_line, run_plan
 from agentctl.errors import UsageError
 from agentctl.runner import Plan
 from agentctl.tools.workspace import walk_files

@@ -28,7 +28,7 @@ from agentctl.batch.parcel import (
     unpack_tree,
 )
 from agentctl.batch.source import BatchTask
-from agentctl.batch.task import TaskContext, failed_line, line_cost, plan_task, refused_line
+from agentctl.batch.task_run import TaskContext, failed_line, line_cost, plan_task, refused_line
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.runner import Plan, session_header
 from agentctl.sessions.transcript import save_transcript

@@ -26,10 +26,10 @@ from agentctl.batch.events import (
     WorkerCrashed,
 )
 from agentctl.batch.executor import Executor, LocalExecutor
-from agentctl.batch.rounds import open_rounds
+from agentctl.batch.folder import BatchSpec, ResultsStore
 from agentctl.batch.source import BatchTask
-from agentctl.batch.store import BatchSpec, ResultsStore
-from agentctl.batch.task import Budget, TaskContext, line_cost
+from agentctl.batch.task_run import Budget, TaskContext, line_cost
+from agentctl.batch.via import open_rounds
 
 # Ctrl-C can be delivered to any thread (a worker, the emulator's server); the main thread,
 # blocked on a lock with no timeout, would then never run Python's handler (seen: a batch that
@@ -60,7 +60,7 @@ def run_tasks(
 ) -> BatchReport:
     """Run the tasks of `tasks` that `store` does not hold yet (on `executor`, else in this
     process); see the module docstring. `spec.via == "batches"`: every request goes in
-    lockstep rounds (`rounds`, else one opened here from the spec: agentctl.batch.rounds)."""
+    lockstep rounds (`rounds`, else one opened here from the spec: agentctl.batch.via)."""
     gate = gate or RetryGate()
     runner = executor or LocalExecutor()
     if spec.via != "batches" or rounds is not None:

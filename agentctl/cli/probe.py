@@ -55,7 +55,7 @@ def probe(
 ) -> None:
     # The probe (and the runner under it) only when it runs, not for --help.
     from agentctl.probe.run import probe_server
-    from agentctl.probe.script import DEFAULT_PROBE_MODEL
+    from agentctl.probe.steps import DEFAULT_PROBE_MODEL
 
     def ask(plan: ProbePlan, target: str) -> bool:
         print(

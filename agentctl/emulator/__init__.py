@@ -11,13 +11,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from agentctl.emulator.batches import BatchTiming, parse_batch_faults
+from agentctl.emulator.context_engine import ContextEngine, SharedEngine
 from agentctl.emulator.corpus import Corpus, load_corpus
-from agentctl.emulator.editing import ContextEngine, SharedEngine
 from agentctl.emulator.model import Reply, Script, ScriptedModel, ScriptTurn, TextOut, ToolCall
 from agentctl.emulator.policy import DefaultPolicy
 from agentctl.emulator.server import Emulator, running
 
 if TYPE_CHECKING:
+    from agentctl.emulator.check import check_all
     from agentctl.emulator.fidelity import (
         Exchange,
         RecordingError,
@@ -25,12 +26,11 @@ if TYPE_CHECKING:
         parse_recordings,
         recorded_events,
     )
-    from agentctl.emulator.replay import check_all
 
 # `agentctl emulator check`'s side (recordings, replay over urllib) loads on first use: a run,
 # `emulator serve` and `doctor` start the emulator without it.
 _CHECKING = {
-    "check_all": "agentctl.emulator.replay",
+    "check_all": "agentctl.emulator.check",
     **dict.fromkeys(
         (
             "Exchange",

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl.context.compaction import compact_edit, compacted, summarized
 from agentctl.context.prices import context_window
+from agentctl.emulator.context_engine import ContextEngine, Edited
 from agentctl.emulator.corpus import Corpus, builtin_corpus
-from agentctl.emulator.editing import ContextEngine, Edited
 from agentctl.emulator.model import (
     Block,
     Model,

@@ -22,7 +22,7 @@ from agentctl.context.server_model import ServerModel
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.errors import LimitError, UsageError
 from agentctl.probe.identify import Identification, Observed, identify
-from agentctl.probe.script import DEFAULT_PROBE_MODEL, Step, probe_steps, resolve, scaled
+from agentctl.probe.steps import DEFAULT_PROBE_MODEL, Step, probe_steps, resolve, scaled
 from agentctl.runner import credentials
 
 DEFAULT_MAX_USD = 0.25

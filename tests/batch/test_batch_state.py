@@ -13,7 +13,7 @@ import pytest
 from agentctl.agent.retry import RetryGate
 from agentctl.batch import read_source, run_batch
 from agentctl.batch.launch import BatchRequest, plan_batch
-from agentctl.batch.task import Budget, TaskContext, plan_task
+from agentctl.batch.task_run import Budget, TaskContext, plan_task
 from agentctl.errors import AgentctlError, UsageError
 from tests.reliability.helpers import private_mode_problems
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl.agent.model import ModelClient
 from agentctl.agent.retry import RetryGate
+from agentctl.batch.folder import BatchSpec, task_folder
 from agentctl.batch.source import BatchTask
-from agentctl.batch.store import BatchSpec, task_folder
 from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new, resolve

@@ -13,7 +13,7 @@ from agentctl.runner import connect, resolve
 
 if TYPE_CHECKING:
     from agentctl.agent.retry import RetryGate
-    from agentctl.batch.store import BatchSpec
+    from agentctl.batch.folder import BatchSpec
 
 VIAS = ("messages", "batches")
 
