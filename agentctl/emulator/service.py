@@ -80,7 +80,7 @@ class MessagesService:
                 message["usage"]["iterations"] = [_iteration("message", message["usage"])]
         if capped and message["stop_reason"] == "max_tokens":
             message["stop_reason"] = WINDOW_STOP
-        if BETA_CONTEXT_MANAGEMENT in betas:  # present under the beta, edits or not (G.9)
+        if BETA_CONTEXT_MANAGEMENT in betas:  # present under the beta, edits or not (observed)
             message.setdefault("context_management", {"applied_edits": []})
         self.threads.hold(body, request["messages"], message)
         return message
@@ -89,7 +89,7 @@ class MessagesService:
         self, request: Json, compaction: Compaction, edited: Edited, *, signed: bool = False
     ) -> Json:
         """The reply that opens with the compaction block: the summarisation call is one
-        iteration (it reads and writes the prompt cache like a request, G.6 [OBS]), the
+        iteration (it reads and writes the prompt cache like a request, as observed), the
         model's answer from the compacted prompt another, unless paused."""
         model = request["model"]
         with self._cache_lock:

@@ -98,7 +98,7 @@ def conversation(messages: list[Json]) -> list[tuple[int, Json]]:
 
 def _opens_with_summary(message: Json) -> bool:
     """An assistant message that opens with a compaction block may start the conversation:
-    the API accepts a compacted history resent from its summary on (G.7)."""
+    the API accepts a compacted history resent from its summary on (observed on the real API)."""
     content = message["content"]
     return (
         message["role"] == "assistant"
@@ -110,7 +110,7 @@ def _opens_with_summary(message: Json) -> bool:
 
 def _check_betas(body: Json, betas: set[str]) -> None:
     """`context_management` needs one of the two betas (the compaction beta alone is accepted
-    by the real API [OBS]); each edit its own (ours: stricter than the API may be)."""
+    by the real API); each edit its own (ours: stricter than the API may be)."""
     if "context_management" not in body:
         return
     if not betas & {BETA_CONTEXT_MANAGEMENT, BETA_COMPACT}:
@@ -289,7 +289,7 @@ def sign_summary(content: str) -> str:
 
 
 def check_signatures(request: Json) -> None:
-    """A signed compaction block whose content was changed is refused (G.8 [OBS] text and
+    """A signed compaction block whose content was changed is refused (the real API's text and
     error code). Only the emulator's own signatures are checked; unsigned (threshold)
     blocks never are."""
     for i, message in enumerate(request["messages"]):
