@@ -50,7 +50,7 @@ def one(tasks: Path, parallel: int, out: Path, executor: str, via: str) -> dict[
 
     from agentctl.batch import BatchSpec, ResultsStore, create, read_source, run_tasks
     from agentctl.batch.executor import open_executor
-    from agentctl.emulator.server import running
+    from agentctl.emulator import running
 
     offline = via == "offline"
     with nullcontext() if offline else running() as emulator:

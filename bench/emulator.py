@@ -17,8 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from agentctl.context.tokens import estimate_request_tokens
-from agentctl.emulator.model import Script, ScriptTurn, ToolCall
-from agentctl.emulator.server import running
+from agentctl.emulator import Script, ScriptTurn, ToolCall, running
 
 HEADERS = {
     "x-api-key": "bench",

@@ -37,7 +37,7 @@ from agentctl.context.tokens import (
     estimate_request_tokens,
     estimate_text_tokens,
 )
-from agentctl.emulator.fidelity import message_from_events, recorded_events
+from agentctl.emulator import message_from_events, recorded_events
 
 RECORDINGS = Path(__file__).resolve().parent.parent / "tests" / "recordings"
 # A public probe run (claude-opus-5-5, clear_thinking keep 1): clearing these two thinking

@@ -17,7 +17,7 @@ from import_probe import loaded_by_command
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
-from agentctl.emulator.server import running
+from agentctl.emulator import running
 from agentctl.home import sessions_dir
 from agentctl.sessions.transcript import read_records
 

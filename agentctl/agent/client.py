@@ -40,6 +40,7 @@ from agentctl.errors import ApiError
 from agentctl.redact import redact, redact_json, redact_optional
 
 if TYPE_CHECKING:
+    # The SDK takes over a second to import: only when a model is called.
     import anthropic
     import httpx2
     from anthropic.lib.streaming import BetaMessageStream
@@ -91,6 +92,7 @@ class AnthropicClient:
         auth_token: str | None = None,
         wire: WireLimits | None = None,
     ) -> None:
+        # The SDK takes over a second to import: only when a model is called.
         import anthropic
 
         # The SDK dumps what a server sent through pydantic, which warns on stderr about a
@@ -269,6 +271,7 @@ def _outcome(result: BetaMessageBatchResult, secrets: tuple[str | None, ...]) ->
 @functools.cache
 def _metered_stream_type() -> type[Any]:
     """A response byte stream that feeds a BodyBudget (httpx2 wants its own stream type)."""
+    # The SDK's HTTP library: loaded with the SDK, on first use.
     import httpx2
 
     class MeteredStream(httpx2.SyncByteStream):
@@ -315,6 +318,7 @@ class _ProgressTracker:
 
 def classify(exc: BaseException, timeout_s: float) -> Failure | None:
     """A Failure for errors of the API or the network; None for anything else (a bug)."""
+    # The SDK takes over a second to import: only when a model is called.
     import anthropic
     import httpx2
 

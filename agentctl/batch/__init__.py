@@ -1,13 +1,14 @@
 """Many tasks at once: `read_source` (a folder, glob or JSONL) -> `run_tasks` on worker threads,
 each task a normal run (runner.plan_new / execute) on an executor (this process, or Ray);
-results in a folder (batch.store). `run_batch` (batch.launch) is the whole batch in one call.
-
-Not here yet: `--via batches` (the Message Batches API).
+results in a folder (batch.folder). `run_batch` (batch.launch) is the whole batch in one call;
+`plan_batch` takes the one `BatchRequest` that `agentctl batch` and `run_batch` build.
 """
 
 from __future__ import annotations
 
+from agentctl.batch.folder import BatchSpec, ResultsStore, create, load_spec, new_out_dir
 from agentctl.batch.launch import (
+    BatchRequest,
     BatchResult,
     Prepared,
     new_spec,
@@ -16,13 +17,14 @@ from agentctl.batch.launch import (
     run_batch,
     start,
 )
-from agentctl.batch.scheduler import BatchReport, Budget, run_tasks
+from agentctl.batch.scheduler import BatchReport, run_tasks
 from agentctl.batch.source import BatchTask, read_source
-from agentctl.batch.store import BatchSpec, ResultsStore, create, load_spec, new_out_dir
 from agentctl.batch.summary import Summary, summarize, summary_lines
+from agentctl.batch.task_run import Budget
 
 __all__ = [
     "BatchReport",
+    "BatchRequest",
     "BatchResult",
     "BatchSpec",
     "BatchTask",

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from agentctl.batch.folder import BatchSpec
+from agentctl.batch.ray_executor import connected
 from agentctl.batch.source import BatchTask
-from agentctl.batch.store import BatchSpec
-from agentctl.batch.task import TaskContext, run_task
+from agentctl.batch.task_run import TaskContext, run_task
 from agentctl.errors import UsageError
 
 EXECUTORS = ("local", "ray")
@@ -65,7 +66,5 @@ def open_executor(spec: BatchSpec) -> Iterator[Executor]:
     if spec.executor == "local":
         yield LocalExecutor()
         return
-    from agentctl.batch.ray_executor import connected
-
     with connected(spec.address) as executor:
         yield executor

@@ -14,10 +14,7 @@ from typing import Any
 from agentctl.agent.task import default_workspace
 from agentctl.batch.events import BatchEvent, ExecutorReady
 from agentctl.batch.executor import check_executor, open_executor
-from agentctl.batch.rounds import VIAS
-from agentctl.batch.scheduler import run_tasks
-from agentctl.batch.source import BatchTask, read_source
-from agentctl.batch.store import (
+from agentctl.batch.folder import (
     BatchLock,
     BatchSpec,
     ResultsStore,
@@ -25,8 +22,11 @@ from agentctl.batch.store import (
     load_spec,
     new_out_dir,
 )
+from agentctl.batch.scheduler import run_tasks
+from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.summary import Summary, summarize
-from agentctl.batch.task import keep_out
+from agentctl.batch.task_run import keep_out
+from agentctl.batch.via import VIAS
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import (
     BUILTIN_SOURCE,
@@ -37,7 +37,7 @@ from agentctl.profile.loader import (
     from_cwd,
     parse_set_value,
 )
-from agentctl.runner.plan import resolve
+from agentctl.runner import resolve
 
 MEMORY_MODES = ("isolated", "shared")
 
@@ -71,58 +71,61 @@ class BatchResult:
     interrupted: bool = False
 
 
-def new_spec(
-    source: str | Path,
-    *,
-    profile: str | Path | None = None,
-    sets: Sequence[str] = (),
-    offline: bool = False,
-    memory: str = "isolated",
-    trust_task: bool = False,
-    executor: str = "local",
-    address: str | None = None,
-    via: str = "messages",
-) -> BatchSpec:
+@dataclass(frozen=True)
+class BatchRequest:
+    """What a batch is asked to do, as `agentctl batch`'s flags and `run_batch`'s keywords
+    give it (None: not given): a new batch of `source`, or with `resume` the saved batch in
+    that folder, where only parallel, max_usd, executor and address may change. Built once
+    by the caller; `plan_batch` turns it into the saved `BatchSpec`."""
+
+    source: str | Path | None = None
+    profile: str | Path | None = None
+    sets: Sequence[str] = ()
+    offline: bool = False
+    memory: str = "isolated"
+    parallel: int | None = None
+    max_usd: float | None = None
+    out: str | Path | None = None
+    resume: str | Path | None = None
+    executor: str | None = None
+    address: str | None = None
+    via: str | None = None
+    trust_task: bool = False
+
+
+def new_spec(source: str | Path, asked: BatchRequest) -> BatchSpec:
     """A new batch's settings, paths made absolute (a resume may run from elsewhere)."""
-    if memory not in MEMORY_MODES:
-        raise UsageError(f"--memory {memory}: use isolated or shared")
+    if asked.memory not in MEMORY_MODES:
+        raise UsageError(f"--memory {asked.memory}: use isolated or shared")
+    via = asked.via or "messages"
     if via not in VIAS:
         raise UsageError(f"--via {via}: use messages or batches")
-    found = find_profile_path(profile)  # recorded: a resume elsewhere reads the same file
+    found = find_profile_path(asked.profile)  # recorded: a resume elsewhere reads the same file
     spec = BatchSpec(
         source=str(Path(source).expanduser().absolute()),
         profile=str(found.absolute()) if found else BUILTIN_SOURCE,
-        sets=tuple(absolute_set(item) for item in sets),
-        offline=offline,
-        memory=memory,
-        trust_task=trust_task,
-        executor=executor,
-        address=address,
+        sets=tuple(absolute_set(item) for item in asked.sets),
+        offline=asked.offline,
+        memory=asked.memory,
+        trust_task=asked.trust_task,
+        executor=asked.executor or "local",
+        address=asked.address,
         via=via,
     )
     check_executor(spec)
     return spec
 
 
-def prepare(
-    spec: BatchSpec | None,
-    out: Path | None,
-    *,
-    parallel: int | None = None,
-    max_usd: float | None = None,
-    executor: str | None = None,
-    address: str | None = None,
-) -> Prepared:
+def prepare(spec: BatchSpec | None, out: Path | None, asked: BatchRequest) -> Prepared:
     """Start a batch (`spec` given; `out` or a new folder) or resume the one in `out`, with
-    --parallel, --max-usd and --executor/--address as given now, else as saved."""
+    --parallel, --max-usd and --executor/--address as `asked` now, else as saved."""
     if spec is None and out is None:
         raise UsageError("a resume needs the batch folder")
     folder = out or new_out_dir()
-    saved = spec or load_spec(folder)
-    saved = _changed(saved, parallel, max_usd, executor, address)
+    saved = _changed(spec or load_spec(folder), asked)
     check_executor(saved)
     tasks = read_source(saved.source)  # a bad SOURCE is said before the folder exists
-    if spec is not None and saved.via == "batches" and parallel is None:
+    if spec is not None and saved.via == "batches" and asked.parallel is None:
         saved = replace(saved, parallel=max(len(tasks), 1))  # every task in each round
     if spec is not None:
         keep_out(folder, batch_roots(saved, tasks))
@@ -169,7 +172,7 @@ def working_folder(folder: str) -> Iterator[None]:
 def batch_roots(spec: BatchSpec, tasks: list[BatchTask]) -> list[tuple[str, Path]]:
     """The folders each task sees: its memory root and its workspace (its own, else the
     profile's workspace root), as its profile, front matter and --set give them. A task
-    whose settings are wrong is left to fail on its own (batch.task.plan_task, which also
+    whose settings are wrong is left to fail on its own (batch.task_run.plan_task, which also
     checks each task's exact plan again)."""
     roots: list[tuple[str, Path]] = []
     for task in tasks:
@@ -187,21 +190,15 @@ def batch_roots(spec: BatchSpec, tasks: list[BatchTask]) -> list[tuple[str, Path
     return roots
 
 
-def _changed(
-    spec: BatchSpec,
-    parallel: int | None,
-    max_usd: float | None,
-    executor: str | None,
-    address: str | None,
-) -> BatchSpec:
+def _changed(spec: BatchSpec, asked: BatchRequest) -> BatchSpec:
     spec = replace(
         spec,
-        parallel=parallel or spec.parallel,
-        max_usd=max_usd if max_usd is not None else spec.max_usd,
+        parallel=asked.parallel or spec.parallel,
+        max_usd=asked.max_usd if asked.max_usd is not None else spec.max_usd,
     )
-    if executor is not None:  # a new executor: the saved address was the old one's
-        return replace(spec, executor=executor, address=address)
-    return spec if address is None else replace(spec, address=address)
+    if asked.executor is not None:  # a new executor: the saved address was the old one's
+        return replace(spec, executor=asked.executor, address=asked.address)
+    return spec if asked.address is None else replace(spec, address=asked.address)
 
 
 def start(prepared: Prepared, on_event: Callable[[BatchEvent], None]) -> BatchResult:
@@ -226,51 +223,25 @@ def start(prepared: Prepared, on_event: Callable[[BatchEvent], None]) -> BatchRe
     )
 
 
-def plan_batch(
-    source: str | Path | None = None,
-    *,
-    profile: str | Path | None = None,
-    sets: Sequence[str] = (),
-    offline: bool = False,
-    memory: str = "isolated",
-    parallel: int | None = None,
-    max_usd: float | None = None,
-    out: str | Path | None = None,
-    resume: str | Path | None = None,
-    executor: str | None = None,
-    address: str | None = None,
-    via: str | None = None,
-    trust_task: bool = False,
-) -> Prepared:
-    """A new batch of `source` (a folder, glob or JSONL file), or with `resume=DIR` the saved
-    batch in DIR, checked and ready for `start`: the arguments of `run_batch` and of
-    `agentctl batch` (SOURCE, --profile, --set, ...) in one place."""
-    named = resume if resume is not None else out
+def plan_batch(asked: BatchRequest) -> Prepared:
+    """A new batch of `asked.source` (a folder, glob or JSONL file), or with `asked.resume`
+    the saved batch in that folder, checked and ready for `start`."""
+    named = asked.resume if asked.resume is not None else asked.out
     where = None if named is None else Path(named).expanduser()
-    if resume is not None:
-        if source is not None or profile is not None or sets or out is not None or via:
-            raise UsageError(
-                "resume=DIR (--resume DIR) runs a saved batch as it was: give no source, "
-                "profile, sets, out or via with it"
-            )
-        spec = None
-    elif source is None:
+    if asked.resume is not None:
+        named_too = (asked.source, asked.profile, asked.out)
+        if asked.sets or asked.via or any(item is not None for item in named_too):
+            raise UsageError(NOT_WITH_RESUME)
+        return prepare(None, where, asked)
+    if asked.source is None:
         raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
-    else:
-        spec = new_spec(
-            source,
-            profile=profile,
-            sets=sets,
-            offline=offline,
-            memory=memory,
-            trust_task=trust_task,
-            executor=executor or "local",
-            address=address,
-            via=via or "messages",
-        )
-    return prepare(
-        spec, where, parallel=parallel, max_usd=max_usd, executor=executor, address=address
-    )
+    return prepare(new_spec(asked.source, asked), where, asked)
+
+
+NOT_WITH_RESUME = (
+    "resume=DIR (--resume DIR) runs a saved batch as it was: give no source, "
+    "profile, sets, out or via with it"
+)
 
 
 def run_batch(
@@ -293,10 +264,10 @@ def run_batch(
     """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does
     (`via="batches"`: in lockstep rounds through Message Batches, at batch price); or, with
     `resume=DIR`, what the batch in DIR did not finish. See docs/python.md."""
-    ready = plan_batch(
+    asked = BatchRequest(
         source,
         profile=profile,
-        sets=sets,
+        sets=tuple(sets),
         offline=offline,
         memory=memory,
         parallel=parallel,
@@ -308,4 +279,4 @@ def run_batch(
         via=via,
         trust_task=trust_task,
     )
-    return start(ready, on_event or (lambda _event: None))
+    return start(plan_batch(asked), on_event or (lambda _event: None))

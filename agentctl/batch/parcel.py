@@ -18,6 +18,7 @@ from typing import Any
 
 from agentctl.agent.retry import RetryGate
 from agentctl.batch.source import BatchTask
+from agentctl.batch.task_run import Budget, refused_line, run_plan
 from agentctl.errors import UsageError
 from agentctl.runner import Plan
 from agentctl.tools.workspace import walk_files
@@ -88,9 +89,6 @@ def unpack_tree(data: bytes, dest: Path, what: str) -> None:
 def run_parcel(parcel: Parcel, workspace: bytes | None) -> Returned:
     """On the worker: unpack, run the plan there (its own emulator when offline, its own retry
     gate), pack what came of it."""
-    from agentctl.batch.scheduler import Budget
-    from agentctl.batch.task import refused_line, run_plan
-
     with tempfile.TemporaryDirectory(prefix="agentctl-task-") as tmp:
         folder = Path(tmp)
         try:

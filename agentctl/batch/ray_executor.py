@@ -19,12 +19,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from agentctl.batch.parcel import Parcel, Returned, pack_tree, pack_workspace, unpack_tree
+from agentctl.batch.parcel import (
+    Parcel,
+    Returned,
+    pack_tree,
+    pack_workspace,
+    run_parcel,
+    unpack_tree,
+)
 from agentctl.batch.source import BatchTask
-from agentctl.batch.task import TaskContext, failed_line, line_cost, plan_task, refused_line
+from agentctl.batch.task_run import TaskContext, failed_line, line_cost, plan_task, refused_line
 from agentctl.errors import AgentctlError, UsageError
-from agentctl.runner import Plan
-from agentctl.runner.record import session_header
+from agentctl.runner import Plan, session_header
 from agentctl.sessions.transcript import save_transcript
 
 NO_RAY = "--executor ray needs Ray on this machine: pip install 'agentctl[ray]'"
@@ -80,8 +86,6 @@ class RayExecutor:
     """Plans each task here, runs it on a Ray worker, lands what comes back in the batch folder."""
 
     def __init__(self, ray: Any, where: str) -> None:
-        from agentctl.batch.parcel import run_parcel
-
         self.ray, self.where = ray, where
         # No automatic retry: a rerun spends again; a task whose worker died is `failed`.
         self.remote = ray.remote(max_retries=0)(run_parcel)

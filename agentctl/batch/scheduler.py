@@ -10,7 +10,6 @@ unrecorded (a resume runs them again), and the report says `interrupted`.
 
 from __future__ import annotations
 
-import math
 import queue
 import threading
 from collections.abc import Callable
@@ -27,35 +26,15 @@ from agentctl.batch.events import (
     WorkerCrashed,
 )
 from agentctl.batch.executor import Executor, LocalExecutor
-from agentctl.batch.rounds import open_rounds
+from agentctl.batch.folder import BatchSpec, ResultsStore
 from agentctl.batch.source import BatchTask
-from agentctl.batch.store import BatchSpec, ResultsStore
-from agentctl.batch.task import TaskContext, line_cost
+from agentctl.batch.task_run import Budget, TaskContext, line_cost
+from agentctl.batch.via import open_rounds
 
 # Ctrl-C can be delivered to any thread (a worker, the emulator's server); the main thread,
 # blocked on a lock with no timeout, would then never run Python's handler (seen: a batch that
 # ignored SIGINT while a worker waited on the memory lock). Waking this often lets it run.
 SIGNAL_POLL_S = 0.2
-
-
-class Budget:
-    """The batch-wide `--max-usd`: what was spent (from every worker's turns) against it."""
-
-    def __init__(self, limit: float | None, spent: float = 0.0) -> None:
-        self.limit = limit if limit and limit > 0 else None
-        self.spent = spent
-        self._lock = threading.Lock()
-
-    def add(self, cost: float) -> None:
-        if math.isfinite(cost):
-            with self._lock:
-                self.spent += cost
-
-    def exhausted(self) -> bool:
-        return self.limit is not None and self.spent >= self.limit
-
-    def remaining(self) -> float | None:
-        return None if self.limit is None else max(self.limit - self.spent, 0.0)
 
 
 @dataclass
@@ -81,7 +60,7 @@ def run_tasks(
 ) -> BatchReport:
     """Run the tasks of `tasks` that `store` does not hold yet (on `executor`, else in this
     process); see the module docstring. `spec.via == "batches"`: every request goes in
-    lockstep rounds (`rounds`, else one opened here from the spec: agentctl.batch.rounds)."""
+    lockstep rounds (`rounds`, else one opened here from the spec: agentctl.batch.via)."""
     gate = gate or RetryGate()
     runner = executor or LocalExecutor()
     if spec.via != "batches" or rounds is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,6 +17,9 @@ from agentctl.sessions.transcript import json_safe
 if TYPE_CHECKING:
     from agentctl.batch import BatchResult, Prepared
     from agentctl.batch.events import BatchEvent
+
+# Lazy imports: the batch machinery (the runner and everything under it) and Rich load when a
+# batch starts, not for `batch --help`.
 
 HELP = """\
 Run many tasks at once: SOURCE is a folder of task files, a glob ('tasks/*.md'), or a JSONL
@@ -109,10 +113,10 @@ def batch(
 ) -> None:
     from agentctl import batch
 
-    ready = batch.plan_batch(
+    asked = batch.BatchRequest(
         source,
         profile=profile,
-        sets=set_ or (),
+        sets=tuple(set_ or ()),
         offline=offline,
         memory=memory,
         parallel=parallel,
@@ -124,7 +128,7 @@ def batch(
         via=via,
         trust_task=trust_task,
     )
-    _go(ready, json_mode=json_mode, quiet=quiet)
+    _go(batch.plan_batch(asked), json_mode=json_mode, quiet=quiet)
 
 
 def _go(ready: Prepared, *, json_mode: bool, quiet: bool) -> None:
@@ -217,18 +221,10 @@ class _Progress:
             print(json_safe(json.dumps(data, ensure_ascii=False)), flush=True)
 
 
-_TOKENS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 RESULTS = "results.jsonl"
 
 
 def _console() -> Any:
-    import os
-
     from agentctl.render.factory import make_console
 
     return make_console(sys.stderr, no_color=bool(os.environ.get("NO_COLOR")))

@@ -18,6 +18,9 @@ import typer
 from agentctl.errors import EXIT_RUNTIME, AgentctlError
 from agentctl.home import home_dir, sessions_dir
 
+# Lazy imports: each check imports what it examines (the profile loader, MCP, the emulator,
+# the SDK's metadata), so `doctor --help` loads none of them and each check only its own.
+
 DEFAULT_API_URL = "https://api.anthropic.com"
 CONNECT_TIMEOUT_S = 3.0  # a reachable API answers a TCP connect in well under a second
 
@@ -218,7 +221,7 @@ def connect_problem(url: str) -> str | None:
 
 def emulator_check() -> Check:
     """Start the offline emulator as `run --offline` does, and connect to it."""
-    from agentctl.emulator.server import running
+    from agentctl.emulator import running
 
     try:
         with running() as emulator:

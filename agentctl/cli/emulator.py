@@ -14,7 +14,7 @@ from agentctl.cli.options import ServerModelOption
 from agentctl.errors import EXIT_INTERRUPTED, UsageError
 
 if TYPE_CHECKING:
-    from agentctl.emulator.fidelity import Exchange
+    from agentctl.emulator import Exchange
 
 app = typer.Typer(
     help="""The offline Messages API emulator (no network, no tokens spent).
@@ -112,9 +112,9 @@ def serve(
       agentctl emulator serve --web pages/                  web_search/web_fetch offline
       agentctl emulator serve --batch-ready-after 2 --batch-faults 't03:errored'
     """
+    # The emulator (about 50 modules) only when a command runs, not for --help.
     from agentctl.context.calibration import resolve_server_model
-    from agentctl.emulator.batches import BatchTiming, parse_batch_faults
-    from agentctl.emulator.server import running
+    from agentctl.emulator import BatchTiming, parse_batch_faults, running
 
     server = resolve_server_model(server_model, source="--server-model")
     timing = BatchTiming(ready_after=batch_ready_after, delay_s=batch_delay)
@@ -165,10 +165,9 @@ def check(
       agentctl emulator check tests/recordings/*.json
       agentctl emulator check mine.json --server-model edited --json
     """
+    # The emulator (about 50 modules) only when a command runs, not for --help.
     from agentctl.context.calibration import resolve_server_model
-    from agentctl.emulator.fidelity import RecordingError, parse_recordings
-    from agentctl.emulator.replay import check_all
-    from agentctl.emulator.server import running
+    from agentctl.emulator import RecordingError, check_all, parse_recordings, running
 
     named: list[tuple[str, dict[str, Any]]] = []
     for path in files:
@@ -207,7 +206,7 @@ def _report_text(results: list[Exchange], note: str) -> str:
 
 
 def _report_json(results: list[Exchange], note: str) -> str:
-    from dataclasses import asdict
+    from dataclasses import asdict  # not loaded by `emulator --help` (nor by typer) otherwise
 
     return json.dumps(
         {

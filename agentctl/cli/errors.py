@@ -61,11 +61,11 @@ def report(err: BaseException, stream: TextIO | None = None) -> int:
     described = describe(err)
     if described is None:
         raise err
+    # On an error only: --help and a clean run never load these.
     from agentctl.redact import redact
+    from agentctl.render.lines import say
     from agentctl.render.safe import error_line
 
     code, message = described
-    from agentctl.render.lines import say
-
     say(error_line(redact(message)), stream or sys.stderr)
     return code

@@ -77,6 +77,7 @@ def copy(
 
 def heading(task: Path) -> str:
     """The first Markdown heading below a task's front matter ('' if none)."""
+    # The task reader (about 50 modules) only where headings are shown: not for --help or copy.
     from agentctl.agent.task import split_front_matter
 
     _, body = split_front_matter(task.read_text(encoding="utf-8"), str(task))

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
     from agentctl.memory.store import MemoryStore
 
+# Lazy imports: each subcommand imports what only it uses (the archive, the journal, Rich,
+# an editor), so `memory view` loads none of the others' code and `memory --help` none of it.
+
 HELP = """\
 Inspect and edit the directory the model sees as /memories.
 

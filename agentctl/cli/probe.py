@@ -53,8 +53,9 @@ def probe(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before sending.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
+    # The probe (and the runner under it) only when it runs, not for --help.
     from agentctl.probe.run import probe_server
-    from agentctl.probe.script import DEFAULT_PROBE_MODEL
+    from agentctl.probe.steps import DEFAULT_PROBE_MODEL
 
     def ask(plan: ProbePlan, target: str) -> bool:
         print(
@@ -80,6 +81,7 @@ def probe(
     if as_json:
         sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:
+        # The report's wording only once there is a report.
         from agentctl.probe.view import probe_lines
 
         sys.stdout.write("".join(line + "\n" for line in probe_lines(report)))

@@ -26,6 +26,9 @@ from agentctl.render.safe import safe_text, visible
 if TYPE_CHECKING:
     from rich.console import Console
 
+# Lazy imports: Rich only when a table is drawn on a terminal, the request builder only for
+# `profile show`, so `profile --help` and the plain output stay light.
+
 app = typer.Typer(
     help="""Write, inspect and validate TOML profiles.
 

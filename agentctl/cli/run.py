@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
 
+# Lazy imports: the runner, renderers and transcript readers load when the run starts,
+# not for `run --help` (and the SDK only in the client module, on first use).
+
 BUILT_IN = Profile()  # the built-in defaults that --help names
 
 HELP = """\

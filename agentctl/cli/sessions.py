@@ -18,6 +18,10 @@ if TYPE_CHECKING:
 
     from agentctl.sessions.catalog import SessionSummary
 
+# Lazy imports: each subcommand imports its own part of sessions/ and render/ (the catalog
+# for `list`, the simulator for `simulate` and `tune`, charts for `stats`), and Rich only
+# when it draws: one subcommand does not load the others' code, `sessions --help` none of it.
+
 app = typer.Typer(
     help="""Recorded runs (transcripts): list, show, remove, export.
 

@@ -1,1 +1,75 @@
-"""Offline Messages API emulator: HTTP server, scripted model, faults (docs/emulator.md)."""
+"""Offline Messages API emulator: HTTP server, scripted model, faults (docs/emulator.md).
+
+This module is the emulator's one public entry: code outside `agentctl/emulator/` imports
+from here, never from the modules behind it (tests/test_architecture.py checks). Nothing on
+the client side (agent/, tools/) imports it at all: it is reached over HTTP.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from agentctl.emulator.batches import BatchTiming, parse_batch_faults
+from agentctl.emulator.context_engine import ContextEngine, SharedEngine
+from agentctl.emulator.corpus import Corpus, load_corpus
+from agentctl.emulator.model import Reply, Script, ScriptedModel, ScriptTurn, TextOut, ToolCall
+from agentctl.emulator.policy import DefaultPolicy
+from agentctl.emulator.server import Emulator, running
+
+if TYPE_CHECKING:
+    from agentctl.emulator.check import check_all
+    from agentctl.emulator.fidelity import (
+        Exchange,
+        RecordingError,
+        message_from_events,
+        parse_recordings,
+        recorded_events,
+    )
+
+# `agentctl emulator check`'s side (recordings, replay over urllib) loads on first use: a run,
+# `emulator serve` and `doctor` start the emulator without it.
+_CHECKING = {
+    "check_all": "agentctl.emulator.check",
+    **dict.fromkeys(
+        (
+            "Exchange",
+            "RecordingError",
+            "message_from_events",
+            "parse_recordings",
+            "recorded_events",
+        ),
+        "agentctl.emulator.fidelity",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CHECKING:
+        return getattr(importlib.import_module(_CHECKING[name]), name)
+    raise AttributeError(f"module 'agentctl.emulator' has no attribute {name!r}")
+
+
+__all__ = [
+    "BatchTiming",
+    "ContextEngine",
+    "Corpus",
+    "DefaultPolicy",
+    "Emulator",
+    "Exchange",
+    "RecordingError",
+    "Reply",
+    "Script",
+    "ScriptTurn",
+    "ScriptedModel",
+    "SharedEngine",
+    "TextOut",
+    "ToolCall",
+    "check_all",
+    "load_corpus",
+    "message_from_events",
+    "parse_batch_faults",
+    "parse_recordings",
+    "recorded_events",
+    "running",
+]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,11 +22,11 @@ from typing import Any
 from agentctl import clock as wall
 from agentctl.emulator.protocol import ApiFailure, invalid
 from agentctl.emulator.service import MessagesService
+from agentctl.emulator.validation import CUSTOM_ID, validate_batch_requests
 from agentctl.errors import UsageError
 
 Json = dict[str, Any]
 PREFIX = "/v1/messages/batches"
-CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 MAX_REQUESTS = 100_000  # the documented per-batch limit
 KEEP_BATCHES = 1_000  # a long-lived emulator forgets the oldest batches past this many
 FAULT_KINDS = ("errored", "expired")
@@ -95,8 +95,6 @@ class BatchesService:
         faults: BatchFaults | None = None,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        import time
-
         self.messages = messages
         self.timing = timing or BatchTiming()
         self.faults = faults or BatchFaults()
@@ -136,7 +134,7 @@ class BatchesService:
         return batch
 
     def _create(self, headers: dict[str, str], body: Any) -> Json:
-        requests = check_requests(body, self.timing.max_requests)
+        requests = validate_batch_requests(body, self.timing.max_requests)
         kept = {k: v for k, v in headers.items() if k in _HEADERS_KEPT}
         batch = _Batch(
             "msgbatch_emu" + uuid.uuid4().hex[:20], requests, kept, wall.now(), self.clock()
@@ -197,31 +195,6 @@ class BatchesService:
 
     def _view(self, batch: _Batch) -> Json:
         return batch_json(batch.id, batch.status, _counts(batch), _times(batch))
-
-
-def check_requests(body: Any, limit: int) -> list[Json]:
-    """The `requests` of a create body, checked: shape, custom_id pattern and uniqueness, count.
-    Each `params` is only checked to be an object here; the Messages validation runs when the
-    batch is processed, and a request it refuses comes back `errored`."""
-    requests = body.get("requests") if isinstance(body, dict) else None
-    if not isinstance(requests, list) or not requests:
-        raise invalid("requests: must be a non-empty list")
-    if len(requests) > limit:
-        raise invalid(f"requests: at most {limit} requests per batch ({len(requests)} given)")
-    seen: set[str] = set()
-    for n, request in enumerate(requests):
-        where = f"requests.{n}"
-        if not isinstance(request, dict) or not isinstance(request.get("params"), dict):
-            raise invalid(f"{where}: must be an object with custom_id and params (an object)")
-        custom_id = request.get("custom_id")
-        if not isinstance(custom_id, str) or not CUSTOM_ID.match(custom_id):
-            raise invalid(f"{where}.custom_id: must match ^[a-zA-Z0-9_-]{{1,64}}$")
-        if custom_id in seen:
-            raise invalid(f"{where}.custom_id: {custom_id!r} is used more than once")
-        if request["params"].get("stream"):
-            raise invalid(f"{where}.params.stream: streaming is not supported in a batch")
-        seen.add(custom_id)
-    return [{"custom_id": r["custom_id"], "params": r["params"]} for r in requests]
 
 
 def _absolute_urls(answer: Json, origin: str) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from agentctl.context.compaction import opening_summary, summarized_turns
+from agentctl.emulator.validation import thinking_enabled
+
 Json = dict[str, Any]
 
 STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "refusal", "pause_turn")
@@ -64,8 +67,6 @@ def assistant_turns(request: Json) -> int:
 
 def summarized(request: Json) -> int:
     """The turns a compaction summary opening the conversation says it covers (0 without)."""
-    from agentctl.context.compaction import opening_summary, summarized_turns
-
     summary = opening_summary(request["messages"])
     return summarized_turns(summary) if summary is not None else 0
 
@@ -128,8 +129,6 @@ class ScriptedModel:
         self.script = script
 
     def reply(self, request: Json) -> Reply:
-        from agentctl.emulator.validation import thinking_enabled
-
         position = script_position(request)
         if position < len(self.script.turns):
             return self.script.turns[position].to_reply(thinking_enabled(request))

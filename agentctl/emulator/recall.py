@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentctl.context.compaction import opening_summary, summary_task
 from agentctl.emulator.notes import chunk_key, next_page, numbered
 
 Json = dict[str, Any]
@@ -23,8 +24,6 @@ RETRY_HINT = "call it again"
 def task_text(request: Json) -> str:
     """The task: the text of the first user message, or the task a compaction summary that
     opens the conversation carries."""
-    from agentctl.context.compaction import opening_summary, summary_task
-
     summary = opening_summary(request["messages"])
     if summary is not None:
         return summary_task(summary) or summary

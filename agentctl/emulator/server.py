@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.emulator.batches import PREFIX as BATCHES
 from agentctl.emulator.batches import BatchesService, BatchFaults, BatchTiming
+from agentctl.emulator.context_engine import ContextEngine, default_engine
 from agentctl.emulator.corpus import Corpus, load_corpus
-from agentctl.emulator.editing import ContextEngine, default_engine
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
 from agentctl.emulator.model import Model, Script, ScriptedModel
 from agentctl.emulator.policy import DefaultPolicy

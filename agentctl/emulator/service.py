@@ -7,8 +7,10 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from agentctl.context.compaction import compact_edit, compacted, summarized
+from agentctl.context.prices import context_window
+from agentctl.emulator.context_engine import ContextEngine, Edited
 from agentctl.emulator.corpus import Corpus, builtin_corpus
-from agentctl.emulator.editing import ContextEngine, Edited
 from agentctl.emulator.model import (
     Block,
     Model,
@@ -27,9 +29,8 @@ from agentctl.emulator.protocol import (
     stable_id,
 )
 from agentctl.emulator.server_tools import ServerToolRunner, offered_server_tools
-from agentctl.emulator.shapes import check_signatures, render_system_messages, sign_summary
 from agentctl.emulator.threads import ThreadStore
-from agentctl.emulator.validation import validate_count_request, validate_request
+from agentctl.emulator.validation import sign_summary, validate_count_request, validate_request
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
@@ -65,7 +66,6 @@ class MessagesService:
         """The BetaMessage JSON for a request (raises ApiFailure for invalid ones)."""
         betas = header_betas(headers)
         request = validate_request(self.threads.expand(body, betas), betas)
-        check_signatures(request)
         edited = self._edit(server_view(request))
         edited, capped = self._within_window(edited, request)
         if request.get("compaction") is not None:  # on-demand: the signed block alone
@@ -80,7 +80,7 @@ class MessagesService:
                 message["usage"]["iterations"] = [_iteration("message", message["usage"])]
         if capped and message["stop_reason"] == "max_tokens":
             message["stop_reason"] = WINDOW_STOP
-        if BETA_CONTEXT_MANAGEMENT in betas:  # present under the beta, edits or not (G.9)
+        if BETA_CONTEXT_MANAGEMENT in betas:  # present under the beta, edits or not (observed)
             message.setdefault("context_management", {"applied_edits": []})
         self.threads.hold(body, request["messages"], message)
         return message
@@ -89,7 +89,7 @@ class MessagesService:
         self, request: Json, compaction: Compaction, edited: Edited, *, signed: bool = False
     ) -> Json:
         """The reply that opens with the compaction block: the summarisation call is one
-        iteration (it reads and writes the prompt cache like a request, G.6 [OBS]), the
+        iteration (it reads and writes the prompt cache like a request, as observed), the
         model's answer from the compacted prompt another, unless paused."""
         model = request["model"]
         with self._cache_lock:
@@ -121,8 +121,6 @@ class MessagesService:
         whether that capped it. Newer models stop at the window (WINDOW_STOP) instead of
         refusing a max_tokens past it; older ones only with beta
         model-context-window-exceeded-2025-08-26, which the emulator does not check (ours)."""
-        from agentctl.context.prices import context_window
-
         window = self.context_window or context_window(request["model"])
         if edited.input_tokens > window:
             raise invalid(f"prompt is too long: {edited.input_tokens} tokens > {window} maximum")
@@ -253,12 +251,48 @@ def server_view(request: Json) -> Json:
     """The request as the server reads it before any edit: system-role messages rendered,
     and everything before a signed (on-demand) compaction block dropped even without the
     compact strategy (threshold blocks are dropped by the engine under the strategy)."""
-    from agentctl.context.compaction import compact_edit, compacted
-
     view = render_system_messages(request)
     if compact_edit(view) is None and _signed_summary(view):
         view = compacted(view)
     return view
+
+
+def render_system_messages(request: Json) -> Json:
+    """`request` with its system-role messages as the model reads them (ours): a shown
+    message's text joins the nearest user message (the one before it, else the next one,
+    else a user message of its own at the end); one with `clear_at: "next_user_message"`
+    is not shown once a user message follows it. Other block kinds (tool additions and
+    removals) are not modelled."""
+    messages = request["messages"]
+    if not any(m["role"] == "system" for m in messages):
+        return request
+    out: list[Json] = []
+    carried: list[Json] = []  # shown system text waiting for the next user message
+    for i, message in enumerate(messages):
+        if message["role"] != "system":
+            if message["role"] == "user" and carried:
+                message = {**message, "content": [*_blocks(message), *carried]}
+                carried = []
+            out.append(message)
+            continue
+        later_user = any(m["role"] == "user" for m in messages[i + 1 :])
+        if message.get("clear_at") == "next_user_message" and later_user:
+            continue
+        texts = [b for b in _blocks(message) if b.get("type") == "text"]
+        if out and out[-1]["role"] == "user":
+            out[-1] = {**out[-1], "content": [*_blocks(out[-1]), *texts]}
+        else:
+            carried += texts
+    if carried:
+        out.append({"role": "user", "content": carried})
+    return {**request, "messages": out}
+
+
+def _blocks(message: Json) -> list[Json]:
+    content = message["content"]
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content)
 
 
 def _signed_summary(request: Json) -> bool:
@@ -272,8 +306,6 @@ def _signed_summary(request: Json) -> bool:
 
 def summarized_now(edited: Edited, request: Json) -> Compaction:
     """On-demand compaction of the edited view, with the request's instructions."""
-    from agentctl.context.compaction import summarized
-
     return summarized(edited.request, request["compaction"].get("instructions"))
 
 

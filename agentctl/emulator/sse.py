@@ -42,7 +42,7 @@ def _start(message: Json) -> Json:
     usage.pop("iterations", None)
     first = (message["usage"].get("iterations") or [{}])[0]
     if first.get("type") == "compaction":  # message_start carries the summarising call's
-        usage.update({k: first[k] for k in _INPUT_KEYS if k in usage})  # input (G.6 [OBS])
+        usage.update({k: first[k] for k in _INPUT_KEYS if k in usage})  # input (observed)
     start = {**message, "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}
     start.pop("context_management", None)  # it rides on the final message_delta
     return {"type": "message_start", "message": start}

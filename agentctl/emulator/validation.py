@@ -1,4 +1,6 @@
-"""Request validation with the API's status codes and message style (`messages.3.content.0`)."""
+"""The one validator of request shapes, with the API's status codes and message style
+(`messages.3.content.0`): Messages bodies (with the signatures on compaction blocks), count
+requests, and the `requests` of a Message Batch."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from agentctl.emulator.protocol import (
     BETA_CONTEXT_MANAGEMENT,
     ApiFailure,
     invalid,
+    stable_id,
 )
 
 Json = dict[str, Any]
@@ -20,6 +23,7 @@ THINKING_DOCS = (
     "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
     "#max-tokens-and-context-window-size"
 )
+CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def validate_request(body: object, betas: set[str]) -> Json:
@@ -35,6 +39,7 @@ def validate_request(body: object, betas: set[str]) -> Json:
     if "stream" in request and not isinstance(request["stream"], bool):
         raise invalid("stream: Input should be a valid boolean")
     _check_compaction_request(request, betas)
+    check_signatures(request)
     return request
 
 
@@ -93,7 +98,7 @@ def conversation(messages: list[Json]) -> list[tuple[int, Json]]:
 
 def _opens_with_summary(message: Json) -> bool:
     """An assistant message that opens with a compaction block may start the conversation:
-    the API accepts a compacted history resent from its summary on (G.7)."""
+    the API accepts a compacted history resent from its summary on (observed on the real API)."""
     content = message["content"]
     return (
         message["role"] == "assistant"
@@ -105,7 +110,7 @@ def _opens_with_summary(message: Json) -> bool:
 
 def _check_betas(body: Json, betas: set[str]) -> None:
     """`context_management` needs one of the two betas (the compaction beta alone is accepted
-    by the real API [OBS]); each edit its own (ours: stricter than the API may be)."""
+    by the real API); each edit its own (ours: stricter than the API may be)."""
     if "context_management" not in body:
         return
     if not betas & {BETA_CONTEXT_MANAGEMENT, BETA_COMPACT}:
@@ -273,3 +278,57 @@ def thinking_enabled(request: Json) -> bool:
     """Whether the request turns extended thinking on (enabled or adaptive)."""
     thinking = request.get("thinking")
     return isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
+SIGNATURE_PREFIX = "EmuCmp"  # the emulator's own signatures; others cannot be verified
+
+
+def sign_summary(content: str) -> str:
+    """The signature the emulator puts on an on-demand compaction block."""
+    return stable_id(SIGNATURE_PREFIX, content)
+
+
+def check_signatures(request: Json) -> None:
+    """A signed compaction block whose content was changed is refused (the real API's text and
+    error code). Only the emulator's own signatures are checked; unsigned (threshold)
+    blocks never are."""
+    for i, message in enumerate(request["messages"]):
+        content = message["content"]
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            signature = block.get("signature")
+            if block["type"] != "compaction" or not isinstance(signature, str):
+                continue
+            if signature.startswith(SIGNATURE_PREFIX) and signature != sign_summary(
+                str(block.get("content"))
+            ):
+                raise ApiFailure(
+                    400,
+                    f"messages.{i}.content.{j}: `compaction` block `content` does not match "
+                    "its `signature`",
+                    details={"error_code": "compaction_content_mismatch"},
+                )
+
+
+def validate_batch_requests(body: Any, limit: int) -> list[Json]:
+    """The `requests` of a create body, checked: shape, custom_id pattern and uniqueness, count.
+    Each `params` is only checked to be an object here; the Messages validation runs when the
+    batch is processed, and a request it refuses comes back `errored`."""
+    requests = body.get("requests") if isinstance(body, dict) else None
+    if not isinstance(requests, list) or not requests:
+        raise invalid("requests: must be a non-empty list")
+    if len(requests) > limit:
+        raise invalid(f"requests: at most {limit} requests per batch ({len(requests)} given)")
+    seen: set[str] = set()
+    for n, request in enumerate(requests):
+        where = f"requests.{n}"
+        if not isinstance(request, dict) or not isinstance(request.get("params"), dict):
+            raise invalid(f"{where}: must be an object with custom_id and params (an object)")
+        custom_id = request.get("custom_id")
+        if not isinstance(custom_id, str) or not CUSTOM_ID.match(custom_id):
+            raise invalid(f"{where}.custom_id: must match ^[a-zA-Z0-9_-]{{1,64}}$")
+        if custom_id in seen:
+            raise invalid(f"{where}.custom_id: {custom_id!r} is used more than once")
+        if request["params"].get("stream"):
+            raise invalid(f"{where}.params.stream: streaming is not supported in a batch")
+        seen.add(custom_id)
+    return [{"custom_id": r["custom_id"], "params": r["params"]} for r in requests]

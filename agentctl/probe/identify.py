@@ -29,7 +29,7 @@ from agentctl.context.server_model import (
     ThinkingKeep,
     TriggerBasis,
 )
-from agentctl.probe.script import LADDER, Step
+from agentctl.probe.steps import LADDER, Step
 
 THINKING_KEEPS: tuple[ThinkingKeep, ...] = ("by-model", 1, 2, 3, "all")
 # A request right after a clearing reads back at least this share of the cleared prompt.

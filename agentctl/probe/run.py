@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from agentctl.agent.model import ModelClient, ModelResponse
-from agentctl.context.calibration import save_calibration
+from agentctl.agent.retry import RetryPolicy
+from agentctl.context.calibration import resolve_server_model, save_calibration
 from agentctl.context.prices import Pricing
 from agentctl.context.server_model import ServerModel
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.errors import LimitError, UsageError
 from agentctl.probe.identify import Identification, Observed, identify
-from agentctl.probe.script import DEFAULT_PROBE_MODEL, Step, probe_steps, resolve, scaled
+from agentctl.probe.steps import DEFAULT_PROBE_MODEL, Step, probe_steps, resolve, scaled
+from agentctl.runner import credentials
 
 DEFAULT_MAX_USD = 0.25
 # The estimate assumes the server counts this many times agentctl's estimate (the current
@@ -181,9 +183,6 @@ def probe_server(
 ) -> ProbeReport:
     """Probe the API (or with `offline`, an emulator playing `server_model`): plan, ask
     `confirm(plan, target)` (False: UsageError, nothing sent), run, write the calibration."""
-    from agentctl.context.calibration import resolve_server_model
-    from agentctl.runner.execute import credentials
-
     if offline and base_url:
         raise UsageError("--offline and --base-url name two targets: give one of them")
     if server_model and not offline:
@@ -218,8 +217,8 @@ def probe_client(
 ) -> Iterator[tuple[ModelClient, str]]:
     """The SDK client and a label of where it points; offline, an emulator started here that
     plays `server`."""
+    # The SDK (over a second to import): only once the probe is to send.
     from agentctl.agent.client import AnthropicClient
-    from agentctl.agent.retry import RetryPolicy
 
     def client(url: str | None) -> ModelClient:
         return AnthropicClient(
@@ -234,7 +233,8 @@ def probe_client(
         url, label = api_target(base_url)
         yield client(url), label
         return
-    from agentctl.emulator.server import running
+    # The emulator only for --offline.
+    from agentctl.emulator import running
 
     with running(server_model=server) as emulator:
         yield client(emulator.base_url), f"the offline emulator ({server.name})"

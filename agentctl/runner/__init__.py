@@ -9,19 +9,23 @@ the built-in emulator when offline, or any `ModelClient` handed in), records the
 from __future__ import annotations
 
 from agentctl.agent.loop import RunControl
-from agentctl.runner.execute import RunResult, connect, execute, open_client, run
-from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, task_of
+from agentctl.runner.execute import RunResult, connect, credentials, execute, open_client, run
+from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, resolve, task_of
+from agentctl.runner.record import session_header
 
 __all__ = [
     "Plan",
     "RunControl",
     "RunResult",
     "connect",
+    "credentials",
     "execute",
     "load_profile",
     "open_client",
     "plan_new",
     "plan_resume",
+    "resolve",
     "run",
+    "session_header",
     "task_of",
 ]

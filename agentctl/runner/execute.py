@@ -152,7 +152,7 @@ def connect(
     if not offline:
         yield kind(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire)
         return
-    from agentctl.emulator.server import running
+    from agentctl.emulator import running
 
     with running(
         script=script,

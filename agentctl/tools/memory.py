@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from agentctl.memory.root import check_writable
+from agentctl.memory.store import MemoryStore
 from agentctl.profile.settings import MemorySettings
 from agentctl.types import MEMORY_TOOL
 
@@ -46,9 +48,6 @@ def open_memory_tool(settings: MemorySettings, session: str) -> MemoryTool:
 
     The root is made if missing and must be writable: ConfigError (exit 2) naming it if not.
     """
-    from agentctl.memory.root import check_writable
-    from agentctl.memory.store import MemoryStore
-
     store = MemoryStore(settings.root, settings, session=session)
     check_writable(store.root)
     return MemoryTool(store)

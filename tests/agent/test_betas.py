@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agentctl.agent.request import betas, build_request
-from agentctl.emulator.server import running
+from agentctl.emulator import running
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import CodeExecutionSettings, Profile, ServerToolSettings
 from agentctl.runner import load_profile, plan_new, task_of

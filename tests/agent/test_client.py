@@ -16,8 +16,7 @@ from agentctl.agent.client import AnthropicClient
 from agentctl.agent.model import ModelResponse, Progress
 from agentctl.agent.request import build_request
 from agentctl.agent.retry import RetryPolicy
-from agentctl.emulator.model import Script, ScriptTurn, ToolCall
-from agentctl.emulator.server import running
+from agentctl.emulator import Script, ScriptTurn, ToolCall, running
 from agentctl.errors import ApiError
 from agentctl.profile.settings import ClearThinking, Profile, ThinkingSettings
 

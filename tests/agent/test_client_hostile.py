@@ -22,7 +22,7 @@ from agentctl.agent.client import AnthropicClient
 from agentctl.agent.model import ModelResponse
 from agentctl.agent.retry import RetryPolicy
 from agentctl.agent.wire import WireLimits
-from agentctl.emulator.server import running
+from agentctl.emulator import running
 from agentctl.errors import ApiError
 
 # Real servers or whole recorded runs per test: many short tests add up to several

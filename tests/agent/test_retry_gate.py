@@ -11,7 +11,7 @@ from agentctl.agent.client import AnthropicClient
 from agentctl.agent.model import ModelResponse
 from agentctl.agent.request import build_request
 from agentctl.agent.retry import RetryGate, RetryPolicy
-from agentctl.emulator.server import running
+from agentctl.emulator import running
 from agentctl.profile.settings import Profile
 
 

@@ -16,8 +16,7 @@ from agentctl.agent.request import build_request
 from agentctl.agent.retry import RetryPolicy
 from agentctl.agent.rounds import PollPolicy, RoundCoordinator
 from agentctl.agent.wire import WireLimits
-from agentctl.emulator.batches import BatchTiming, parse_batch_faults
-from agentctl.emulator.server import Emulator, running
+from agentctl.emulator import BatchTiming, Emulator, parse_batch_faults, running
 from agentctl.errors import ApiError, InterruptedRunError
 from agentctl.profile.settings import Profile
 

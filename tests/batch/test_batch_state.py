@@ -12,9 +12,8 @@ import pytest
 
 from agentctl.agent.retry import RetryGate
 from agentctl.batch import read_source, run_batch
-from agentctl.batch.launch import plan_batch
-from agentctl.batch.scheduler import Budget
-from agentctl.batch.task import TaskContext, plan_task
+from agentctl.batch.launch import BatchRequest, plan_batch
+from agentctl.batch.task_run import Budget, TaskContext, plan_task
 from agentctl.errors import AgentctlError, UsageError
 from tests.reliability.helpers import private_mode_problems
 
@@ -49,8 +48,10 @@ def test_a_set_path_is_the_one_checked_and_used(tmp_path: Path, key: str) -> Non
     was used against the profile's folder (a user profile in AGENTCTL_HOME: the sessions)."""
     profile = user_profile(tmp_path / "home")
     source = jsonl(tmp_path / "src", {"id": "a", "task": "hi", "set": {key: "."}})
-    prepared = plan_batch(str(source), profile=profile, offline=True, memory="shared",
-                          out=tmp_path / "out")  # fmt: skip
+    asked = BatchRequest(
+        str(source), profile=profile, offline=True, memory="shared", out=tmp_path / "out"
+    )
+    prepared = plan_batch(asked)
     context = TaskContext(prepared.spec, prepared.out, RetryGate(), Budget(None))
     plan = plan_task(prepared.tasks[0], context)
     used = (
@@ -63,8 +64,9 @@ def test_a_set_path_out_of_the_source_folder_is_refused(tmp_path: Path) -> None:
     source = jsonl(tmp_path / "src", {"id": "a", "task": "hi", "set": {"memory.root": ".."}})
     with pytest.raises(AgentctlError) as caught:
         tasks = read_source(str(source))
-        prepared = plan_batch(str(source), profile=user_profile(tmp_path), offline=True,
-                              memory="shared", out=tmp_path / "out")  # fmt: skip
+        asked = BatchRequest(str(source), profile=user_profile(tmp_path), offline=True,
+                             memory="shared", out=tmp_path / "out")  # fmt: skip
+        prepared = plan_batch(asked)
         plan_task(tasks[0], TaskContext(prepared.spec, prepared.out, RetryGate(), Budget(None)))
     assert "memory.root" in str(caught.value) and "\n" not in str(caught.value)
 
@@ -127,7 +129,8 @@ def test_a_resume_runs_with_what_the_batch_started_with(
     a, b, source = two_folders(tmp_path, a_profile)
     monkeypatch.chdir(a)
     out = tmp_path / "out"
-    plan_batch(str(source), sets=sets, offline=True, memory="shared", out=out).lock.release()
+    asked = BatchRequest(str(source), sets=sets, offline=True, memory="shared", out=out)
+    plan_batch(asked).lock.release()
     monkeypatch.chdir(b)
     done = run_batch(resume=out)
     assert [line["status"] for line in done.results] == ["ok"], done.results
@@ -139,9 +142,9 @@ def test_a_batch_folder_runs_one_resume_at_a_time(tmp_path: Path) -> None:
     results.jsonl, paid twice): nothing held the folder."""
     source = jsonl(tmp_path / "src", {"id": "t1", "task": "Say hi."})
     out = tmp_path / "out"
-    first = plan_batch(str(source), offline=True, out=out)
+    first = plan_batch(BatchRequest(str(source), offline=True, out=out))
     with pytest.raises(UsageError) as caught:
-        plan_batch(resume=out)
+        plan_batch(BatchRequest(resume=out))
     assert "another agentctl batch is running this batch" in str(caught.value)
     first.lock.release()
     done = run_batch(resume=out)

@@ -20,8 +20,7 @@ from agentctl.agent.client import AnthropicBatches
 from agentctl.agent.retry import RetryPolicy
 from agentctl.agent.rounds import RoundCoordinator
 from agentctl.batch import BatchSpec, ResultsStore, read_source, run_tasks
-from agentctl.emulator.batches import BatchTiming, parse_batch_faults
-from agentctl.emulator.server import running
+from agentctl.emulator import BatchTiming, parse_batch_faults, running
 from tests.emulator.helpers import make_client
 
 from .test_batch_cli import batch, make_tasks, results

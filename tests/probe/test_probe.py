@@ -15,7 +15,7 @@ from agentctl.agent.retry import RetryPolicy
 from agentctl.cli.main import app
 from agentctl.context.calibration import load_calibration, resolve_server_model
 from agentctl.context.server_model import SERVER_MODELS, ServerModel, parse_server_model
-from agentctl.emulator.server import running
+from agentctl.emulator import running
 from agentctl.errors import LimitError
 from agentctl.probe.run import NO_KEY, plan_probe, probe_server, run_probe
 from agentctl.probe.view import EMULATOR_NOTE
@@ -168,22 +168,6 @@ def test_the_money_spent_is_checked_after_every_request() -> None:
 def test_server_model_is_only_for_the_emulator() -> None:
     code, _, err = invoke("probe", "--server-model", "edited", "--yes")
     assert code == 2 and "only with --offline" in err
-
-
-def test_the_emulator_quotes_a_tool_result_as_the_model_sees_it() -> None:
-    from agentctl.emulator.echo import quoted_result
-
-    result = {
-        "type": "tool_result",
-        "tool_use_id": "t1",
-        "content": [{"type": "text", "text": "x"}],
-    }
-    ask = {"type": "text", "text": "Quote the tool result t1 verbatim: reply with it."}
-    request = {"messages": [{"role": "user", "content": [result, ask]}]}
-    assert quoted_result(request) == "x"
-    request["messages"][0]["content"][1]["text"] = "Quote the tool result t2 verbatim"
-    assert quoted_result(request) is None
-    assert quoted_result({"messages": [{"role": "user", "content": "hello"}]}) is None
 
 
 def test_python_callers_probe_with_the_same_function() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
-from agentctl.emulator.server import running
+from agentctl.emulator import running
 
 from .helpers import (
     assert_store_consistent,

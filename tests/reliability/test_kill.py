@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.emulator.server import Emulator, running
+from agentctl.emulator import Emulator, running
 from agentctl.home import sessions_dir
 
 from .helpers import (

@@ -19,8 +19,7 @@ from agentctl.agent.request import tool_uses_edit
 from agentctl.context.cache import CacheUsage
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL
 from agentctl.context.tokens import estimate_message_tokens
-from agentctl.emulator.editing import Json, SharedEngine
-from agentctl.emulator.server import running
+from agentctl.emulator import SharedEngine, running
 from agentctl.profile.loader import Overrides
 from agentctl.profile.settings import ClearToolUses
 from agentctl.runner.execute import execute
@@ -42,7 +41,7 @@ STEERING = ClearToolUses(
 class CountsMore(SharedEngine):
     """The shared engine, reporting every prompt `FACTOR` times the estimate."""
 
-    def account(self, edited_request: Json, model: str) -> CacheUsage:
+    def account(self, edited_request: dict[str, Any], model: str) -> CacheUsage:
         usage = super().account(edited_request, model)
         scaled = {k: round(v * FACTOR) for k, v in dataclasses.asdict(usage).items()}
         return CacheUsage(**scaled)

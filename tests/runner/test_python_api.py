@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import agentctl
-from agentctl.emulator.server import running
+from agentctl.emulator import running
 from agentctl.home import sessions_dir
 from agentctl.testing import reply, tool_use
 

@@ -12,10 +12,7 @@ from typer.testing import CliRunner
 
 from agentctl.cli.main import app
 from agentctl.context.server_model import DEFAULT_CLEARED_RESULT_PLACEHOLDER as DEFAULT_PLACEHOLDER
-from agentctl.emulator.corpus import load_corpus
-from agentctl.emulator.model import Reply
-from agentctl.emulator.policy import DefaultPolicy
-from agentctl.emulator.server import running
+from agentctl.emulator import DefaultPolicy, Reply, load_corpus, running
 from agentctl.home import sessions_dir
 from agentctl.sessions.transcript import read_records
 

@@ -15,9 +15,15 @@ from typer.testing import CliRunner
 
 from agentctl.cli.main import app
 from agentctl.context.server_model import DEFAULT_CLEARED_RESULT_PLACEHOLDER
-from agentctl.emulator.corpus import load_corpus
-from agentctl.emulator.model import Reply, Script, ScriptedModel, ScriptTurn, ToolCall
-from agentctl.emulator.server import running
+from agentctl.emulator import (
+    Reply,
+    Script,
+    ScriptedModel,
+    ScriptTurn,
+    ToolCall,
+    load_corpus,
+    running,
+)
 from tests.tools.mcp_harness import SERVER, records
 
 PROFILE = f"""\

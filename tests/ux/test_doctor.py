@@ -11,7 +11,7 @@ from import_probe import loaded_by_command
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
-from agentctl.emulator.server import running
+from agentctl.emulator import running
 
 SENTINEL = "sk-ant-SENTINEL-doctor-0123456789"
 

@@ -9,7 +9,7 @@ from agentctl.context.engine import apply_context_edits
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, PRESETS
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.probe.identify import predict
-from agentctl.probe.script import BASIS_TRIGGER, probe_steps, scaled
+from agentctl.probe.steps import BASIS_TRIGGER, probe_steps, scaled
 
 MARGIN = 0.12  # the server's tokenizer may stray this far from the factor the probe measures
 
@@ -62,7 +62,7 @@ def test_scaling_moves_token_triggers_only() -> None:
 
 def test_each_rung_of_the_ladder_is_the_size_it_stands_for() -> None:
     from agentctl.context.pairs import result_tokens, tool_pairs
-    from agentctl.probe.script import LADDER, history, rung_result
+    from agentctl.probe.steps import LADDER, history, rung_result
 
     sizes = [result_tokens(p) for p in tool_pairs(history([rung_result(n) for n in LADDER]))]
     assert sizes == list(LADDER) and sorted(set(LADDER)) == list(LADDER)

@@ -10,12 +10,11 @@ from typing import TYPE_CHECKING
 from agentctl.agent.rounds import RoundCoordinator
 from agentctl.context.calibration import resolve_server_model
 from agentctl.profile.loader import Overrides
-from agentctl.runner import connect
-from agentctl.runner.plan import resolve
+from agentctl.runner import connect, resolve
 
 if TYPE_CHECKING:
     from agentctl.agent.retry import RetryGate
-    from agentctl.batch.store import BatchSpec
+    from agentctl.batch.folder import BatchSpec
 
 VIAS = ("messages", "batches")
 
@@ -24,6 +23,7 @@ VIAS = ("messages", "batches")
 def open_rounds(spec: BatchSpec, gate: RetryGate | None = None) -> Iterator[RoundCoordinator]:
     """The coordinator for a `--via batches` run, set up from the batch's profile and --set
     ([api] for the client, context_editing for the offline emulator)."""
+    # The SDK (over a second to import): only for --via batches.
     from agentctl.agent.client import AnthropicBatches
 
     profile, _ = resolve(spec.profile_arg(), Overrides(sets=spec.sets))

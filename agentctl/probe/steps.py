@@ -38,7 +38,7 @@ from agentctl.context.tokens import estimate_text_tokens
 DEFAULT_PROBE_MODEL = "claude-haiku-5-5"
 QUOTE_PROMPT = "Quote the tool result {id} verbatim: reply with its exact content and nothing else."
 BASIS_ROUNDS = (3, 4, 5, 6)
-BASIS_TRIGGER = 7_300  # estimator units; see tests/probe/test_script.py for the margins
+BASIS_TRIGGER = 7_300  # estimator units; see tests/probe/test_steps.py for the margins
 LARGE_LINES = 90
 # Words in each result of the ladder; `LADDER` is their sizes in estimated tokens of content,
 # the unit of the server model's small-result line (`min_result_tokens`).

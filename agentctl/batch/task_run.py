@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import shutil
+import threading
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,20 +14,38 @@ from typing import TYPE_CHECKING, Any
 
 from agentctl.agent.model import ModelClient
 from agentctl.agent.retry import RetryGate
+from agentctl.batch.folder import BatchSpec, task_folder
 from agentctl.batch.source import BatchTask
-from agentctl.batch.store import BatchSpec, task_folder
 from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.runner import Plan, RunResult, execute, open_client, plan_new
-from agentctl.runner.plan import resolve
+from agentctl.runner import Plan, RunResult, execute, open_client, plan_new, resolve
 from agentctl.sessions.record import LIST_PRICE
 from agentctl.sessions.transcript import make_private_dirs
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
     from agentctl.agent.rounds import RoundClient, RoundCoordinator
-    from agentctl.batch.scheduler import Budget
     from agentctl.profile.settings import MemorySettings, Profile
+
+
+class Budget:
+    """The batch-wide `--max-usd`: what was spent (from every worker's turns) against it."""
+
+    def __init__(self, limit: float | None, spent: float = 0.0) -> None:
+        self.limit = limit if limit and limit > 0 else None
+        self.spent = spent
+        self._lock = threading.Lock()
+
+    def add(self, cost: float) -> None:
+        if math.isfinite(cost):
+            with self._lock:
+                self.spent += cost
+
+    def exhausted(self) -> bool:
+        return self.limit is not None and self.spent >= self.limit
+
+    def remaining(self) -> float | None:
+        return None if self.limit is None else max(self.limit - self.spent, 0.0)
 
 
 @dataclass(frozen=True)

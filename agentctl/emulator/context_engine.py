@@ -6,6 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from agentctl.context.cache import PromptCache, validate_cache_control
+from agentctl.context.compaction import compact
+from agentctl.context.engine import edit_as_server, validate_edits
+from agentctl.context.tokens import estimate_block_tokens
+from agentctl.context.validate import validate_compaction_blocks
+
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
     from agentctl.context.compaction import Compaction
@@ -56,16 +62,10 @@ class SharedEngine:
     """The project's one implementation of clearing and caching (`agentctl.context`)."""
 
     def __init__(self, clock: Callable[[], float], server: ServerModel) -> None:
-        from agentctl.context.cache import PromptCache
-
         self._cache = PromptCache(clock)  # lives as long as the emulator, across requests
         self.server = server
 
     def validate(self, request: Json) -> str | None:
-        from agentctl.context.cache import validate_cache_control
-        from agentctl.context.engine import validate_edits
-        from agentctl.context.validate import validate_compaction_blocks
-
         return (
             validate_edits(request)
             or validate_compaction_blocks(request)
@@ -73,16 +73,12 @@ class SharedEngine:
         )
 
     def edit(self, request: Json) -> Edited:
-        from agentctl.context.engine import edit_as_server
-
         outcome = edit_as_server(request, server=self.server)
         management = request.get("context_management")
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 
     def compact(self, edited_request: Json) -> Compaction | None:
-        from agentctl.context.compaction import compact
-
         return compact(edited_request)
 
     def account(self, edited_request: Json, model: str) -> CacheUsage:
@@ -92,8 +88,6 @@ class SharedEngine:
         return self._cache.peek(request, model)
 
     def count_blocks(self, blocks: list[Json]) -> int:
-        from agentctl.context.tokens import estimate_block_tokens
-
         return sum(estimate_block_tokens(block) for block in blocks)
 
 
