@@ -138,13 +138,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-# Being broken inside profile/ on another branch of this round (issue 22's settings part):
-# remove this entry when that branch is merged.
-KNOWN_CYCLES = [["agentctl.profile.keys", "agentctl.profile.writer"]]
-
-
 def test_no_import_cycles() -> None:
-    assert [group for group in cycles(import_graph()) if group not in KNOWN_CYCLES] == []
+    assert cycles(import_graph()) == []
 
 
 def test_the_cycle_check_sees_imports_inside_functions(tmp_path: Path) -> None:

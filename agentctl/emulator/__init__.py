@@ -15,6 +15,7 @@ from agentctl.emulator.context_engine import ContextEngine, SharedEngine
 from agentctl.emulator.corpus import Corpus, load_corpus
 from agentctl.emulator.model import Reply, Script, ScriptedModel, ScriptTurn, TextOut, ToolCall
 from agentctl.emulator.policy import DefaultPolicy
+from agentctl.emulator.script import load_script
 from agentctl.emulator.server import Emulator, running
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ __all__ = [
     "ToolCall",
     "check_all",
     "load_corpus",
+    "load_script",
     "message_from_events",
     "parse_batch_faults",
     "parse_recordings",

@@ -21,9 +21,7 @@ from mcp.types import (
 )
 
 from agentctl.context.server_model import DEFAULT_CLEARED_RESULT_PLACEHOLDER
-from agentctl.emulator.model import Reply
-from agentctl.emulator.script import load_script
-from agentctl.emulator.server import build_model, running
+from agentctl.emulator import Reply, ScriptedModel, load_script, running
 from agentctl.tools.mcp import MediaLimit, result_content
 
 from .mcp_harness import invoke, records, tool_results, write_profile, write_task
@@ -42,7 +40,7 @@ class SeenRequests:
     """The task's scripted model, keeping every (edited) request it is shown."""
 
     def __init__(self, script: Path) -> None:
-        self.model = build_model(load_script(script), DEFAULT_CLEARED_RESULT_PLACEHOLDER)
+        self.model = ScriptedModel(load_script(script))
         self.seen: list[dict[str, Any]] = []
 
     def reply(self, request: dict[str, Any]) -> Reply:
