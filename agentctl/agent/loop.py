@@ -306,7 +306,9 @@ def _run_tool(
 ) -> tuple[ToolCall, dict[str, Any]]:
     tool_input = block.get("input")
     tool_input = dict(tool_input) if isinstance(tool_input, Mapping) else {}
-    outcome = setup.tools.dispatch(str(block.get("name", "")), tool_input)
+    outcome = setup.tools.dispatch(
+        str(block.get("name", "")), tool_input, turn=turn, tool_use_id=str(block.get("id", ""))
+    )
     call = ToolCall(
         str(block.get("id", "")),
         str(block.get("name", "")),

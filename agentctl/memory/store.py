@@ -38,6 +38,7 @@ from agentctl.memory.guard import (
     open_dir,
     open_root,
 )
+from agentctl.memory.history import Change, changes_record, contents_at, put_blob
 from agentctl.memory.journal import (
     JournalEntry,
     JournalMark,
@@ -85,11 +86,23 @@ class MemoryStore:
         self._swept = False
         self._tally = UsageTally()
         self._last_mark: JournalMark | None = None  # the journal after our own last append
+        self._origin: dict[str, Any] = {}  # turn and tool_use_id of the call being answered
+        self.history_written = 0  # blob bytes this store added to the history
         ensure_root(self.root) if create else require_root(self.root)
 
-    def execute(self, command: Mapping[str, Any]) -> str:
-        """Run one memory tool input; the result text, or ToolError with the error text."""
+    def execute(
+        self,
+        command: Mapping[str, Any],
+        *,
+        turn: int | None = None,
+        tool_use_id: str | None = None,
+    ) -> str:
+        """Run one memory tool input; the result text, or ToolError with the error text.
+
+        `turn` and `tool_use_id` (the model's call, in a run) go into the history entry.
+        """
         cmd = parse_command(command)
+        self._origin = {"turn": turn, "tool_use_id": tool_use_id}
         try:
             with self.opened() as fd:
                 if isinstance(cmd, View):
@@ -99,6 +112,8 @@ class MemoryStore:
                     return self._mutate(fd, cmd)
         except OSError as err:
             raise os_error_text(str(command.get("command")), err) from err
+        finally:
+            self._origin = {}
 
     def _sweep_once(self, fd: int) -> None:
         """First write of this store: drop temp files of writers killed mid-write."""
@@ -137,9 +152,38 @@ class MemoryStore:
         """Files and bytes in the root now (lock held): kept between writes, walked when stale."""
         return self._tally.current(fd)
 
+    def planned(
+        self, fd: int, before: Mapping[str, bytes], after: Mapping[str, bytes]
+    ) -> dict[str, Change]:
+        """The history of a change about to be made: both sides of each file kept as blobs.
+
+        `before` / `after`: the files (memory path -> bytes) the change touches, as they are
+        and as they will be (a path missing on one side: no file there).
+        """
+        changes: dict[str, Change] = {}
+        for path in [*before, *(p for p in after if p not in before)]:
+            was, will = (self._kept(fd, side.get(path)) for side in (before, after))
+            if was != will:
+                changes[path] = (was, will)
+        return changes
+
+    def _kept(self, fd: int, data: bytes | None) -> str | None:
+        if data is None:
+            return None
+        ident, written = put_blob(fd, data)
+        self.history_written += written
+        return ident
+
     @contextmanager
     def changing(
-        self, fd: int, command: str, path: str, *, delta: Usage | None, **extra: Any
+        self,
+        fd: int,
+        command: str,
+        path: str,
+        *,
+        delta: Usage | None,
+        changes: dict[str, Change],
+        **extra: Any,
     ) -> Iterator[None]:
         """Around one change (lock held): an intent line before it, its entry after it.
 
@@ -149,7 +193,14 @@ class MemoryStore:
         `delta` is what the change does to the usage (None: unknown, walk next time); the kept
         usage is dropped while the block runs, so a half-done change is never counted wrong.
         """
-        entry = JournalEntry(now_iso(), command, path, session=self.session, **extra)
+        entry = JournalEntry(
+            now_iso(),
+            command,
+            path,
+            session=self.session,
+            changes=changes_record(changes),
+            **{**self._origin, **extra},
+        )
         before = self._tally.peek(fd)
         self._tally.forget()
         append_record(fd, intent_record(entry))
@@ -205,9 +256,12 @@ class MemoryStore:
         current = partial(self.usage, fd)
         self.limits.check_write(path.text, len(data), old_size=None, current=current)
         added = Usage(1, len(data))
+        changes = self.planned(fd, {}, {path.canonical: data})
         with (
             closing(parent_dir(fd, path, create=True)) as parent,
-            self.changing(fd, "create", path.canonical, delta=added, bytes=len(data)),
+            self.changing(
+                fd, "create", path.canonical, delta=added, changes=changes, bytes=len(data)
+            ),
         ):
             try:
                 fsops.create_exclusive(parent, path.parts[-1], data)
@@ -238,7 +292,10 @@ class MemoryStore:
         current = partial(self.usage, fd)
         self.limits.check_write(path.text, len(data), old_size=old_size, current=current)
         grown = Usage(0, len(data) - old_size)
-        with self.changing(fd, command, path.canonical, delta=grown, bytes=len(data)):
+        changes = self.planned(fd, {path.canonical: old.encode("utf-8")}, {path.canonical: data})
+        with self.changing(
+            fd, command, path.canonical, delta=grown, changes=changes, bytes=len(data)
+        ):
             fsops.replace_atomic(parent, path.parts[-1], data)
 
     # -- delete / rename -------------------------------------------------------------------
@@ -250,7 +307,11 @@ class MemoryStore:
         missing = ToolError(f"The path {path.text} does not exist")
         parent, st = locate(fd, path, missing=missing)
         removed = Usage(-1, -st.st_size) if stat.S_ISREG(st.st_mode) else None
-        with closing(parent), self.changing(fd, "delete", path.canonical, delta=removed):
+        changes = self.planned(fd, contents_at(fd, path.canonical), {})
+        with (
+            closing(parent),
+            self.changing(fd, "delete", path.canonical, delta=removed, changes=changes),
+        ):
             try:
                 fsops.remove_entry(parent, path.parts[-1])
             except FileNotFoundError:
@@ -270,15 +331,29 @@ class MemoryStore:
             if stat.S_ISDIR(st.st_mode):
                 _check_moved_depth(src_parent, old, new)
             moved = Usage(0, 0)  # within the root: same files, same bytes
+            changes = self._moves(fd, old.canonical, new.canonical)
             with (
                 closing(parent_dir(fd, new, create=True)) as dst_parent,
-                self.changing(fd, "rename", old.canonical, delta=moved, new_path=new.canonical),
+                self.changing(
+                    fd,
+                    "rename",
+                    old.canonical,
+                    delta=moved,
+                    changes=changes,
+                    new_path=new.canonical,
+                ),
             ):
                 os.rename(
                     old.parts[-1], new.parts[-1], src_dir_fd=src_parent, dst_dir_fd=dst_parent
                 )
                 os.fsync(dst_parent)
         return f"Successfully renamed {old.text} to {new.text}"
+
+    def _moves(self, fd: int, old: str, new: str) -> dict[str, Change]:
+        """A rename's history: each file moved leaves `old/...` and appears at `new/...`."""
+        before = contents_at(fd, old)
+        after = {new + path[len(old) :]: data for path, data in before.items()}
+        return self.planned(fd, before, after)
 
     # -- for the CLI -----------------------------------------------------------------------
 
@@ -314,9 +389,10 @@ class MemoryStore:
         current = partial(self.usage, fd)
         self.limits.check_write(mp.text, len(data), old_size=old_size, current=current)
         delta = Usage(int(old_size is None), len(data) - (old_size or 0))
+        changes = self.planned(fd, contents_at(fd, mp.canonical), {mp.canonical: data})
         with (
             closing(parent_dir(fd, mp, create=True)) as parent,
-            self.changing(fd, command, mp.canonical, delta=delta, bytes=len(data)),
+            self.changing(fd, command, mp.canonical, delta=delta, changes=changes, bytes=len(data)),
         ):
             fsops.replace_atomic(parent, mp.parts[-1], data)
 
@@ -325,7 +401,8 @@ class MemoryStore:
         with self.locked() as fd:
             names = [e.name for e in fsops.scan_sorted(fd)]
             names = [n for n in names if not fsops.is_reserved(n)]
-            with self.changing(fd, "clear", "/memories", delta=None):
+            changes = self.planned(fd, contents_at(fd, ROOT), {})
+            with self.changing(fd, "clear", ROOT, delta=None, changes=changes):
                 for name in names:
                     fsops.remove_entry(fd, name)
         return len(names)

@@ -15,7 +15,13 @@ MEMORY_TOOL_TYPE = "memory_20250818"
 class MemoryBackend(Protocol):
     """What answers memory commands: `agentctl.memory.store.MemoryStore` in a real run."""
 
-    def execute(self, command: Mapping[str, Any]) -> str: ...
+    def execute(
+        self,
+        command: Mapping[str, Any],
+        *,
+        turn: int | None = None,
+        tool_use_id: str | None = None,
+    ) -> str: ...
 
 
 class MemoryTool:
@@ -39,6 +45,10 @@ class MemoryTool:
 
     def call(self, tool_input: Mapping[str, Any]) -> str:
         return self._backend.execute(tool_input)
+
+    def call_traced(self, tool_input: Mapping[str, Any], *, turn: int, tool_use_id: str) -> str:
+        """A model's call: its turn and tool_use id go into the memory history."""
+        return self._backend.execute(tool_input, turn=turn, tool_use_id=tool_use_id)
 
 
 def open_memory_tool(settings: MemorySettings, session: str) -> MemoryTool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentctl.errors import ToolError, ToolFailure
 
@@ -31,6 +31,15 @@ class Tool(Protocol):
 
     def call(self, tool_input: Mapping[str, Any]) -> str:
         """The result text; raises ToolError for a failure the model should see."""
+        ...
+
+
+@runtime_checkable
+class TracedTool(Protocol):
+    """A tool that records which turn and tool_use id each call came from (memory history)."""
+
+    def call_traced(self, tool_input: Mapping[str, Any], *, turn: int, tool_use_id: str) -> str:
+        """As `call`, for the model's call `tool_use_id` in turn `turn`."""
         ...
 
 
@@ -87,15 +96,24 @@ class ToolBox:
             dict(t) for t in self._server_tools
         ]
 
-    def dispatch(self, name: str, tool_input: Mapping[str, Any]) -> ToolOutcome:
-        """Run one call; every failure becomes an is_error outcome, never an exception."""
+    def dispatch(
+        self, name: str, tool_input: Mapping[str, Any], *, turn: int = 0, tool_use_id: str = ""
+    ) -> ToolOutcome:
+        """Run one call; every failure becomes an is_error outcome, never an exception.
+
+        `turn` and `tool_use_id` go to a tool that records where its calls came from.
+        """
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "none"
             return ToolOutcome(f"Error: unknown tool '{name}'; available tools: {known}", True)
         try:
             cap = 0 if tool.self_limited else self.max_result_chars
-            return ToolOutcome(cap_text(sendable(tool.call(tool_input)), cap), False)
+            if isinstance(tool, TracedTool) and tool_use_id:
+                text = tool.call_traced(tool_input, turn=turn, tool_use_id=tool_use_id)
+            else:
+                text = tool.call(tool_input)
+            return ToolOutcome(cap_text(sendable(text), cap), False)
         except ToolError as err:
             self.failures += isinstance(err, ToolFailure)
             return ToolOutcome(cap_text(str(err), MAX_ERROR_CHARS), True)
