@@ -22,6 +22,7 @@ from agentctl.memory.lock import shared_root_lock
 
 JOURNAL_NAME = RESERVED_PREFIX + "-journal.jsonl"
 JOURNAL_VERSION = 1
+OLDER_NAME = RESERVED_PREFIX + "-journal.1.jsonl"  # the generation before a rotation
 ROOT = "/memories"
 _TAIL_CHUNK = 64 * 1024
 # Test seam: `AGENTCTL_CRASH_AT=intent:N` makes the process kill -9 itself right after its
@@ -229,19 +230,38 @@ def read_entries(root: Path) -> list[dict[str, Any]]:
         os.close(root_fd)
 
 
-def _entries(root_fd: int) -> list[dict[str, Any]]:
+def read_history(root: Path) -> list[dict[str, Any]]:
+    """The entries of both generations, oldest first (the newer one's `base` record left out
+    when the older one is there: it only restates where the older one ended)."""
     try:
-        fd = open_own(root_fd, JOURNAL_NAME, os.O_RDONLY)
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    try:
+        with shared_root_lock(root_fd):
+            older = [r for r in _records(root_fd, OLDER_NAME) if "intent" not in r]
+            newer = _entries(root_fd)
+    finally:
+        os.close(root_fd)
+    if older and newer and newer[0].get("command") == "base":
+        newer = newer[1:]
+    return older + newer
+
+
+def _records(root_fd: int, name: str) -> list[dict[str, Any]]:
+    try:
+        fd = open_own(root_fd, name, os.O_RDONLY)
     except FileNotFoundError:
         return []
     with os.fdopen(fd, "rb") as handle:
-        text = handle.read().decode("utf-8", errors="replace")
+        return parse_lines(handle.read())
+
+
+def _entries(root_fd: int) -> list[dict[str, Any]]:
+    records = _records(root_fd, JOURNAL_NAME)
     entries: list[dict[str, Any]] = []
     pending: dict[str, Any] | None = None
-    for line in text.split("\n"):  # not splitlines(): names may hold U+2028, U+0085
-        record = _parse(line)
-        if record is None:
-            continue
+    for record in records:
         if "intent" in record:
             if pending is not None:  # never settled (a writer that could not): outcome unknown
                 entries.append({**pending, "command": "unsettled"})
@@ -252,6 +272,13 @@ def _entries(root_fd: int) -> list[dict[str, Any]]:
     if pending is not None:
         entries.append(recover_record(root_fd, pending))
     return entries
+
+
+def parse_lines(data: bytes) -> list[dict[str, Any]]:
+    """The readable records of journal text (intent lines too), in order."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")  # not splitlines(): names may hold U+2028, U+0085
+    return [record for line in lines if (record := _parse(line)) is not None]
 
 
 def _parse(line: str) -> dict[str, Any] | None:

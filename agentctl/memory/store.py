@@ -60,6 +60,7 @@ from agentctl.memory.locating import (
     text_file_parent,
 )
 from agentctl.memory.lock import root_lock
+from agentctl.memory.retention import BASE_LINE_BYTES, history_bytes, rotate
 from agentctl.memory.root import ensure_root, os_error_text, require_root
 from agentctl.memory.viewing import view_dir, view_file
 from agentctl.memory.walk import depth_below
@@ -88,6 +89,7 @@ class MemoryStore:
         self._last_mark: JournalMark | None = None  # the journal after our own last append
         self._origin: dict[str, Any] = {}  # turn and tool_use_id of the call being answered
         self.history_written = 0  # blob bytes this store added to the history
+        self._next_check = 0  # history_written + journal size at which to check the bound
         ensure_root(self.root) if create else require_root(self.root)
 
     def execute(
@@ -216,6 +218,20 @@ class MemoryStore:
             self._last_mark = None
             return
         self._tally.keep(shifted(before, delta), self._last_mark)
+        self._retain(fd)
+
+    def _retain(self, fd: int) -> None:
+        """Now and then (each 1/16 of the bound written), prune the history to its bound."""
+        bound = self.settings.history_max_bytes
+        grown = self.history_written + (self._last_mark.size if self._last_mark else 0)
+        if not bound or grown < self._next_check:
+            return
+        self._next_check = grown + max(1, bound // 16)
+        tree = self.usage(fd)  # the tree's own contents (and its base record) are not history
+        floor = tree.bytes + BASE_LINE_BYTES * tree.files
+        if history_bytes(fd) > floor + bound // 2:  # half: the older generation fits beside
+            self._last_mark = rotate(fd, floor + bound)
+            self._tally.forget()
 
     def _mutate(self, fd: int, cmd: Command) -> str:
         if isinstance(cmd, Create):

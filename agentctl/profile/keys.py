@@ -131,6 +131,15 @@ KEY_DOCS: dict[str, KeyDoc] = {
     ),
     "memory.max_files": KeyDoc("Most files the memory directory may hold (0 = no limit)."),
     "memory.max_view_chars": KeyDoc("Longest `view` result returned to the model."),
+    "memory.history_max_bytes": KeyDoc(
+        "Size past which the memory history (journal and kept contents) is pruned, oldest"
+        " first, bytes (0 = no bound)."
+    ),
+    "memory.review": KeyDoc(
+        '"queue": a run\'s memory writes wait in a pending layer (the run reads them back)'
+        ' until `agentctl memory review --apply`; "off": written at once. A task cannot'
+        " turn it off."
+    ),
     "tools": KeyDoc("Which tools the model is offered."),
     "tools.memory": KeyDoc("Offer the memory tool.", 'tools[] memory_20250818 "memory"'),
     "tools.workspace": KeyDoc("Offer the read-only workspace tools.", "tools[] (custom)"),

@@ -60,6 +60,10 @@ class MemorySettings:
     max_total_bytes: int = 50_000_000
     max_files: int = 10_000
     max_view_chars: int = 16_000
+    # The history (journal and content blobs) is pruned past this many bytes (0 = no bound).
+    history_max_bytes: int = 100_000_000
+    # "queue": a run's writes wait in a pending layer for `agentctl memory review`.
+    review: Literal["off", "queue"] = "off"
 
 
 @dataclass(frozen=True)

@@ -106,6 +106,8 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
         return "a task file may not turn on a server tool (they reach the web or run code)"
     if key.startswith(WEB_REACH):
         return "a task file may not change where the web tools may go"
+    if key == "memory.review" and before == "queue" and value != before:
+        return "a task file may not turn off the review of memory writes"
     if key in LIMITS and _looser(key, value, before):
         return f"{value!r} would lift the profile's limit of {before!r} (a task may only lower it)"
     if key in PATH_KEYS and isinstance(value, str) and not inside(Path(value), folder):

@@ -42,6 +42,7 @@ ZERO_ALLOWED = frozenset(
         "server_tools.web_fetch.max_content_tokens",
         "memory.max_total_bytes",
         "memory.max_files",
+        "memory.history_max_bytes",
     }
 )
 # An MCP server's name, as it appears in `mcp__NAME__TOOL` (the API allows [a-zA-Z0-9_-]).

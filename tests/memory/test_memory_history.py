@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
-from history_harness import M, blob_ids, blobs_exist, replay_changes
+import pytest
+from history_harness import M, blob_ids, blobs_exist, contents, replay_changes
 
-from agentctl.memory.journal import read_entries
+from agentctl.memory.journal import read_entries, read_history
 from agentctl.memory.store import MemoryStore
 
 
@@ -56,3 +58,31 @@ def test_clear_and_a_failed_change_keep_the_history_exact(tmp_path: Path) -> Non
     entries = read_entries(store.root)
     assert entries[-1]["command"] == "clear" and len(entries[-1]["changes"]) == 3
     assert replay_changes(entries) == blob_ids(store.root) == {}
+
+
+@pytest.mark.slow
+def test_the_history_stays_within_its_bound(tmp_path: Path) -> None:
+    from agentctl.memory.guard import open_root
+    from agentctl.memory.retention import history_bytes
+    from agentctl.profile.settings import MemorySettings
+
+    root = tmp_path / "m"
+    store = MemoryStore(root, MemorySettings(history_max_bytes=10_000), session="s1")
+    written = 0
+    for i in range(100):
+        text = f"{i}\n" + "a line of notes\n" * 20
+        store.write_text(f"{M}/n{i % 5}.md", text)
+        written += len(text)
+    fd = open_root(root)
+    try:
+        kept = history_bytes(fd)
+    finally:
+        os.close(fd)
+    tree = sum(map(len, contents(root).values()))
+    assert written > 30_000  # the contents written alone are three times the bound
+    assert kept <= 10_000 + tree + 256 * 5 + 10_000 // 16 + 1_000
+    entries = read_entries(root)
+    assert entries[0]["command"] == "base"
+    assert replay_changes(entries) == blob_ids(root) and blobs_exist(root, entries)
+    history = read_history(root)
+    assert len(history) > len(entries) and blobs_exist(root, history)
