@@ -337,29 +337,46 @@ def import_(
     print(f"Imported {count} files", file=sys.stderr)
 
 
+JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
+
+
 @app.command()
 def log(
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    as_json: JsonOption = False,
     limit: Annotated[
         int, typer.Option("-n", metavar="N", help="Show at most N entries (0: all).")
     ] = 0,
+    by_session: Annotated[
+        bool, typer.Option("--sessions", help="One line per session: when, turns, files.")
+    ] = False,
     root: RootOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Show the journal of changes to the memory directory, newest first.
+    """Show the history of changes to the memory directory, newest first.
 
     Every successful create, str_replace, insert, delete and rename (by the model or by these
-    commands) is recorded with its time, path, bytes written and session id.
+    commands) is recorded with its time, path, bytes written, session id and, for the model's
+    calls, the turn and tool_use id. --sessions sums it up per session.
 
     \b
-    Example:
+    Examples:
       agentctl memory log -n 20
+      agentctl memory log --sessions
     """
-    from agentctl.memory.journal import read_entries
+    from agentctl.memory.blame import sessions
+    from agentctl.memory.journal import read_entries, read_history
 
-    entries = read_entries(open_store(root, profile).root)[::-1]
-    for entry in entries[:limit] if limit > 0 else entries:
-        print(json.dumps(entry, ensure_ascii=False) if as_json else visible(_log_line(entry)))
+    path = open_store(root, profile).root
+    if by_session:
+        for summary in sessions(read_history(path))[::-1][: limit or None]:
+            _emit(summary.to_json(), as_json, _session_line)
+        return
+    for entry in read_entries(path)[::-1][: limit or None]:
+        _emit(entry, as_json, _log_line)
+
+
+def _emit(record: dict[str, Any], as_json: bool, line: Any) -> None:
+    print(json.dumps(record, ensure_ascii=False) if as_json else visible(line(record)))
 
 
 def _log_line(entry: dict[str, Any]) -> str:
@@ -368,8 +385,109 @@ def _log_line(entry: dict[str, Any]) -> str:
         target += f" -> {entry['new_path']}"
     size = f"{entry.get('bytes', 0)}B" if entry.get("bytes") else "-"
     session = entry.get("session") or "-"
+    turn = f"turn {entry['turn']}" if isinstance(entry.get("turn"), int) else "-"
     when, command = entry.get("time", "?"), entry.get("command", "?")
-    return f"{when}  {command:<11}  {size:>8}  {session:<10}  {target}"
+    return f"{when}  {command:<11}  {size:>8}  {session:<10}  {turn:<8}  {target}"
+
+
+def _session_line(summary: dict[str, Any]) -> str:
+    turns = ",".join(map(str, summary["turns"])) or "-"
+    files = ", ".join(summary["paths"])
+    return (
+        f"{summary['session']:<14}  {summary['first']}  {summary['last']}  "
+        f"{summary['changes']:>3} changes  turns {turns}  {files}"
+    )
+
+
+@app.command()
+def blame(
+    path: PathArg,
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Show each line of a memory file with the session, turn and time that last wrote it.
+
+    Lines the history cannot account for (changed by hand, or pruned) show `unrecorded`.
+
+    \b
+    Example:
+      agentctl memory blame notes.md
+    """
+    from agentctl.memory.blame import blame as blame_lines
+
+    store, target = open_store(root, profile), memory_path(path)
+    current = store.read_text(target).encode("utf-8")
+    for line in blame_lines(store.history(), target, current, store.read_blob):
+        record = {"line": line.number, "text": line.text, **line.origin.to_json()}
+        _emit(record, as_json, _blame_line)
+
+
+def _blame_line(record: dict[str, Any]) -> str:
+    who = record["session"] or ("(before history)" if record["command"] == "base" else "-")
+    if record["command"] == "unrecorded":
+        who = "unrecorded"
+    turn = f"turn {record['turn']}" if record["turn"] else ""
+    text = record["text"].removesuffix("\n")
+    return f"{record['line']:>5}  {who:<14} {turn:<8} {record['time'] or '-':<24}  {text}"
+
+
+SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="A session id (memory log).")]
+
+
+@app.command()
+def diff(
+    session: SessionArg,
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Show what a session changed in the memory directory: a unified diff per change.
+
+    \b
+    Example:
+      agentctl memory diff 20261201-101500-ab12
+    """
+    from agentctl.memory.blame import session_changes
+
+    store = open_store(root, profile)
+    changes = session_changes(store.history(), session, store.read_blob)
+    if not changes:
+        raise UsageError(f"memory diff: session {session!r} changed nothing in {store.root}")
+    for change in changes:
+        if as_json:
+            print(json.dumps(change.to_json(), ensure_ascii=False))
+        else:
+            sys.stdout.write(visible(change.unified()))
+
+
+@app.command()
+def revert(
+    session: SessionArg,
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Undo everything a session wrote, keeping what later sessions changed.
+
+    Each change is undone by a three-way merge; where a later change touched the same (or
+    adjacent) lines, nothing is written and the files are named (exit 1).
+
+    \b
+    Example:
+      agentctl memory revert 20261201-101500-ab12
+    """
+    store = open_store(root, profile)
+    if not any(e.get("session") == session for e in store.history()):
+        raise UsageError(f"memory revert: session {session!r} changed nothing in {store.root}")
+    changed, conflicts = store.revert(session)
+    if as_json:
+        print(json.dumps({"reverted": changed, "conflicts": [c.__dict__ for c in conflicts]}))
+    if conflicts:
+        why = "; ".join(dict.fromkeys(f"{c.path}: {c.why}" for c in conflicts))
+        raise AgentctlError(f"memory revert {session}: nothing was changed: {why}")
+    if not as_json:
+        print(f"Reverted {session}: {len(changed)} files ({', '.join(changed) or 'none'})")
 
 
 @app.command()

@@ -45,6 +45,8 @@ class JournalEntry:
     turn: int | None = None  # the run's turn and the model's tool_use id, where known
     tool_use_id: str | None = None
     changes: dict[str, list[str | None]] | None = None  # path -> [blob before, blob after]
+    removed: list[str] | None = None  # revert, review: files deleted (`files`: those written)
+    reverts: str | None = None  # revert: the session undone
     v: int = JOURNAL_VERSION
 
     def record(self) -> dict[str, Any]:
@@ -56,7 +58,7 @@ class JournalEntry:
         return record
 
 
-_OPTIONAL = ("files", "turn", "tool_use_id", "changes")
+_OPTIONAL = ("files", "turn", "tool_use_id", "changes", "removed", "reverts")
 
 
 class JournalMark(NamedTuple):
@@ -239,10 +241,15 @@ def read_history(root: Path) -> list[dict[str, Any]]:
         return []
     try:
         with shared_root_lock(root_fd):
-            older = [r for r in _records(root_fd, OLDER_NAME) if "intent" not in r]
-            newer = _entries(root_fd)
+            return history_at(root_fd)
     finally:
         os.close(root_fd)
+
+
+def history_at(root_fd: int) -> list[dict[str, Any]]:
+    """As read_history, the root's lock held by the caller."""
+    older = [r for r in _records(root_fd, OLDER_NAME) if "intent" not in r]
+    newer = _entries(root_fd)
     if older and newer and newer[0].get("command") == "base":
         newer = newer[1:]
     return older + newer

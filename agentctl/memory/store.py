@@ -18,6 +18,7 @@ from typing import Any
 
 from agentctl.errors import ToolError
 from agentctl.memory import fsops
+from agentctl.memory.blame import Conflict, changes_of, undo
 from agentctl.memory.commands import (
     ROOT,
     Command,
@@ -38,15 +39,17 @@ from agentctl.memory.guard import (
     open_dir,
     open_root,
 )
-from agentctl.memory.history import Change, changes_record, contents_at, put_blob
+from agentctl.memory.history import Change, changes_record, contents_at, put_blob, read_blob
 from agentctl.memory.journal import (
     JournalEntry,
     JournalMark,
     append_entry,
     append_record,
+    history_at,
     intent_record,
     journal_mark,
     now_iso,
+    read_history,
     settle,
 )
 from agentctl.memory.limits import Limits, UsageTally, shifted
@@ -411,6 +414,56 @@ class MemoryStore:
             self.changing(fd, command, mp.canonical, delta=delta, changes=changes, bytes=len(data)),
         ):
             fsops.replace_atomic(parent, mp.parts[-1], data)
+
+    def history(self) -> list[dict[str, Any]]:
+        """Every recorded change, oldest first (both journal generations)."""
+        return read_history(self.root)
+
+    def read_blob(self, ident: str) -> bytes | None:
+        """Content the history kept, by id; None when pruned or missing."""
+        with self.opened() as fd:
+            return read_blob(fd, ident)
+
+    def revert(self, session: str) -> tuple[list[str], list[Conflict]]:
+        """Undo every change `session` made (one `revert` entry); the files changed, or the
+        conflicts (later changes to the same lines) that refuse it, nothing written then."""
+        with self.locked() as fd:
+            history = history_at(fd)
+            paths = {p for e in history if e.get("session") == session for p in changes_of(e)}
+            now = {path: contents_at(fd, path).get(path) for path in paths}
+            state, conflicts = undo(history, session, now, partial(read_blob, fd))
+            if conflicts:
+                return [], conflicts
+            changed = {path: data for path, data in state.items() if data != now[path]}
+            self.restore(fd, now, changed, "revert", reverts=session)
+        return sorted(changed), []
+
+    def restore(
+        self,
+        fd: int,
+        now: Mapping[str, bytes | None],
+        files: Mapping[str, bytes | None],
+        command: str,
+        **extra: Any,
+    ) -> None:
+        """Set each of `files` (None: delete it) as one journaled change (lock held); `now`:
+        what those paths hold before."""
+        before = {p: data for p in files if (data := now.get(p)) is not None}
+        after = {p: data for p, data in files.items() if data is not None}
+        removed = sorted(p for p, data in files.items() if data is None)
+        changes = self.planned(fd, before, after)
+        written = {p: len(data) for p, data in after.items()}
+        with self.changing(
+            fd, command, ROOT, delta=None, changes=changes, files=written, removed=removed, **extra
+        ):
+            for path, data in files.items():
+                mp = parse_memory_path(path)
+                with closing(parent_dir(fd, mp, create=data is not None)) as parent:
+                    if data is None:
+                        with suppress(FileNotFoundError):
+                            fsops.remove_entry(parent, mp.parts[-1])
+                    else:
+                        fsops.replace_atomic(parent, mp.parts[-1], data)
 
     def clear(self) -> int:
         """Delete everything in the root except agentctl's own files; returns entries removed."""
