@@ -349,6 +349,10 @@ def log(
     by_session: Annotated[
         bool, typer.Option("--sessions", help="One line per session: when, turns, files.")
     ] = False,
+    only: Annotated[
+        str | None,
+        typer.Option("--session", metavar="ID", help="Only the changes of this session."),
+    ] = None,
     root: RootOption = None,
     profile: ProfileOption = None,
 ) -> None:
@@ -362,6 +366,7 @@ def log(
     Examples:
       agentctl memory log -n 20
       agentctl memory log --sessions
+      agentctl memory log --session 20261201-101500-ab12     one run's changes, by turn
     """
     from agentctl.memory.blame import sessions
     from agentctl.memory.journal import read_entries, read_history
@@ -371,7 +376,9 @@ def log(
         for summary in sessions(read_history(path))[::-1][: limit or None]:
             _emit(summary.to_json(), as_json, _session_line)
         return
-    for entry in read_entries(path)[::-1][: limit or None]:
+    entries = read_history(path) if only else read_entries(path)
+    mine = [e for e in entries if only is None or e.get("session") == only]
+    for entry in mine[::-1][: limit or None]:
         _emit(entry, as_json, _log_line)
 
 
