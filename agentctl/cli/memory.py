@@ -47,6 +47,22 @@ ProfileOption = Annotated[
     str | None,
     typer.Option("--profile", metavar="FILE", help="Profile whose memory.root and limits to use."),
 ]
+# `--memory-review MODE` of run and batch: the memory.review key, as a --set after the others.
+ReviewOption = Annotated[
+    str | None,
+    typer.Option(
+        "--memory-review",
+        metavar="MODE",
+        help='"queue": hold memory writes for `agentctl memory review` (sets memory.review).',
+    ),
+]
+
+
+def review_sets(mode: str | None) -> list[str]:
+    """--memory-review MODE as the --set it stands for."""
+    return [f"memory.review={mode}"] if mode else []
+
+
 PathArg = Annotated[
     str, typer.Argument(metavar="PATH", help="/memories/... or a path relative to it.")
 ]
@@ -566,3 +582,69 @@ def call_line(store: MemoryStore, line: bytes | str, number: int) -> dict[str, A
         return {"ok": True, "result": store.execute(command)}
     except ToolError as err:
         return {"ok": False, "error": str(err)}
+
+
+@app.command()
+def review(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[PATH]...", help="With --apply / --drop: only these files."),
+    ] = None,
+    apply: Annotated[
+        str | None,
+        typer.Option("--apply", metavar="SESSION", help="Write the session's pending changes."),
+    ] = None,
+    drop: Annotated[
+        str | None,
+        typer.Option("--drop", metavar="SESSION", help="Discard the session's pending changes."),
+    ] = None,
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """List, apply or drop the memory writes that runs with memory.review = "queue" left
+    pending (each run reads its own writes back; the memory directory is not touched).
+
+    Applying merges each file's changes into the directory as it is now; where it changed
+    meanwhile in the same lines, nothing is applied (exit 1).
+
+    \b
+    Examples:
+      agentctl memory review                             pending changes per session, as diffs
+      agentctl memory review --apply 20261201-101500-ab12
+      agentctl memory review --drop 20261201-101500-ab12 notes/draft.md
+    """
+    from agentctl.memory.pending import Layer, layers
+
+    store = open_store(root, profile)
+    if apply and drop:
+        raise UsageError("memory review: give --apply SESSION or --drop SESSION, not both")
+    session = apply or drop
+    if session is None:
+        if paths:
+            raise UsageError("memory review: PATH arguments go with --apply or --drop")
+        for layer in layers(store.root):
+            _show_pending(layer, as_json)
+        return
+    layer = Layer(store.root, session)
+    if not layer.exists():
+        raise UsageError(f"memory review: session {session!r} has nothing pending in {store.root}")
+    chosen = [memory_path(p) for p in paths or []]
+    settled = layer.settle(store.settings, chosen, apply=apply is not None)
+    verb = "applied" if apply else "dropped"
+    if as_json:
+        print(json.dumps({"session": session, verb: settled}))
+    else:
+        print(f"{verb.capitalize()} {session}: {len(settled)} files ({', '.join(settled)})")
+
+
+def _show_pending(layer: Any, as_json: bool) -> None:
+    changes = layer.changes()
+    if as_json:
+        for change in changes:
+            record = {"session": layer.session, "path": change.path, "diff": change.unified()}
+            print(json.dumps(record, ensure_ascii=False))
+        return
+    print(f"session {layer.session}: {len(changes)} pending files")
+    for change in changes:
+        sys.stdout.write(visible(change.unified()))

@@ -224,7 +224,7 @@ def undo(
             conflicts.append(Conflict(change.path, "its content was pruned from the history"))
             continue
         current = state.get(change.path)
-        undone = _undo_one(current, change.before, change.after)
+        undone = three_way(current, base=change.after, target=change.before)
         if undone is None:
             later = _later_sessions(history, session, change)
             conflicts.append(Conflict(change.path, f"changed since by {later}"))
@@ -233,16 +233,19 @@ def undo(
     return state, conflicts
 
 
-def _undo_one(
-    current: bytes | None, before: bytes | None, after: bytes | None
+def three_way(
+    current: bytes | None, *, base: bytes | None, target: bytes | None
 ) -> tuple[bytes | None] | None:
-    if current == after:
-        return (before,)
-    if current == before:
-        return (current,)  # already as it was
-    if current is None or before is None or after is None:
+    """A file taken from `base` to `target` where it is `current` now (None: no file): the
+    result in a 1-tuple, or None when `current` changed the same lines (or the file's
+    existence) differently."""
+    if current == base:
+        return (target,)
+    if current == target:
+        return (current,)  # already there
+    if current is None or base is None or target is None:
         return None
-    merged = merge3(lines(after), lines(current), lines(before))
+    merged = merge3(lines(base), lines(current), lines(target))
     return None if merged is None else ("".join(merged).encode("utf-8"),)
 
 

@@ -52,13 +52,14 @@ class MemoryTool:
 
 
 def open_memory_tool(settings: MemorySettings, session: str) -> MemoryTool:
-    """A MemoryTool over the store at `settings.root`, journaling under this session id.
+    """A MemoryTool over the store at `settings.root`, journaling under this session id
+    (with memory.review = "queue", over the session's pending layer instead).
 
     The root is made if missing and must be writable: ConfigError (exit 2) naming it if not.
     """
+    from agentctl.memory.pending import open_for_run
     from agentctl.memory.root import check_writable
-    from agentctl.memory.store import MemoryStore
 
-    store = MemoryStore(settings.root, settings, session=session)
+    store = open_for_run(settings, session)  # memory.review = "queue": a pending layer
     check_writable(store.root)
     return MemoryTool(store)
