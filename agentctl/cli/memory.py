@@ -648,3 +648,31 @@ def _show_pending(layer: Any, as_json: bool) -> None:
     print(f"session {layer.session}: {len(changes)} pending files")
     for change in changes:
         sys.stdout.write(visible(change.unified()))
+
+
+@app.command()
+def init(
+    template: Annotated[
+        str, typer.Option("--template", metavar="NAME", help="The layout to seed: project-log.")
+    ] = "project-log",
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Seed the memory directory with a layout for work that spans sessions.
+
+    project-log: progress.md (a log each session adds to), features.md (a checklist) and
+    startup.md (a note pointing at the start-up scripts). Files that exist are refused (exit 2),
+    nothing written.
+
+    \b
+    Example:
+      agentctl memory init --template project-log --root ./memory
+    """
+    from agentctl.memory.templates import seed
+
+    created = seed(open_store(root, profile, create=True), template)
+    if as_json:
+        print(json.dumps({"template": template, "created": created}))
+    else:
+        print(f"Created {', '.join(created)}")
