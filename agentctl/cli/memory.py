@@ -640,6 +640,8 @@ def review(
 
 def _show_pending(layer: Any, as_json: bool) -> None:
     changes = layer.changes()
+    if not changes:  # a queued run that wrote nothing
+        return
     if as_json:
         for change in changes:
             record = {"session": layer.session, "path": change.path, "diff": change.unified()}

@@ -454,7 +454,15 @@ class MemoryStore:
         changes = self.planned(fd, before, after)
         written = {p: len(data) for p, data in after.items()}
         with self.changing(
-            fd, command, ROOT, delta=None, changes=changes, files=written, removed=removed, **extra
+            fd,
+            command,
+            ROOT,
+            delta=None,
+            changes=changes,
+            bytes=sum(written.values()),
+            files=written,
+            removed=removed,
+            **extra,
         ):
             for path, data in files.items():
                 mp = parse_memory_path(path)
