@@ -318,7 +318,7 @@ def _run_tool(
     name = str(block.get("name", ""))
     # The tool's progress messages go to the status line while it runs.
     outcome = yield from relay(
-        setup.tools.run(name, tool_input),
+        setup.tools.run(name, tool_input, turn=turn, tool_use_id=str(block.get("id", ""))),
         lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
     )
     call = ToolCall(

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentctl.cli.memory import ReviewOption, review_sets
 from agentctl.errors import InterruptedRunError
 from agentctl.render.safe import visible
 from agentctl.sessions.transcript import json_safe
@@ -91,6 +92,7 @@ def batch(
     memory: Annotated[
         str, typer.Option(metavar="MODE", help="isolated (default) or shared.")
     ] = "isolated",
+    memory_review: ReviewOption = None,
     out: Annotated[Path | None, typer.Option(metavar="DIR", help="Batch folder.")] = None,
     resume: Annotated[
         Path | None, typer.Option(metavar="DIR", help="Run what a batch did not finish.")
@@ -116,7 +118,7 @@ def batch(
     asked = batch.BatchRequest(
         source,
         profile=profile,
-        sets=tuple(set_ or ()),
+        sets=(*(set_ or ()), *review_sets(memory_review)),
         offline=offline,
         memory=memory,
         parallel=parallel,

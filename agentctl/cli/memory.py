@@ -50,6 +50,22 @@ ProfileOption = Annotated[
     str | None,
     typer.Option("--profile", metavar="FILE", help="Profile whose memory.root and limits to use."),
 ]
+# `--memory-review MODE` of run and batch: the memory.review key, as a --set after the others.
+ReviewOption = Annotated[
+    str | None,
+    typer.Option(
+        "--memory-review",
+        metavar="MODE",
+        help='"queue": hold memory writes for `agentctl memory review` (sets memory.review).',
+    ),
+]
+
+
+def review_sets(mode: str | None) -> list[str]:
+    """--memory-review MODE as the --set it stands for."""
+    return [f"memory.review={mode}"] if mode else []
+
+
 PathArg = Annotated[
     str, typer.Argument(metavar="PATH", help="/memories/... or a path relative to it.")
 ]
@@ -340,29 +356,53 @@ def import_(
     print(f"Imported {count} files", file=sys.stderr)
 
 
+JsonOption = Annotated[bool, typer.Option("--json", help="One JSON object per line.")]
+
+
 @app.command()
 def log(
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    as_json: JsonOption = False,
     limit: Annotated[
         int, typer.Option("-n", metavar="N", help="Show at most N entries (0: all).")
     ] = 0,
+    by_session: Annotated[
+        bool, typer.Option("--sessions", help="One line per session: when, turns, files.")
+    ] = False,
+    only: Annotated[
+        str | None,
+        typer.Option("--session", metavar="ID", help="Only the changes of this session."),
+    ] = None,
     root: RootOption = None,
     profile: ProfileOption = None,
 ) -> None:
-    """Show the journal of changes to the memory directory, newest first.
+    """Show the history of changes to the memory directory, newest first.
 
     Every successful create, str_replace, insert, delete and rename (by the model or by these
-    commands) is recorded with its time, path, bytes written and session id.
+    commands) is recorded with its time, path, bytes written, session id and, for the model's
+    calls, the turn and tool_use id. --sessions sums it up per session.
 
     \b
-    Example:
+    Examples:
       agentctl memory log -n 20
+      agentctl memory log --sessions
+      agentctl memory log --session 20261201-101500-ab12     one run's changes, by turn
     """
-    from agentctl.memory.journal import read_entries
+    from agentctl.memory.blame import sessions
+    from agentctl.memory.journal import read_entries, read_history
 
-    entries = read_entries(open_store(root, profile).root)[::-1]
-    for entry in entries[:limit] if limit > 0 else entries:
-        print(json.dumps(entry, ensure_ascii=False) if as_json else visible(_log_line(entry)))
+    path = open_store(root, profile).root
+    if by_session:
+        for summary in sessions(read_history(path))[::-1][: limit or None]:
+            _emit(summary.to_json(), as_json, _session_line)
+        return
+    entries = read_history(path) if only else read_entries(path)
+    mine = [e for e in entries if only is None or e.get("session") == only]
+    for entry in mine[::-1][: limit or None]:
+        _emit(entry, as_json, _log_line)
+
+
+def _emit(record: dict[str, Any], as_json: bool, line: Any) -> None:
+    print(json.dumps(record, ensure_ascii=False) if as_json else visible(line(record)))
 
 
 def _log_line(entry: dict[str, Any]) -> str:
@@ -371,8 +411,109 @@ def _log_line(entry: dict[str, Any]) -> str:
         target += f" -> {entry['new_path']}"
     size = f"{entry.get('bytes', 0)}B" if entry.get("bytes") else "-"
     session = entry.get("session") or "-"
+    turn = f"turn {entry['turn']}" if isinstance(entry.get("turn"), int) else "-"
     when, command = entry.get("time", "?"), entry.get("command", "?")
-    return f"{when}  {command:<11}  {size:>8}  {session:<10}  {target}"
+    return f"{when}  {command:<11}  {size:>8}  {session:<10}  {turn:<8}  {target}"
+
+
+def _session_line(summary: dict[str, Any]) -> str:
+    turns = ",".join(map(str, summary["turns"])) or "-"
+    files = ", ".join(summary["paths"])
+    return (
+        f"{summary['session']:<14}  {summary['first']}  {summary['last']}  "
+        f"{summary['changes']:>3} changes  turns {turns}  {files}"
+    )
+
+
+@app.command()
+def blame(
+    path: PathArg,
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Show each line of a memory file with the session, turn and time that last wrote it.
+
+    Lines the history cannot account for (changed by hand, or pruned) show `unrecorded`.
+
+    \b
+    Example:
+      agentctl memory blame notes.md
+    """
+    from agentctl.memory.blame import blame as blame_lines
+
+    store, target = open_store(root, profile), memory_path(path)
+    current = store.read_text(target).encode("utf-8")
+    for line in blame_lines(store.history(), target, current, store.read_blob):
+        record = {"line": line.number, "text": line.text, **line.origin.to_json()}
+        _emit(record, as_json, _blame_line)
+
+
+def _blame_line(record: dict[str, Any]) -> str:
+    who = record["session"] or ("(before history)" if record["command"] == "base" else "-")
+    if record["command"] == "unrecorded":
+        who = "unrecorded"
+    turn = f"turn {record['turn']}" if record["turn"] else ""
+    text = record["text"].removesuffix("\n")
+    return f"{record['line']:>5}  {who:<14} {turn:<8} {record['time'] or '-':<24}  {text}"
+
+
+SessionArg = Annotated[str, typer.Argument(metavar="SESSION", help="A session id (memory log).")]
+
+
+@app.command()
+def diff(
+    session: SessionArg,
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Show what a session changed in the memory directory: a unified diff per change.
+
+    \b
+    Example:
+      agentctl memory diff 20261201-101500-ab12
+    """
+    from agentctl.memory.blame import session_changes
+
+    store = open_store(root, profile)
+    changes = session_changes(store.history(), session, store.read_blob)
+    if not changes:
+        raise UsageError(f"memory diff: session {session!r} changed nothing in {store.root}")
+    for change in changes:
+        if as_json:
+            print(json.dumps(change.to_json(), ensure_ascii=False))
+        else:
+            sys.stdout.write(visible(change.unified()))
+
+
+@app.command()
+def revert(
+    session: SessionArg,
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Undo everything a session wrote, keeping what later sessions changed.
+
+    Each change is undone by a three-way merge; where a later change touched the same (or
+    adjacent) lines, nothing is written and the files are named (exit 1).
+
+    \b
+    Example:
+      agentctl memory revert 20261201-101500-ab12
+    """
+    store = open_store(root, profile)
+    if not any(e.get("session") == session for e in store.history()):
+        raise UsageError(f"memory revert: session {session!r} changed nothing in {store.root}")
+    changed, conflicts = store.revert(session)
+    if as_json:
+        print(json.dumps({"reverted": changed, "conflicts": [c.__dict__ for c in conflicts]}))
+    if conflicts:
+        why = "; ".join(dict.fromkeys(f"{c.path}: {c.why}" for c in conflicts))
+        raise AgentctlError(f"memory revert {session}: nothing was changed: {why}")
+    if not as_json:
+        print(f"Reverted {session}: {len(changed)} files ({', '.join(changed) or 'none'})")
 
 
 @app.command()
@@ -444,3 +585,99 @@ def call_line(store: MemoryStore, line: bytes | str, number: int) -> dict[str, A
         return {"ok": True, "result": store.execute(command)}
     except ToolError as err:
         return {"ok": False, "error": str(err)}
+
+
+@app.command()
+def review(
+    paths: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[PATH]...", help="With --apply / --drop: only these files."),
+    ] = None,
+    apply: Annotated[
+        str | None,
+        typer.Option("--apply", metavar="SESSION", help="Write the session's pending changes."),
+    ] = None,
+    drop: Annotated[
+        str | None,
+        typer.Option("--drop", metavar="SESSION", help="Discard the session's pending changes."),
+    ] = None,
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """List, apply or drop the memory writes that runs with memory.review = "queue" left
+    pending (each run reads its own writes back; the memory directory is not touched).
+
+    Applying merges each file's changes into the directory as it is now; where it changed
+    meanwhile in the same lines, nothing is applied (exit 1).
+
+    \b
+    Examples:
+      agentctl memory review                             pending changes per session, as diffs
+      agentctl memory review --apply 20261201-101500-ab12
+      agentctl memory review --drop 20261201-101500-ab12 notes/draft.md
+    """
+    from agentctl.memory.pending import Layer, layers
+
+    store = open_store(root, profile)
+    if apply and drop:
+        raise UsageError("memory review: give --apply SESSION or --drop SESSION, not both")
+    session = apply or drop
+    if session is None:
+        if paths:
+            raise UsageError("memory review: PATH arguments go with --apply or --drop")
+        for layer in layers(store.root):
+            _show_pending(layer, as_json)
+        return
+    layer = Layer(store.root, session)
+    if not layer.exists():
+        raise UsageError(f"memory review: session {session!r} has nothing pending in {store.root}")
+    chosen = [memory_path(p) for p in paths or []]
+    settled = layer.settle(store.settings, chosen, apply=apply is not None)
+    verb = "applied" if apply else "dropped"
+    if as_json:
+        print(json.dumps({"session": session, verb: settled}))
+    else:
+        print(f"{verb.capitalize()} {session}: {len(settled)} files ({', '.join(settled)})")
+
+
+def _show_pending(layer: Any, as_json: bool) -> None:
+    changes = layer.changes()
+    if not changes:  # a queued run that wrote nothing
+        return
+    if as_json:
+        for change in changes:
+            record = {"session": layer.session, "path": change.path, "diff": change.unified()}
+            print(json.dumps(record, ensure_ascii=False))
+        return
+    print(f"session {layer.session}: {len(changes)} pending files")
+    for change in changes:
+        sys.stdout.write(visible(change.unified()))
+
+
+@app.command()
+def init(
+    template: Annotated[
+        str, typer.Option("--template", metavar="NAME", help="The layout to seed: project-log.")
+    ] = "project-log",
+    as_json: JsonOption = False,
+    root: RootOption = None,
+    profile: ProfileOption = None,
+) -> None:
+    """Seed the memory directory with a layout for work that spans sessions.
+
+    project-log: progress.md (a log each session adds to), features.md (a checklist) and
+    startup.md (a note pointing at the start-up scripts). Files that exist are refused (exit 2),
+    nothing written.
+
+    \b
+    Example:
+      agentctl memory init --template project-log --root ./memory
+    """
+    from agentctl.memory.templates import seed
+
+    created = seed(open_store(root, profile, create=True), template)
+    if as_json:
+        print(json.dumps({"template": template, "created": created}))
+    else:
+        print(f"Created {', '.join(created)}")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentctl.cli.lifetime import ctrl_c_once, stop_with_parent
+from agentctl.cli.memory import ReviewOption, review_sets
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.profile.settings import Profile
@@ -88,6 +89,7 @@ def run(
         list[str] | None,
         typer.Option("--set", metavar="KEY=VALUE", help="Override a profile key (repeatable)."),
     ] = None,
+    memory_review: ReviewOption = None,
     workspace: Annotated[
         Path | None, typer.Option(metavar="DIR", help="Root of the read-only workspace tools.")
     ] = None,
@@ -110,7 +112,8 @@ def run(
 ) -> None:
     if not quiet and sys.stderr.isatty():  # the SDK and the emulator take a moment to load
         print("agentctl: starting the run…", file=sys.stderr, flush=True)
-    overrides = flag_overrides(model, max_turns, max_usd, set_ or [])
+    sets = [*(set_ or []), *review_sets(memory_review)]
+    overrides = flag_overrides(model, max_turns, max_usd, sets)
     try:
         plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
     except AgentctlError as err:

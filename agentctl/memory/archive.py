@@ -17,6 +17,7 @@ from agentctl.errors import UsageError
 from agentctl.memory import fsops
 from agentctl.memory.commands import ROOT
 from agentctl.memory.guard import open_dir
+from agentctl.memory.history import contents_at
 from agentctl.memory.store import MemoryStore
 from agentctl.memory.unpack import PREFIX, ArchivedFile, ImportPlan, OverBudgetError, open_stream
 from agentctl.memory.walk import walk
@@ -92,7 +93,14 @@ def import_archive(store: MemoryStore, src: Path, *, replace: bool = False) -> i
         _check_limits(store, fd, files, old_sizes, src)
         total = sum(len(f.data) for f in files)
         listed = {"/".join((ROOT, *f.parts)): len(f.data) for f in files}
-        with store.changing(fd, "import", ROOT, delta=None, bytes=total, files=listed):
+        before: dict[str, bytes] = {}
+        for path in listed:
+            before.update(contents_at(fd, path))
+        after = {"/".join((ROOT, *f.parts)): f.data for f in files}
+        changes = store.planned(fd, before, after)
+        with store.changing(
+            fd, "import", ROOT, delta=None, changes=changes, bytes=total, files=listed
+        ):
             for item in files:
                 with _Parent(fd, item.parts) as parent:
                     fsops.replace_atomic(parent, item.parts[-1], item.data)

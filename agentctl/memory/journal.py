@@ -10,20 +10,19 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentctl import clock
-from agentctl.errors import ToolError
-from agentctl.memory.fsops import RESERVED_PREFIX, files_under, lstat_at, open_own, write_all
-from agentctl.memory.guard import open_dir, split_relative
+from agentctl.memory.fsops import RESERVED_PREFIX, lstat_at, open_own, write_all
+from agentctl.memory.history import blob_id, contents_at
 from agentctl.memory.lock import shared_root_lock
 
 JOURNAL_NAME = RESERVED_PREFIX + "-journal.jsonl"
 JOURNAL_VERSION = 1
+OLDER_NAME = RESERVED_PREFIX + "-journal.1.jsonl"  # the generation before a rotation
 ROOT = "/memories"
 _TAIL_CHUNK = 64 * 1024
 # Test seam: `AGENTCTL_CRASH_AT=intent:N` makes the process kill -9 itself right after its
@@ -43,14 +42,23 @@ class JournalEntry:
     bytes: int = 0
     session: str | None = None
     files: dict[str, int] | None = None  # import: every file written, with its size
+    turn: int | None = None  # the run's turn and the model's tool_use id, where known
+    tool_use_id: str | None = None
+    changes: dict[str, list[str | None]] | None = None  # path -> [blob before, blob after]
+    removed: list[str] | None = None  # revert, review: files deleted (`files`: those written)
+    reverts: str | None = None  # revert: the session undone
     v: int = JOURNAL_VERSION
 
     def record(self) -> dict[str, Any]:
-        """The entry as a journal line's object (`files` only where there are some)."""
+        """The entry as a journal line's object (optional fields only where they are set)."""
         record = asdict(self)
-        if record["files"] is None:
-            del record["files"]
+        for key in _OPTIONAL:
+            if record[key] is None:
+                del record[key]
         return record
+
+
+_OPTIONAL = ("files", "turn", "tool_use_id", "changes", "removed", "reverts")
 
 
 class JournalMark(NamedTuple):
@@ -144,52 +152,39 @@ def recover_record(root_fd: int, intent: dict[str, Any]) -> dict[str, Any]:
     """What an interrupted change left: every file now at or under its path(s), with sizes.
 
     Replaying it (drop what was under the paths, add `files`) gives the tree as it is, whether
-    the change happened, did not, or (a folder delete) stopped half way.
+    the change happened, did not, or (a folder delete) stopped half way. Its `changes` say,
+    per file, what the intent found before and what is there now.
     """
     paths = [p for p in (intent.get("path"), intent.get("new_path")) if isinstance(p, str)]
-    files: dict[str, int] = {}
+    now: dict[str, bytes] = {}
     for path in paths:
-        files.update(files_at(root_fd, path))
+        now.update(contents_at(root_fd, path))
     return {
         "time": now_iso(),
         "command": "recover",
         "path": paths[0] if paths else ROOT,
         "new_path": paths[1] if len(paths) > 1 else None,
-        "bytes": sum(files.values()),
-        "files": files,
+        "bytes": sum(len(data) for data in now.values()),
+        "files": {path: len(data) for path, data in now.items()},
         "interrupted": intent.get("intent"),
         "session": intent.get("session"),
+        **{k: intent[k] for k in ("turn", "tool_use_id") if k in intent},
+        "changes": _recovered_changes(intent.get("changes"), now),
         "v": JOURNAL_VERSION,
     }
 
 
-def files_at(root_fd: int, path: str) -> dict[str, int]:
-    """The regular files at or under the memory path `path` (`/memories/...`), with sizes."""
-    if path == ROOT:
-        return files_under(root_fd, ROOT)
-    if not path.startswith(ROOT + "/"):
-        return {}
-    try:
-        parts = split_relative(path.removeprefix(ROOT + "/"))
-    except ToolError:
-        return {}
-    try:
-        parent = open_dir(root_fd, parts[:-1])
-    except (OSError, ToolError):
-        return {}
-    try:
-        st = lstat_at(parent, parts[-1])
-        if st is not None and stat.S_ISREG(st.st_mode):
-            return {path: st.st_size}
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            return {}
-        sub = os.open(parts[-1], os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
-    finally:
-        os.close(parent)
-    try:
-        return files_under(sub, path)
-    finally:
-        os.close(sub)
+def _recovered_changes(planned: object, now: dict[str, bytes]) -> dict[str, list[str | None]]:
+    """Per file: the content the intent found (unchanged files: what is there) and now."""
+    before = planned if isinstance(planned, dict) else {}
+    after = {path: blob_id(data) for path, data in now.items()}
+    changes: dict[str, list[str | None]] = {}
+    for path in [*before, *(p for p in after if p not in before)]:
+        pair = before.get(path)
+        was = pair[0] if isinstance(pair, list) and pair else after.get(path)
+        if was != after.get(path):
+            changes[path] = [was, after.get(path)]
+    return changes
 
 
 def _last_record(root_fd: int) -> dict[str, Any] | None:
@@ -237,19 +232,43 @@ def read_entries(root: Path) -> list[dict[str, Any]]:
         os.close(root_fd)
 
 
-def _entries(root_fd: int) -> list[dict[str, Any]]:
+def read_history(root: Path) -> list[dict[str, Any]]:
+    """The entries of both generations, oldest first (the newer one's `base` record left out
+    when the older one is there: it only restates where the older one ended)."""
     try:
-        fd = open_own(root_fd, JOURNAL_NAME, os.O_RDONLY)
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    try:
+        with shared_root_lock(root_fd):
+            return history_at(root_fd)
+    finally:
+        os.close(root_fd)
+
+
+def history_at(root_fd: int) -> list[dict[str, Any]]:
+    """As read_history, the root's lock held by the caller."""
+    older = [r for r in _records(root_fd, OLDER_NAME) if "intent" not in r]
+    newer = _entries(root_fd)
+    if older and newer and newer[0].get("command") == "base":
+        newer = newer[1:]
+    return older + newer
+
+
+def _records(root_fd: int, name: str) -> list[dict[str, Any]]:
+    try:
+        fd = open_own(root_fd, name, os.O_RDONLY)
     except FileNotFoundError:
         return []
     with os.fdopen(fd, "rb") as handle:
-        text = handle.read().decode("utf-8", errors="replace")
+        return parse_lines(handle.read())
+
+
+def _entries(root_fd: int) -> list[dict[str, Any]]:
+    records = _records(root_fd, JOURNAL_NAME)
     entries: list[dict[str, Any]] = []
     pending: dict[str, Any] | None = None
-    for line in text.split("\n"):  # not splitlines(): names may hold U+2028, U+0085
-        record = _parse(line)
-        if record is None:
-            continue
+    for record in records:
         if "intent" in record:
             if pending is not None:  # never settled (a writer that could not): outcome unknown
                 entries.append({**pending, "command": "unsettled"})
@@ -260,6 +279,13 @@ def _entries(root_fd: int) -> list[dict[str, Any]]:
     if pending is not None:
         entries.append(recover_record(root_fd, pending))
     return entries
+
+
+def parse_lines(data: bytes) -> list[dict[str, Any]]:
+    """The readable records of journal text (intent lines too), in order."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")  # not splitlines(): names may hold U+2028, U+0085
+    return [record for line in lines if (record := _parse(line)) is not None]
 
 
 def _parse(line: str) -> dict[str, Any] | None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from agentctl.errors import ToolError
 from agentctl.memory import fsops
+from agentctl.memory.blame import Conflict, changes_of, undo
 from agentctl.memory.commands import (
     ROOT,
     Command,
@@ -38,14 +39,17 @@ from agentctl.memory.guard import (
     open_dir,
     open_root,
 )
+from agentctl.memory.history import Change, changes_record, contents_at, put_blob, read_blob
 from agentctl.memory.journal import (
     JournalEntry,
     JournalMark,
     append_entry,
     append_record,
+    history_at,
     intent_record,
     journal_mark,
     now_iso,
+    read_history,
     settle,
 )
 from agentctl.memory.limits import Limits, UsageTally, shifted
@@ -59,6 +63,7 @@ from agentctl.memory.locating import (
     text_file_parent,
 )
 from agentctl.memory.lock import root_lock
+from agentctl.memory.retention import BASE_LINE_BYTES, history_bytes, rotate
 from agentctl.memory.root import ensure_root, os_error_text, require_root
 from agentctl.memory.viewing import view_dir, view_file
 from agentctl.memory.walk import depth_below
@@ -85,11 +90,24 @@ class MemoryStore:
         self._swept = False
         self._tally = UsageTally()
         self._last_mark: JournalMark | None = None  # the journal after our own last append
+        self._origin: dict[str, Any] = {}  # turn and tool_use_id of the call being answered
+        self.history_written = 0  # blob bytes this store added to the history
+        self._next_check = 0  # history_written + journal size at which to check the bound
         ensure_root(self.root) if create else require_root(self.root)
 
-    def execute(self, command: Mapping[str, Any]) -> str:
-        """Run one memory tool input; the result text, or ToolError with the error text."""
+    def execute(
+        self,
+        command: Mapping[str, Any],
+        *,
+        turn: int | None = None,
+        tool_use_id: str | None = None,
+    ) -> str:
+        """Run one memory tool input; the result text, or ToolError with the error text.
+
+        `turn` and `tool_use_id` (the model's call, in a run) go into the history entry.
+        """
         cmd = parse_command(command)
+        self._origin = {"turn": turn, "tool_use_id": tool_use_id}
         try:
             with self.opened() as fd:
                 if isinstance(cmd, View):
@@ -99,6 +117,8 @@ class MemoryStore:
                     return self._mutate(fd, cmd)
         except OSError as err:
             raise os_error_text(str(command.get("command")), err) from err
+        finally:
+            self._origin = {}
 
     def _sweep_once(self, fd: int) -> None:
         """First write of this store: drop temp files of writers killed mid-write."""
@@ -137,9 +157,38 @@ class MemoryStore:
         """Files and bytes in the root now (lock held): kept between writes, walked when stale."""
         return self._tally.current(fd)
 
+    def planned(
+        self, fd: int, before: Mapping[str, bytes], after: Mapping[str, bytes]
+    ) -> dict[str, Change]:
+        """The history of a change about to be made: both sides of each file kept as blobs.
+
+        `before` / `after`: the files (memory path -> bytes) the change touches, as they are
+        and as they will be (a path missing on one side: no file there).
+        """
+        changes: dict[str, Change] = {}
+        for path in [*before, *(p for p in after if p not in before)]:
+            was, will = (self._kept(fd, side.get(path)) for side in (before, after))
+            if was != will:
+                changes[path] = (was, will)
+        return changes
+
+    def _kept(self, fd: int, data: bytes | None) -> str | None:
+        if data is None:
+            return None
+        ident, written = put_blob(fd, data)
+        self.history_written += written
+        return ident
+
     @contextmanager
     def changing(
-        self, fd: int, command: str, path: str, *, delta: Usage | None, **extra: Any
+        self,
+        fd: int,
+        command: str,
+        path: str,
+        *,
+        delta: Usage | None,
+        changes: dict[str, Change],
+        **extra: Any,
     ) -> Iterator[None]:
         """Around one change (lock held): an intent line before it, its entry after it.
 
@@ -149,7 +198,14 @@ class MemoryStore:
         `delta` is what the change does to the usage (None: unknown, walk next time); the kept
         usage is dropped while the block runs, so a half-done change is never counted wrong.
         """
-        entry = JournalEntry(now_iso(), command, path, session=self.session, **extra)
+        entry = JournalEntry(
+            now_iso(),
+            command,
+            path,
+            session=self.session,
+            changes=changes_record(changes),
+            **{**self._origin, **extra},
+        )
         before = self._tally.peek(fd)
         self._tally.forget()
         append_record(fd, intent_record(entry))
@@ -165,6 +221,20 @@ class MemoryStore:
             self._last_mark = None
             return
         self._tally.keep(shifted(before, delta), self._last_mark)
+        self._retain(fd)
+
+    def _retain(self, fd: int) -> None:
+        """Now and then (each 1/16 of the bound written), prune the history to its bound."""
+        bound = self.settings.history_max_bytes
+        grown = self.history_written + (self._last_mark.size if self._last_mark else 0)
+        if not bound or grown < self._next_check:
+            return
+        self._next_check = grown + max(1, bound // 16)
+        tree = self.usage(fd)  # the tree's own contents (and its base record) are not history
+        floor = tree.bytes + BASE_LINE_BYTES * tree.files
+        if history_bytes(fd) > floor + bound // 2:  # half: the older generation fits beside
+            self._last_mark = rotate(fd, floor + bound)
+            self._tally.forget()
 
     def _mutate(self, fd: int, cmd: Command) -> str:
         if isinstance(cmd, Create):
@@ -205,9 +275,12 @@ class MemoryStore:
         current = partial(self.usage, fd)
         self.limits.check_write(path.text, len(data), old_size=None, current=current)
         added = Usage(1, len(data))
+        changes = self.planned(fd, {}, {path.canonical: data})
         with (
             closing(parent_dir(fd, path, create=True)) as parent,
-            self.changing(fd, "create", path.canonical, delta=added, bytes=len(data)),
+            self.changing(
+                fd, "create", path.canonical, delta=added, changes=changes, bytes=len(data)
+            ),
         ):
             try:
                 fsops.create_exclusive(parent, path.parts[-1], data)
@@ -238,7 +311,10 @@ class MemoryStore:
         current = partial(self.usage, fd)
         self.limits.check_write(path.text, len(data), old_size=old_size, current=current)
         grown = Usage(0, len(data) - old_size)
-        with self.changing(fd, command, path.canonical, delta=grown, bytes=len(data)):
+        changes = self.planned(fd, {path.canonical: old.encode("utf-8")}, {path.canonical: data})
+        with self.changing(
+            fd, command, path.canonical, delta=grown, changes=changes, bytes=len(data)
+        ):
             fsops.replace_atomic(parent, path.parts[-1], data)
 
     # -- delete / rename -------------------------------------------------------------------
@@ -250,7 +326,11 @@ class MemoryStore:
         missing = ToolError(f"The path {path.text} does not exist")
         parent, st = locate(fd, path, missing=missing)
         removed = Usage(-1, -st.st_size) if stat.S_ISREG(st.st_mode) else None
-        with closing(parent), self.changing(fd, "delete", path.canonical, delta=removed):
+        changes = self.planned(fd, contents_at(fd, path.canonical), {})
+        with (
+            closing(parent),
+            self.changing(fd, "delete", path.canonical, delta=removed, changes=changes),
+        ):
             try:
                 fsops.remove_entry(parent, path.parts[-1])
             except FileNotFoundError:
@@ -270,15 +350,29 @@ class MemoryStore:
             if stat.S_ISDIR(st.st_mode):
                 _check_moved_depth(src_parent, old, new)
             moved = Usage(0, 0)  # within the root: same files, same bytes
+            changes = self._moves(fd, old.canonical, new.canonical)
             with (
                 closing(parent_dir(fd, new, create=True)) as dst_parent,
-                self.changing(fd, "rename", old.canonical, delta=moved, new_path=new.canonical),
+                self.changing(
+                    fd,
+                    "rename",
+                    old.canonical,
+                    delta=moved,
+                    changes=changes,
+                    new_path=new.canonical,
+                ),
             ):
                 os.rename(
                     old.parts[-1], new.parts[-1], src_dir_fd=src_parent, dst_dir_fd=dst_parent
                 )
                 os.fsync(dst_parent)
         return f"Successfully renamed {old.text} to {new.text}"
+
+    def _moves(self, fd: int, old: str, new: str) -> dict[str, Change]:
+        """A rename's history: each file moved leaves `old/...` and appears at `new/...`."""
+        before = contents_at(fd, old)
+        after = {new + path[len(old) :]: data for path, data in before.items()}
+        return self.planned(fd, before, after)
 
     # -- for the CLI -----------------------------------------------------------------------
 
@@ -314,18 +408,78 @@ class MemoryStore:
         current = partial(self.usage, fd)
         self.limits.check_write(mp.text, len(data), old_size=old_size, current=current)
         delta = Usage(int(old_size is None), len(data) - (old_size or 0))
+        changes = self.planned(fd, contents_at(fd, mp.canonical), {mp.canonical: data})
         with (
             closing(parent_dir(fd, mp, create=True)) as parent,
-            self.changing(fd, command, mp.canonical, delta=delta, bytes=len(data)),
+            self.changing(fd, command, mp.canonical, delta=delta, changes=changes, bytes=len(data)),
         ):
             fsops.replace_atomic(parent, mp.parts[-1], data)
+
+    def history(self) -> list[dict[str, Any]]:
+        """Every recorded change, oldest first (both journal generations)."""
+        return read_history(self.root)
+
+    def read_blob(self, ident: str) -> bytes | None:
+        """Content the history kept, by id; None when pruned or missing."""
+        with self.opened() as fd:
+            return read_blob(fd, ident)
+
+    def revert(self, session: str) -> tuple[list[str], list[Conflict]]:
+        """Undo every change `session` made (one `revert` entry); the files changed, or the
+        conflicts (later changes to the same lines) that refuse it, nothing written then."""
+        with self.locked() as fd:
+            history = history_at(fd)
+            paths = {p for e in history if e.get("session") == session for p in changes_of(e)}
+            now = {path: contents_at(fd, path).get(path) for path in paths}
+            state, conflicts = undo(history, session, now, partial(read_blob, fd))
+            if conflicts:
+                return [], conflicts
+            changed = {path: data for path, data in state.items() if data != now[path]}
+            self.restore(fd, now, changed, "revert", reverts=session)
+        return sorted(changed), []
+
+    def restore(
+        self,
+        fd: int,
+        now: Mapping[str, bytes | None],
+        files: Mapping[str, bytes | None],
+        command: str,
+        **extra: Any,
+    ) -> None:
+        """Set each of `files` (None: delete it) as one journaled change (lock held); `now`:
+        what those paths hold before."""
+        before = {p: data for p in files if (data := now.get(p)) is not None}
+        after = {p: data for p, data in files.items() if data is not None}
+        removed = sorted(p for p, data in files.items() if data is None)
+        changes = self.planned(fd, before, after)
+        written = {p: len(data) for p, data in after.items()}
+        with self.changing(
+            fd,
+            command,
+            ROOT,
+            delta=None,
+            changes=changes,
+            bytes=sum(written.values()),
+            files=written,
+            removed=removed,
+            **extra,
+        ):
+            for path, data in files.items():
+                mp = parse_memory_path(path)
+                with closing(parent_dir(fd, mp, create=data is not None)) as parent:
+                    if data is None:
+                        with suppress(FileNotFoundError):
+                            fsops.remove_entry(parent, mp.parts[-1])
+                    else:
+                        fsops.replace_atomic(parent, mp.parts[-1], data)
 
     def clear(self) -> int:
         """Delete everything in the root except agentctl's own files; returns entries removed."""
         with self.locked() as fd:
             names = [e.name for e in fsops.scan_sorted(fd)]
             names = [n for n in names if not fsops.is_reserved(n)]
-            with self.changing(fd, "clear", "/memories", delta=None):
+            changes = self.planned(fd, contents_at(fd, ROOT), {})
+            with self.changing(fd, "clear", ROOT, delta=None, changes=changes):
                 for name in names:
                     fsops.remove_entry(fd, name)
         return len(names)

@@ -20,7 +20,13 @@ from agentctl.profile.settings import McpServer, McpSettings, Profile
 # The placeholder for the key of a `dict` table in dotted keys (`prices.MODEL.input`).
 DICT_KEY_NAMES = {"prices": "MODEL"}
 # What the docs table says a task may do with a key, by `Key.task` (paths: see `task_words`).
-TASK_WORDS = {"set": "yes", "lower": "lower only", "off": "turn off only", "refuse": "no"}
+TASK_WORDS = {
+    "set": "yes",
+    "lower": "lower only",
+    "off": "turn off only",
+    "tighten": "only where the profile leaves the default",
+    "refuse": "no",
+}
 
 
 def dict_key(key: str) -> str:

@@ -25,7 +25,7 @@ NOT_KEYS = frozenset({"source"})
 # "set" it; only "lower" it (a limit; 0 means none for all but max_turns); turn it "off" but
 # not on; or nothing at all ("refuse", saying `Key.refusal`). A path key (type Path) must
 # also stay inside the task's folder (profile/trust.py).
-TaskRule = Literal["set", "lower", "off", "refuse"]
+TaskRule = Literal["set", "lower", "off", "tighten", "refuse"]
 
 
 @dataclass(frozen=True)

@@ -263,6 +263,20 @@ class MemorySettings:
         10_000, "Most files the memory directory may hold (0 = no limit).", task="lower", zero=True
     )
     max_view_chars: int = setting(16_000, "Longest `view` result returned to the model.")
+    history_max_bytes: int = setting(
+        100_000_000,
+        "Size past which the memory history (journal and kept contents) is pruned, oldest"
+        " first, bytes (0 = no bound).",
+        task="lower",
+        zero=True,
+    )
+    review: Literal["off", "queue"] = setting(
+        "off",
+        '"queue": a run\'s memory writes wait in a pending layer (the run reads them back)'
+        ' until `agentctl memory review --apply`; "off": written at once.',
+        task="tighten",
+        refusal="a task file may not turn off the review of memory writes",
+    )
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ editing, cache, system prompt, ...) and tighten limits, but not, without --trust
 - add or change an MCP server under `[mcp]` (each starts a program);
 - loosen a limit of the profile (`max_turns`, `limits.*`, the memory store's size limits),
   or pick a model with no known price while the profile has a `limits.max_usd`;
+- turn off the review of memory writes (`memory.review`) that the profile turned on;
 - add API betas (`betas`: they change what a request does and what it costs);
 - turn on a server tool (`server_tools.*.enabled`, and the old `tools.web_search`,
   `tools.web_fetch`), or change the domains or location a web tool is given, or lift its
@@ -29,8 +30,11 @@ from agentctl.context.prices import price_for
 from agentctl.errors import ConfigError
 from agentctl.profile.keys import path_keys, task_rule
 from agentctl.profile.legacy import MOVED
+from agentctl.profile.schema import to_plain
+from agentctl.profile.settings import Profile
 
 PATH_KEYS = frozenset(path_keys())
+DEFAULTS = to_plain(Profile())  # what a "tighten" key is when no profile chose it
 
 TRUST_FLAG = "--trust-task"
 SERVER_TOOL_ON = "a task file may not turn on a server tool (they reach the web or run code)"
@@ -78,6 +82,8 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
         return rule.refusal
     if rule is not None and rule.task == "off" and value is True:
         return SERVER_TOOL_ON
+    if rule is not None and rule.task == "tighten" and before != lookup(DEFAULTS, key):
+        return rule.refusal  # the profile chose a value: the task may not undo it
     if rule is not None and rule.task == "lower" and _looser(key, value, before):
         return f"{value!r} would lift the profile's limit of {before!r} (a task may only lower it)"
     if key in PATH_KEYS and isinstance(value, str) and not inside(Path(value), folder):

@@ -151,6 +151,11 @@ def show_view(
         for turn, op in ops:
             command, path = safe_text(op.command, keep=""), safe_text(op.path, keep="")
             table.add_row(str(turn), command, path, "yes" if op.ok else "FAILED")
+        # Each change is in the memory history under this session id and its turn.
+        table.caption = safe_text(
+            f"history: agentctl memory log --session {session.id}  (diff, revert: same id)",
+            keep="",
+        )
         parts.append(table)
     return Group(*parts)
 

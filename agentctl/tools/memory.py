@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from agentctl.memory.pending import open_for_run
 from agentctl.memory.root import check_writable
-from agentctl.memory.store import MemoryStore
 from agentctl.profile.settings import MemorySettings
 from agentctl.types import MEMORY_TOOL
 
@@ -17,7 +17,13 @@ MEMORY_TOOL_TYPE = "memory_20250818"
 class MemoryBackend(Protocol):
     """What answers memory commands: `agentctl.memory.store.MemoryStore` in a real run."""
 
-    def execute(self, command: Mapping[str, Any]) -> str: ...
+    def execute(
+        self,
+        command: Mapping[str, Any],
+        *,
+        turn: int | None = None,
+        tool_use_id: str | None = None,
+    ) -> str: ...
 
 
 class MemoryTool:
@@ -42,12 +48,17 @@ class MemoryTool:
     def call(self, tool_input: Mapping[str, Any]) -> str:
         return self._backend.execute(tool_input)
 
+    def call_traced(self, tool_input: Mapping[str, Any], *, turn: int, tool_use_id: str) -> str:
+        """A model's call: its turn and tool_use id go into the memory history."""
+        return self._backend.execute(tool_input, turn=turn, tool_use_id=tool_use_id)
+
 
 def open_memory_tool(settings: MemorySettings, session: str) -> MemoryTool:
-    """A MemoryTool over the store at `settings.root`, journaling under this session id.
+    """A MemoryTool over the store at `settings.root`, journaling under this session id
+    (with memory.review = "queue", over the session's pending layer instead).
 
     The root is made if missing and must be writable: ConfigError (exit 2) naming it if not.
     """
-    store = MemoryStore(settings.root, settings, session=session)
+    store = open_for_run(settings, session)  # memory.review = "queue": a pending layer
     check_writable(store.root)
     return MemoryTool(store)

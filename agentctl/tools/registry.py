@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from agentctl.errors import ToolError, ToolFailure
 
@@ -46,6 +46,15 @@ class ToolSource(Protocol):
     changed): looked at again before each request."""
 
     def current(self) -> Sequence[Tool]: ...
+
+
+@runtime_checkable
+class TracedTool(Protocol):
+    """A tool that records which turn and tool_use id each call came from (memory history)."""
+
+    def call_traced(self, tool_input: Mapping[str, Any], *, turn: int, tool_use_id: str) -> str:
+        """As `call`, for the model's call `tool_use_id` in turn `turn`."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -176,11 +185,18 @@ class ToolBox:
             dict(t) for t in self._server_tools
         ]
 
-    def dispatch(self, name: str, tool_input: Mapping[str, Any]) -> ToolOutcome:
-        """Run one call; every failure becomes an is_error outcome, never an exception."""
-        return drain(self.run(name, tool_input))
+    def dispatch(
+        self, name: str, tool_input: Mapping[str, Any], *, turn: int = 0, tool_use_id: str = ""
+    ) -> ToolOutcome:
+        """Run one call; every failure becomes an is_error outcome, never an exception.
 
-    def run(self, name: str, tool_input: Mapping[str, Any]) -> Generator[str, None, ToolOutcome]:
+        `turn` and `tool_use_id` go to a tool that records where its calls came from.
+        """
+        return drain(self.run(name, tool_input, turn=turn, tool_use_id=tool_use_id))
+
+    def run(
+        self, name: str, tool_input: Mapping[str, Any], *, turn: int = 0, tool_use_id: str = ""
+    ) -> Generator[str, None, ToolOutcome]:
         """`dispatch`, yielding the tool's progress messages while it runs (a tool with a
         `run` generator: an MCP tool whose server sends progress notifications)."""
         tool = self._tools.get(name)
@@ -193,6 +209,8 @@ class ToolBox:
             result: ToolContent
             if running is not None:
                 result = yield from running(tool_input)
+            elif isinstance(tool, TracedTool) and tool_use_id:
+                result = tool.call_traced(tool_input, turn=turn, tool_use_id=tool_use_id)
             else:
                 result = tool.call(tool_input)
             if isinstance(result, str):

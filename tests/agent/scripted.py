@@ -18,7 +18,7 @@ class FakeMemory:
         self.commands: list[dict[str, Any]] = []
         self.fail = fail
 
-    def execute(self, command: Mapping[str, Any]) -> str:
+    def execute(self, command: Mapping[str, Any], **origin: Any) -> str:
         self.commands.append(dict(command))
         if command.get("command") in self.fail:
             raise ToolError(f"Error: The path {command.get('path')} does not exist")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from history_harness import blob_ids, blobs_exist, replay_changes
 
 from agentctl.errors import ToolError
 from agentctl.memory.fsops import RESERVED_PREFIX
@@ -95,6 +96,7 @@ def test_kill_at_any_point_leaves_the_journal_exact(tmp_path: Path) -> None:
         entries = read_entries(root)
         assert entries[-1]["command"] == "recover" and entries[-1]["session"] == f"churn-{seed}"
         assert replay(entries) == tree(root), f"after kill {seed} at {point}"
+        assert replay_changes(entries) == blob_ids(root) and blobs_exist(root, entries)
         MemoryStore(root, session="next").execute(  # the next writer settles it on disk
             {"command": "create", "path": f"{M}/next{seed}.md", "file_text": "n"}
         )

@@ -25,7 +25,7 @@ def files(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in root.rglob("*")
-        if p.is_file() and not p.name.startswith(RESERVED_PREFIX)
+        if p.is_file() and not any(part.startswith(RESERVED_PREFIX) for part in p.parts)
     }
 
 
@@ -157,7 +157,9 @@ def test_no_temp_files_left_behind(tmp_path: Path) -> None:
         store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "b"})
     store.execute({"command": "insert", "path": f"{M}/a.md", "insert_line": 1, "insert_text": "c"})
     names = sorted(p.name for p in store.root.iterdir())
-    assert names == [RESERVED_PREFIX + "-journal.jsonl", RESERVED_PREFIX + ".lock", "a.md"]
+    own = ["-history", "-journal.jsonl", ".lock"]
+    assert names == [RESERVED_PREFIX + name for name in own] + ["a.md"]
+    assert not [p for p in (store.root / ".agentctl-history").iterdir() if "tmp" in p.name]
     assert (store.root / "a.md").read_text() == "a\nc\n"
 
 

@@ -60,6 +60,7 @@ def test_what_a_task_may_do_is_read_from_the_definitions() -> None:
         "memory.max_file_bytes",
         "memory.max_total_bytes",
         "memory.max_files",
+        "memory.history_max_bytes",
         "server_tools.web_search.max_uses",
         "server_tools.web_fetch.max_uses",
     }
@@ -67,6 +68,7 @@ def test_what_a_task_may_do_is_read_from_the_definitions() -> None:
     assert off == {
         f"server_tools.{t}.enabled" for t in ("web_search", "web_fetch", "code_execution")
     }
+    assert {k for k, _, _ in walk() if rule(k) == "tighten"} == {"memory.review"}
     for key in ("api.base_url", "prices.claude-x.input", "mcp.servers.files.command", "betas"):
         assert rule(key) == "refuse"
     assert task_rule("server_tools.web_search.user_location.city") == (

@@ -102,7 +102,8 @@ class Tree:
 def scan(root: Path) -> Tree:
     files: dict[str, int] = {}
     temps: list[str] = []
-    for dirpath, _dirs, names in os.walk(root):
+    for dirpath, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".agentctl")]  # the history's blobs
         for name in names:
             full = Path(dirpath) / name
             rel = full.relative_to(root).as_posix()

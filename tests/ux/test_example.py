@@ -56,7 +56,8 @@ def test_example_copy_refuses_an_existing_folder_and_an_unknown_name(tmp_path: P
     code, _, err = invoke("example", "copy", "reserch")
     assert code == 2
     assert err == (
-        "agentctl: example reserch: no such example (examples: mcp, memory-carryover, research)\n"
+        "agentctl: example reserch: no such example"
+        " (examples: mcp, memory-carryover, project-log, research)\n"
     )
 
 
