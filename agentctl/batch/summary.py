@@ -8,14 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
+from agentctl.types import USAGE_TOKENS, Usage
 
 STATUSES = ("ok", "limit", "failed", "skipped", "unfinished")
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 _CLEARING = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 
 
@@ -37,8 +32,7 @@ class Summary:
 
     @property
     def cache_hit_ratio(self) -> float | None:
-        prompt = sum(self.sums[key] for key in USAGE_KEYS if key != "output_tokens")
-        return self.sums["cache_read_input_tokens"] / prompt if prompt else None
+        return Usage(**{key: self.sums[key] for key in USAGE_TOKENS}).cache_hit_ratio
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,7 +53,7 @@ def summarize(
     counts.update(str(line.get("status")) for line in lines)
     counts.update({"skipped": len(skipped), "unfinished": len(unfinished)})
     totals = [line.get("totals") or {} for line in lines]
-    sums = {key: sum(int(t.get(key) or 0) for t in totals) for key in (*USAGE_KEYS, *_CLEARING)}
+    sums = {key: sum(int(t.get(key) or 0) for t in totals) for key in (*USAGE_TOKENS, *_CLEARING)}
     costs = tuple(_cost_row(line) for line in lines)
     spent = sum(cost for *_, cost in costs if cost is not None)
     batch = any(line.get("pricing") == BATCH_PRICE for line in lines)

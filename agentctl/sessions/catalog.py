@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.model import usage_from
 from agentctl.agent.request import summary_start
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
@@ -109,7 +108,7 @@ def turn_event_from_json(data: Mapping[str, Any]) -> TurnEvent:
     return TurnEvent(
         turn=int(data.get("turn", 0)),
         stop_reason=str(data.get("stop_reason") or ""),
-        usage=usage_from(data.get("usage")),
+        usage=Usage.from_json(data.get("usage")),
         applied_edits=tuple(
             AppliedEdit.from_json(dict(e)) for e in data.get("applied_edits") or ()
         ),
@@ -132,7 +131,7 @@ def _event_from_response(turn: int, response: Mapping[str, Any]) -> TurnEvent:
     cm = response.get("context_management") or {}
     edits = tuple(AppliedEdit.from_json(dict(e)) for e in cm.get("applied_edits") or ())
     stop = str(response.get("stop_reason") or "")
-    return TurnEvent(turn, stop, usage_from(response.get("usage")), edits)
+    return TurnEvent(turn, stop, Usage.from_json(response.get("usage")), edits)
 
 
 def priced(prices: Profile, model: str, pricing: str = LIST_PRICE) -> Pricing:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentctl.types import CACHE_CREATION, USAGE_TOKENS, usage_fields
+
 FORMAT_VERSION = 1
 # How a run's tokens were billed: at list price (the Messages API) or at the Message Batches
 # discount. Absent in transcripts written before the field existed: those runs were list.
@@ -289,23 +291,17 @@ def with_history(
         yield record, history
 
 
-_USAGE_COUNTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 _EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 
 
 def _check_figures(data: Mapping[str, Any], where: str) -> None:
     """The token counts a turn's figures are built from are integers (or absent)."""
     usage = _dict(data, "usage", where=where)
-    for key in _USAGE_COUNTS:
+    for key in USAGE_TOKENS:
         _get(usage, key, int, None, "an integer", f"{where}.usage")
-    creation = _dict(usage, "cache_creation", where=f"{where}.usage")
-    for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"):
-        _get(creation, key, int, None, "an integer", f"{where}.usage.cache_creation")
+    creation = _dict(usage, CACHE_CREATION, where=f"{where}.usage")
+    for key in usage_fields(CACHE_CREATION):
+        _get(creation, key, int, None, "an integer", f"{where}.usage.{CACHE_CREATION}")
 
 
 def _check_content(

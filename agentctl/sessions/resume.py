@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.model import usage_from
 from agentctl.agent.request import reported_size
 from agentctl.errors import UsageError
 from agentctl.sessions.record import (
@@ -20,7 +19,7 @@ from agentctl.sessions.record import (
     ToolResultRecord,
 )
 from agentctl.sessions.transcript import find_session, read_transcript
-from agentctl.types import AppliedEdit
+from agentctl.types import AppliedEdit, Usage
 
 # Stop reasons after which the last assistant message is resent as is.
 RESEND_STOPS = frozenset({"pause_turn", "compaction"})
@@ -93,7 +92,7 @@ def response_size(
     cm = message.get("context_management") or {}
     edits = tuple(AppliedEdit.from_json(dict(e)) for e in cm.get("applied_edits") or ())
     content = [b for b in message.get("content") or () if isinstance(b, Mapping)]
-    usage = usage_from(message.get("usage"))
+    usage = Usage.from_json(message.get("usage"))
     asked = "compaction" in request
     return reported_size(usage, content, edits, compaction_request=asked, unedited=unedited)
 

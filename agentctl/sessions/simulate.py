@@ -15,6 +15,7 @@ and token figures come out multiplied by it. For emulator runs the factor is exa
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -89,8 +90,7 @@ class Simulation:
 
     @property
     def cache_hit_ratio(self) -> float | None:
-        usage = self.usage
-        return usage.cache_read_input_tokens / usage.prompt_tokens if usage.prompt_tokens else None
+        return self.usage.cache_hit_ratio
 
 
 @dataclass(frozen=True)
@@ -118,10 +118,8 @@ def recorded_run(session: Session, prices: Profile) -> Simulation:
 
 
 def _recorded_turn(pricing: Pricing, turn: TurnRecord) -> SimTurn:
-    creation = (turn.response.get("usage") or {}).get("cache_creation") or {}
-    write_1h = int(creation.get("ephemeral_1h_input_tokens") or 0)
     edits = tuple(e.raw for e in turn.event.applied_edits)
-    cost = pricing.usd(turn.usage, write_1h)
+    cost, write_1h = pricing.usd(turn.usage), pricing.write_1h(turn.usage)
     return SimTurn(turn.turn, turn.usage, turn.cleared_input_tokens, edits, cost, write_1h)
 
 
@@ -222,6 +220,8 @@ def _compaction_figures(
         closed.cache_creation_input_tokens,
         closed.cache_read_input_tokens,
         compactions=1,
+        ephemeral_5m_input_tokens=closed.ephemeral_5m_input_tokens,
+        ephemeral_1h_input_tokens=closed.ephemeral_1h_input_tokens,
     )
     return (None if done.pause else cache.account(done.request, model)), summarizing
 
@@ -270,26 +270,30 @@ def _sim_turn(
     def scale(value: int) -> int:
         return value if factor == 1.0 else round(value * factor)
 
-    usage = Usage(
-        input_tokens=scale(
-            figures.input_tokens + extra.input_tokens if figures else extra.input_tokens
-        ),
-        output_tokens=(_reply_output(turn) if figures else 0) + extra.output_tokens,
-        cache_creation_input_tokens=scale(
-            (figures.cache_creation_input_tokens if figures else 0)
-            + extra.cache_creation_input_tokens
-        ),
-        cache_read_input_tokens=scale(
-            (figures.cache_read_input_tokens if figures else 0) + extra.cache_read_input_tokens
-        ),
-        compactions=extra.compactions,
+    reply = Usage(
+        figures.input_tokens,
+        _reply_output(turn),
+        figures.cache_creation_input_tokens,
+        figures.cache_read_input_tokens,
+        ephemeral_5m_input_tokens=figures.ephemeral_5m_input_tokens,
+        ephemeral_1h_input_tokens=figures.ephemeral_1h_input_tokens,
+    ) if figures else Usage()  # fmt: skip
+    whole = reply + extra
+    write = scale(whole.cache_creation_input_tokens)
+    write_1h = min(scale(whole.ephemeral_1h_input_tokens), write)
+    usage = dataclasses.replace(
+        whole,
+        input_tokens=scale(whole.input_tokens),
+        cache_creation_input_tokens=write,
+        cache_read_input_tokens=scale(whole.cache_read_input_tokens),
+        ephemeral_5m_input_tokens=write - write_1h,
+        ephemeral_1h_input_tokens=write_1h,
     )
     edits = tuple(
         {**e, "cleared_input_tokens": scale(int(e["cleared_input_tokens"]))} for e in applied
     )
     cleared = sum(int(e["cleared_input_tokens"]) for e in edits)
-    write_1h = scale(figures.ephemeral_1h_input_tokens if figures else 0)
-    return SimTurn(turn.turn, usage, cleared, edits, pricing.usd(usage, write_1h), write_1h)
+    return SimTurn(turn.turn, usage, cleared, edits, pricing.usd(usage), write_1h)
 
 
 def replay_matches(a: Simulation, b: Simulation) -> bool:
