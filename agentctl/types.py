@@ -40,6 +40,7 @@ __all__ = [
     "ToolCall",
     "ToolError",
     "Totals",
+    "Turn",
     "TurnEvent",
     "Usage",
     "UsageError",
@@ -235,8 +236,11 @@ class ProgressEvent:
 
 
 @dataclass(frozen=True)
-class TurnEvent:
-    """One completed request/response round and the tool calls answered after it."""
+class Turn:
+    """One completed request/response round and the tool calls answered after it: the one
+    type of a turn, whether the loop just ran it (its `turn` event), a transcript recorded it
+    or a what-if replay simulated it. Figures of a view (the chart's, the ledger's) are
+    functions of it, computed where they are shown."""
 
     turn: int
     stop_reason: str
@@ -277,6 +281,33 @@ class TurnEvent:
             "server_tool_calls": [c.to_json() for c in self.server_tool_calls],
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Turn:
+        """A Turn back from its NDJSON/transcript form (`to_json`); tool calls keep no id."""
+        distance = data.get("trigger_distance")
+        return cls(
+            turn=int(data.get("turn", 0)),
+            stop_reason=str(data.get("stop_reason") or ""),
+            usage=Usage.from_json(data.get("usage")),
+            applied_edits=tuple(
+                AppliedEdit.from_json(dict(e)) for e in data.get("applied_edits") or ()
+            ),
+            tool_calls=_calls_from_json(data.get("tool_calls")),
+            trigger_distance=int(distance) if isinstance(distance, int) else None,
+            request_id=str(data.get("request_id") or ""),
+            server_tool_calls=_calls_from_json(data.get("server_tool_calls")),
+        )
+
+
+TurnEvent = Turn  # the name the public API has always had for it (docs/python.md)
+
+
+def _calls_from_json(calls: Any) -> tuple[ToolCall, ...]:
+    return tuple(
+        ToolCall("", str(c.get("name", "")), dict(c.get("input") or {}), bool(c.get("is_error")))
+        for c in calls or ()
+    )
+
 
 @dataclass(frozen=True)
 class Totals:
@@ -291,7 +322,7 @@ class Totals:
     # that became read-only): the model only sees error results, so the run says it.
     tool_failures: int = 0
 
-    def add_turn(self, turn: TurnEvent, cost_usd: float) -> Totals:
+    def add_turn(self, turn: Turn, cost_usd: float) -> Totals:
         edits = turn.applied_edits
         return Totals(
             usage=self.usage + turn.usage,
@@ -343,4 +374,4 @@ class ErrorEvent:
         return {"event": "error", "kind": self.kind, "message": self.message}
 
 
-Event = StartEvent | ProgressEvent | TurnEvent | ResultEvent | ErrorEvent
+Event = StartEvent | ProgressEvent | Turn | ResultEvent | ErrorEvent

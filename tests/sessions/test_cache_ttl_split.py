@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.slow  # whole offline runs
 ONE_HOUR = PLAIN_PROFILE + '[cache]\nttl = "1h"\n'
 
 
-def _run(tmp_path: Path, home: Path) -> tuple[str, list[dict[str, object]], str]:
+def _run(tmp_path: Path, home: Path) -> tuple[str, list[dict[str, Any]], str]:
     """An offline run whose cache writes have the 1-hour TTL: its session id, its NDJSON
     turn events, and the plain summary it printed."""
     profile = tmp_path / "hour.toml"
@@ -67,8 +68,11 @@ def test_a_transcript_without_the_split_loads_and_is_priced_by_its_ttl(
     session_id, _, _ = _run(tmp_path, _isolated_env)
     with_split = stats_of(load_session(session_id)).recorded
     path = _isolated_env / "sessions" / f"{session_id}.jsonl"
-    old = [_without_split(json.loads(line)) for line in path.read_text().splitlines()]
-    path.write_text("".join(json.dumps(record) + "\n" for record in old))
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    # Turn events without the split take it from their responses (the API's own object).
+    _write(path, [_without_split(r, "event") for r in records])
+    assert stats_of(load_session(session_id)).recorded == with_split
+    _write(path, [_without_split(_without_split(r, "event"), "message") for r in records])
     session = load_session(session_id)
     written = [t.usage for t in session.turns if t.usage.cache_creation_input_tokens]
     assert written and not any(u.cache_split_known for u in written)
@@ -82,13 +86,18 @@ def test_a_transcript_without_the_split_loads_and_is_priced_by_its_ttl(
     assert sum(five.cost(u) for u in written) < sum(pricing.cost(u) for u in written)
 
 
-def _without_split(record: dict[str, object]) -> dict[str, object]:
-    """The record as an agentctl before the split wrote it: no `cache_creation` in the turn
-    events (responses keep the API's object, which the turns are not read from)."""
-    event = record.get("event")
-    if isinstance(event, dict) and isinstance(event.get("usage"), dict):
-        event["usage"].pop("cache_creation", None)
+def _without_split(record: dict[str, Any], key: str) -> dict[str, Any]:
+    """The record without `cache_creation` in the usage under `key`: "event" as an agentctl
+    before the split wrote its turn events, "message" as a server that does not report it."""
+    usage = (record.get(key) or {}).get("usage")
+    if isinstance(usage, dict):
+        usage = {k: v for k, v in usage.items() if k != "cache_creation"}
+        return {**record, key: {**record[key], "usage": usage}}
     return record
+
+
+def _write(path: Path, records: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
 
 
 def test_usage_round_trips_the_split_and_ignores_one_that_does_not_add_up() -> None:
