@@ -69,6 +69,12 @@ class Session:
     error: dict[str, Any] | None
     records: tuple[Record, ...]
     warnings: tuple[str, ...] = ()
+    size: int = 0  # the bytes read (a writer checks nobody appended since)
+    last_turn: int = 0  # the number of the last answered request
+    last_stop: str = ""  # the last response's stop reason
+    # how the last segment ended: "result", an error kind ("limit", "interrupted", "api",
+    # ...), or "unknown" (no outcome recorded since the run or its last resume began)
+    outcome: str = "unknown"
 
     @property
     def model(self) -> str:
@@ -138,20 +144,27 @@ class _Builder:
         self.result: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
         self.segment = 0
+        self.last_turn, self.last_stop, self.outcome = 0, "", "unknown"
 
     def add(self, record: Record, history: list[dict[str, Any]]) -> None:
         if isinstance(record, RequestRecord):
             count = len(history) if record.messages_count is None else record.messages_count
             sent = history[:count]  # from an on-demand summary on, as the request sent it
             self.pending = (record, tuple(sent[summary_start(sent) :]))
-        elif isinstance(record, ResponseRecord) and self.pending is not None:
-            self._close_turn(record)
+        elif isinstance(record, ResponseRecord):
+            # A request that got no response (interrupted, failed) is no turn: resume reuses
+            # its number, so turns stay 1, 2, 3, ... and each number names one answered request.
+            self.last_turn = max(self.last_turn, record.turn)
+            self.last_stop = str(record.message.get("stop_reason") or "")
+            if self.pending is not None:
+                self._close_turn(record)
         elif isinstance(record, EventRecord):
             self._event(record.event)
         elif isinstance(record, ResumeRecord):
             self.segment += 1
             self.pricing = record.pricing
             self.result = self.error = None
+            self.outcome = "unknown"
 
     def _close_turn(self, record: ResponseRecord) -> None:
         assert self.pending is not None
@@ -169,9 +182,9 @@ class _Builder:
         if name == "turn":
             self.events[int(event.get("turn", 0))] = Turn.from_json(event)
         elif name == "result":
-            self.result, self.error = dict(event), None
+            self.result, self.error, self.outcome = dict(event), None, "result"
         elif name == "error":
-            self.error = dict(event)
+            self.error, self.outcome = dict(event), str(event.get("kind", "error"))
 
     def finish(self) -> tuple[TurnRecord, ...]:
         """Turns with their recorded events (which carry tool calls and memory ops)."""
@@ -193,7 +206,8 @@ def _with_split(event: Turn, response: Turn) -> Turn:
 
 
 def parse_session(transcript: Transcript) -> Session:
-    """The Session of a transcript: its turns, final history and outcome."""
+    """The Session of a transcript: its turns, final history and outcome. The one walk over
+    a transcript's records: `sessions` commands, resume, replay and simulate all read it."""
     builder = _Builder(transcript.header.pricing)
     history: list[dict[str, Any]] = []
     for record, history in with_history(transcript.records):
@@ -208,6 +222,10 @@ def parse_session(transcript: Transcript) -> Session:
         error=builder.error,
         records=transcript.records,
         warnings=transcript.warnings,
+        size=transcript.size,
+        last_turn=builder.last_turn,
+        last_stop=builder.last_stop,
+        outcome=builder.outcome,
     )
 
 

@@ -191,8 +191,9 @@ class EventRecord:
             _int(event, "turn", where="event")
             _check_figures(event, "event")
             _check_edits(event, "event")
-            for call in _list_of_dicts(event, "tool_calls", "event"):
-                _dict(call, "input", where="event.tool_calls[]")
+            for key in ("tool_calls", "server_tool_calls"):
+                for call in _list_of_dicts(event, key, "event"):
+                    _dict(call, "input", where=f"event.{key}[]")
             _list_of_dicts(event, "memory_ops", "event")
         return cls(event)
 
@@ -394,11 +395,3 @@ class Transcript:
     def id(self) -> str:
         """The session id is the file's name: a copied transcript is its own session."""
         return self.path.stem
-
-    def history(self) -> list[dict[str, Any]]:
-        """The history as last written."""
-        history: list[dict[str, Any]] = []
-        for record in self.records:
-            if isinstance(record, MessageRecord):
-                apply_message(history, record)
-        return history
