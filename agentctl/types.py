@@ -322,6 +322,16 @@ class Totals:
     # that became read-only): the model only sees error results, so the run says it.
     tool_failures: int = 0
 
+    def __add__(self, other: Totals) -> Totals:
+        return Totals(
+            self.usage + other.usage,
+            self.cleared_input_tokens + other.cleared_input_tokens,
+            self.cleared_tool_uses + other.cleared_tool_uses,
+            self.cleared_thinking_turns + other.cleared_thinking_turns,
+            self.cost_usd + other.cost_usd,
+            self.tool_failures + other.tool_failures,
+        )
+
     def add_turn(self, turn: Turn, cost_usd: float) -> Totals:
         edits = turn.applied_edits
         return Totals(
@@ -344,6 +354,20 @@ class Totals:
             "cost_usd": round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None,
             "tool_failures": self.tool_failures,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Totals:
+        """Totals back from `to_json` (a result event's, a batch result line's); absent or
+        null counts are 0, an unknown cost NaN."""
+        cost = data.get("cost_usd")
+        return cls(
+            usage=Usage.from_json(data),
+            cleared_input_tokens=int(data.get("cleared_input_tokens") or 0),
+            cleared_tool_uses=int(data.get("cleared_tool_uses") or 0),
+            cleared_thinking_turns=int(data.get("cleared_thinking_turns") or 0),
+            cost_usd=float(cost) if isinstance(cost, int | float) else math.nan,
+            tool_failures=int(data.get("tool_failures") or 0),
+        )
 
 
 @dataclass(frozen=True)

@@ -168,16 +168,14 @@ def stats_of(session: Session) -> Stats:
     """Everything `stats` shows, from the recorded usage (remedies by replay)."""
     profile = session_profile(session)
     recorded = recorded_run(session, profile)
-    figures = [
-        (t.turn, t.usage.prompt_tokens, t.cleared_input_tokens, t.usage.cache_read_input_tokens)
-        for t in recorded.turns
-    ]
     balances = ledger(session, profile, recorded)
     cal = calibrate(session, ReplaySettings.from_profile(profile))
     fixes = remedies(
         session, profile, profile, balances, base_cost=recorded.cost_usd, factor=cal.factor
     )
-    return Stats(session, recorded, chart_rows(figures), recorded_trigger(session), balances, fixes)
+    return Stats(
+        session, recorded, chart_rows(recorded.turns), recorded_trigger(session), balances, fixes
+    )
 
 
 @dataclass(frozen=True)
