@@ -43,6 +43,7 @@ _HOMES = {
             "StartEvent",
             "ToolCall",
             "Totals",
+            "Turn",
             "TurnEvent",
             "Usage",
         ),
@@ -96,6 +97,7 @@ if TYPE_CHECKING:
     from agentctl.types import StartEvent as StartEvent
     from agentctl.types import ToolCall as ToolCall
     from agentctl.types import Totals as Totals
+    from agentctl.types import Turn as Turn
     from agentctl.types import TurnEvent as TurnEvent
     from agentctl.types import Usage as Usage
 

@@ -8,7 +8,8 @@ the schema is documented in the README. Add fields, never rename them (schema_ve
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
 from agentctl.errors import (
@@ -23,6 +24,7 @@ from agentctl.errors import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "USAGE_TOKENS",
     "AgentctlError",
     "ApiError",
     "AppliedEdit",
@@ -38,6 +40,7 @@ __all__ = [
     "ToolCall",
     "ToolError",
     "Totals",
+    "Turn",
     "TurnEvent",
     "Usage",
     "UsageError",
@@ -46,52 +49,107 @@ SCHEMA_VERSION = 1
 MEMORY_TOOL = "memory"  # the memory tool's name in requests (memory_20250818)
 
 
+# Where each count of `Usage` sits in the API's `usage` object: the top level, one of its
+# objects of counts, or nowhere (ours).
+TOP, CACHE_CREATION, SERVER_TOOL_USE, OURS = "", "cache_creation", "server_tool_use", "ours"
+
+
+def _count(where: str) -> Any:
+    return field(default=0, metadata={"in": where})
+
+
 @dataclass(frozen=True)
 class Usage:
     """Token usage of one response (or a sum of them), as the API bills it: with compaction,
     the summarisation call (a `compaction` entry of `usage.iterations`) is added to the
-    top-level figures, and `compactions` counts those calls."""
+    top-level figures, and `compactions` counts those calls. Each count is defined here once,
+    with where the API puts it; `to_json`, `from_json`, `+` and `USAGE_TOKENS` follow."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
+    input_tokens: int = _count(TOP)
+    output_tokens: int = _count(TOP)
+    cache_creation_input_tokens: int = _count(TOP)
+    cache_read_input_tokens: int = _count(TOP)
     # `usage.server_tool_use`: server tool requests (web search is billed per search).
-    web_search_requests: int = 0
-    web_fetch_requests: int = 0
-    compactions: int = 0
+    web_search_requests: int = _count(SERVER_TOOL_USE)
+    web_fetch_requests: int = _count(SERVER_TOOL_USE)
+    compactions: int = _count(OURS)
+    # `usage.cache_creation`: the cache writes by TTL (they are priced apart). Transcripts
+    # written before agentctl kept the split have neither: see `cache_split_known`.
+    ephemeral_5m_input_tokens: int = _count(CACHE_CREATION)
+    ephemeral_1h_input_tokens: int = _count(CACHE_CREATION)
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-            self.cache_read_input_tokens + other.cache_read_input_tokens,
-            self.web_search_requests + other.web_search_requests,
-            self.web_fetch_requests + other.web_fetch_requests,
-            self.compactions + other.compactions,
-        )
+        return Usage(*(a + b for a, b in zip(_values(self), _values(other), strict=True)))
 
     @property
     def prompt_tokens(self) -> int:
         """Everything the model read: uncached input + cache writes + cache reads."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
+    @property
+    def cache_split_known(self) -> bool:
+        """Whether the 5-minute and 1-hour writes add up to the cache writes (the API reports
+        them; an older transcript or a server that leaves them out does not)."""
+        split = self.ephemeral_5m_input_tokens + self.ephemeral_1h_input_tokens
+        return split == self.cache_creation_input_tokens
+
+    @property
+    def cache_hit_ratio(self) -> float | None:
+        """cache_read / (input + cache_read + cache_write); None when nothing was read at all."""
+        prompt = self.prompt_tokens
+        return self.cache_read_input_tokens / prompt if prompt else None
+
     def to_json(self) -> dict[str, Any]:
-        """The API's field names; `server_tool_use` only when a server tool ran."""
-        data: dict[str, Any] = {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cache_creation_input_tokens": self.cache_creation_input_tokens,
-            "cache_read_input_tokens": self.cache_read_input_tokens,
-            "compactions": self.compactions,
-        }
+        """The API's field names (`cache_creation` holds the split of cache writes by TTL);
+        `server_tool_use` only when a server tool ran."""
+        data: dict[str, Any] = {name: getattr(self, name) for name in USAGE_TOKENS}
+        data["compactions"] = self.compactions
+        data[CACHE_CREATION] = {n: getattr(self, n) for n in usage_fields(CACHE_CREATION)}
         if self.web_search_requests or self.web_fetch_requests:
-            data["server_tool_use"] = {
-                "web_search_requests": self.web_search_requests,
-                "web_fetch_requests": self.web_fetch_requests,
-            }
+            data[SERVER_TOOL_USE] = {n: getattr(self, n) for n in usage_fields(SERVER_TOOL_USE)}
         return data
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any] | None) -> Usage:
+        """Usage from the API's `usage` object (or `to_json`'s); absent or null counts are 0.
+        The top level leaves out compaction iterations; billing counts them, so each
+        `compaction` entry of `iterations` is added and counted."""
+        raw = raw or {}
+        usage = _counts(raw, int(raw.get("compactions") or 0))
+        for entry in raw.get("iterations") or ():
+            if isinstance(entry, Mapping) and entry.get("type") == "compaction":
+                usage = usage + _counts(entry, 1)
+        return usage
+
+
+def usage_fields(where: str) -> tuple[str, ...]:
+    """The names of the `Usage` counts the API puts `where` (TOP, CACHE_CREATION, ...)."""
+    return tuple(f.name for f in fields(Usage) if f.metadata["in"] == where)
+
+
+USAGE_TOKENS = usage_fields(TOP)  # the token counts at the top level of `usage`
+
+
+_SPLIT = usage_fields(CACHE_CREATION)
+
+
+def _values(usage: Usage) -> tuple[int, ...]:
+    return tuple(getattr(usage, f.name) for f in fields(Usage))
+
+
+def _counts(raw: Mapping[str, Any], compactions: int) -> Usage:
+    values: dict[str, int] = {"compactions": compactions}
+    for f in fields(Usage):
+        where = f.metadata["in"]
+        if where == OURS:
+            continue
+        counts = raw if where == TOP else raw.get(where)
+        counts = counts if isinstance(counts, Mapping) else {}
+        values[f.name] = int(counts.get(f.name) or 0)
+    usage = Usage(**values)
+    # A split that does not add up to the writes is not theirs: in a stream with compaction
+    # the SDK keeps `message_start`'s, which is the summarising call's (its iteration has it).
+    return usage if usage.cache_split_known else replace(usage, **dict.fromkeys(_SPLIT, 0))
 
 
 @dataclass(frozen=True)
@@ -180,8 +238,11 @@ class ProgressEvent:
 
 
 @dataclass(frozen=True)
-class TurnEvent:
-    """One completed request/response round and the tool calls answered after it."""
+class Turn:
+    """One completed request/response round and the tool calls answered after it: the one
+    type of a turn, whether the loop just ran it (its `turn` event), a transcript recorded it
+    or a what-if replay simulated it. Figures of a view (the chart's, the ledger's) are
+    functions of it, computed where they are shown."""
 
     turn: int
     stop_reason: str
@@ -222,6 +283,33 @@ class TurnEvent:
             "server_tool_calls": [c.to_json() for c in self.server_tool_calls],
         }
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Turn:
+        """A Turn back from its NDJSON/transcript form (`to_json`); tool calls keep no id."""
+        distance = data.get("trigger_distance")
+        return cls(
+            turn=int(data.get("turn", 0)),
+            stop_reason=str(data.get("stop_reason") or ""),
+            usage=Usage.from_json(data.get("usage")),
+            applied_edits=tuple(
+                AppliedEdit.from_json(dict(e)) for e in data.get("applied_edits") or ()
+            ),
+            tool_calls=_calls_from_json(data.get("tool_calls")),
+            trigger_distance=int(distance) if isinstance(distance, int) else None,
+            request_id=str(data.get("request_id") or ""),
+            server_tool_calls=_calls_from_json(data.get("server_tool_calls")),
+        )
+
+
+TurnEvent = Turn  # the name the public API has always had for it (docs/python.md)
+
+
+def _calls_from_json(calls: Any) -> tuple[ToolCall, ...]:
+    return tuple(
+        ToolCall("", str(c.get("name", "")), dict(c.get("input") or {}), bool(c.get("is_error")))
+        for c in calls or ()
+    )
+
 
 @dataclass(frozen=True)
 class Totals:
@@ -236,7 +324,17 @@ class Totals:
     # that became read-only): the model only sees error results, so the run says it.
     tool_failures: int = 0
 
-    def add_turn(self, turn: TurnEvent, cost_usd: float) -> Totals:
+    def __add__(self, other: Totals) -> Totals:
+        return Totals(
+            self.usage + other.usage,
+            self.cleared_input_tokens + other.cleared_input_tokens,
+            self.cleared_tool_uses + other.cleared_tool_uses,
+            self.cleared_thinking_turns + other.cleared_thinking_turns,
+            self.cost_usd + other.cost_usd,
+            self.tool_failures + other.tool_failures,
+        )
+
+    def add_turn(self, turn: Turn, cost_usd: float) -> Totals:
         edits = turn.applied_edits
         return Totals(
             usage=self.usage + turn.usage,
@@ -258,6 +356,20 @@ class Totals:
             "cost_usd": round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None,
             "tool_failures": self.tool_failures,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Totals:
+        """Totals back from `to_json` (a result event's, a batch result line's); absent or
+        null counts are 0, an unknown cost NaN."""
+        cost = data.get("cost_usd")
+        return cls(
+            usage=Usage.from_json(data),
+            cleared_input_tokens=int(data.get("cleared_input_tokens") or 0),
+            cleared_tool_uses=int(data.get("cleared_tool_uses") or 0),
+            cleared_thinking_turns=int(data.get("cleared_thinking_turns") or 0),
+            cost_usd=float(cost) if isinstance(cost, int | float) else math.nan,
+            tool_failures=int(data.get("tool_failures") or 0),
+        )
 
 
 @dataclass(frozen=True)
@@ -288,4 +400,4 @@ class ErrorEvent:
         return {"event": "error", "kind": self.kind, "message": self.message}
 
 
-Event = StartEvent | ProgressEvent | TurnEvent | ResultEvent | ErrorEvent
+Event = StartEvent | ProgressEvent | Turn | ResultEvent | ErrorEvent

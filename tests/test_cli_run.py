@@ -20,6 +20,7 @@ from agentctl.cli.main import app
 from agentctl.emulator import running
 from agentctl.home import sessions_dir
 from agentctl.sessions.transcript import read_records
+from agentctl.types import USAGE_TOKENS
 
 SENTINEL_KEY = "sk-ant-SENTINEL-never-in-a-transcript-0123456789"
 
@@ -510,7 +511,7 @@ def test_the_context_window_ends_the_run_with_the_documented_code(
     last = [e for e in lines if e["event"] == "turn"][-1]
     if code == 3:
         usage = last["usage"]
-        prompt = sum(usage[k] for k in usage if k != "output_tokens")
+        prompt = sum(usage[k] for k in USAGE_TOKENS if k != "output_tokens")
         assert last["stop_reason"] == "model_context_window_exceeded"
         assert usage["output_tokens"] == 6000 - prompt
     else:

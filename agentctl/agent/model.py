@@ -83,32 +83,6 @@ def text_of(content: Sequence[Mapping[str, Any]]) -> str:
     return "".join(str(b.get("text", "")) for b in content if b.get("type") == "text")
 
 
-def usage_from(raw: Mapping[str, Any] | None) -> Usage:
-    """Usage from the API's `usage` object (or our own `Usage.to_json`); absent or null counts
-    are 0. The top level leaves out compaction iterations; billing counts them [DOC], so each
-    `compaction` entry of `iterations` is added and counted."""
-    raw = raw or {}
-    usage = _counts(raw, int(raw.get("compactions") or 0))
-    for entry in raw.get("iterations") or ():
-        if isinstance(entry, Mapping) and entry.get("type") == "compaction":
-            usage = usage + _counts(entry, 1)
-    return usage
-
-
-def _counts(raw: Mapping[str, Any], compactions: int) -> Usage:
-    server = raw.get("server_tool_use")
-    server = server if isinstance(server, Mapping) else {}
-    return Usage(
-        input_tokens=int(raw.get("input_tokens") or 0),
-        output_tokens=int(raw.get("output_tokens") or 0),
-        cache_creation_input_tokens=int(raw.get("cache_creation_input_tokens") or 0),
-        cache_read_input_tokens=int(raw.get("cache_read_input_tokens") or 0),
-        web_search_requests=int(server.get("web_search_requests") or 0),
-        web_fetch_requests=int(server.get("web_fetch_requests") or 0),
-        compactions=compactions,
-    )
-
-
 def resendable(block: Mapping[str, Any]) -> dict[str, Any]:
     """A content block as history: a compaction block keeps `content` even when null (a
     failed compaction, a no-op to the server; the key is required) and nothing else that is
@@ -127,7 +101,7 @@ def response_from_message(message: Mapping[str, Any], request_id: str = "") -> M
     return ModelResponse(
         content=tuple(resendable(b) for b in message.get("content") or ()),
         stop_reason=str(message.get("stop_reason") or ""),
-        usage=usage_from(message.get("usage")),
+        usage=Usage.from_json(message.get("usage")),
         applied_edits=edits,
         request_id=request_id,
         raw=dict(message),

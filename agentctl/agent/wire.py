@@ -1,9 +1,9 @@
 """What a server may send back: a deadline per request, size caps, bounded JSON, sane usage.
 
-Stdlib only, no SDK import: the client module feeds `BodyBudget` every chunk of a response body
-as it arrives, and hands the finished message to `check_message` before it becomes our types;
-its `Watchdog` cuts the connections of a request still running at its deadline (a server that
-is silent, or trickles its headers, sends no chunk to check).
+Stdlib and `agentctl.types` only, no SDK import: the client module feeds `BodyBudget` every
+chunk of a response body as it arrives, and hands the finished message to `check_message`
+before it becomes our types; its `Watchdog` cuts the connections of a request still running
+at its deadline (a server that is silent, or trickles its headers, sends no chunk to check).
 A failed check raises `ResponseRejected` with a one-line reason; the client turns it into an
 ApiError that is not retried (a server that sent it once will send it again).
 """
@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from agentctl.types import CACHE_CREATION, SERVER_TOOL_USE, USAGE_TOKENS
+
 DEFAULT_DEADLINE_S = 600.0
 MAX_BODY_BYTES = 128 * 2**20
 # One SSE event (everything up to its blank line) is buffered whole by the SDK: bound it.
@@ -29,16 +31,10 @@ MAX_EVENT_BYTES = 16 * 2**20
 MAX_JSON_DEPTH = 128
 # No context window holds a billion tokens: a larger count is a broken or hostile server.
 MAX_REPORTED_TOKENS = 10**9
-USAGE_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
-_REQUIRED_USAGE = USAGE_FIELDS[:2]
+_REQUIRED_USAGE = ("input_tokens", "output_tokens")
 # Objects of counts inside `usage` (server tool requests are billed; cache writes by TTL are
 # priced): every value in them is held to the same rule as the token counts.
-USAGE_OBJECTS = ("server_tool_use", "cache_creation")
+USAGE_OBJECTS = (SERVER_TOOL_USE, CACHE_CREATION)
 EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 _LINE_ENDS = (b"\n",)  # JSONL (Message Batches results): each line is one record
@@ -208,7 +204,7 @@ def check_usage(usage: Any, where: str = "usage") -> None:
     (compaction entries are billed)."""
     if not isinstance(usage, Mapping):
         raise ResponseRejected(f"the message has no {where} object")
-    for name in USAGE_FIELDS:
+    for name in USAGE_TOKENS:
         value = usage.get(name)
         if value is None and name not in _REQUIRED_USAGE:
             continue

@@ -263,7 +263,11 @@ def _line_problem(line: dict[str, Any]) -> str | None:
         return None
     if not isinstance(totals, dict):
         return f"totals: {totals!r} is not an object"
-    for key, value in totals.items():
+    # Usage objects of counts (`cache_creation`, `server_tool_use`) hold numbers too.
+    objects = {k: v for k, v in totals.items() if isinstance(v, dict)}
+    inner = [(f"{k}.{name}", n) for k, v in objects.items() for name, n in v.items()]
+    outer = [(k, v) for k, v in totals.items() if k not in objects]
+    for key, value in outer + inner:
         if value is not None and not _number(value):
             return f"totals.{key}: {value!r} is not a number from 0"
     return None

@@ -8,14 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
+from agentctl.types import USAGE_TOKENS, Totals
 
 STATUSES = ("ok", "limit", "failed", "skipped", "unfinished")
-USAGE_KEYS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 _CLEARING = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 
 
@@ -25,7 +20,7 @@ class Summary:
 
     counts: dict[str, int]
     cost_usd: float
-    sums: dict[str, int]
+    totals: Totals  # the sum of the result lines' totals
     costs: tuple[tuple[str, str, int, float | None], ...]  # id, status, turns, cost
     pricing: str = (
         LIST_PRICE  # BATCH_PRICE when the tasks went through Message Batches (half price)
@@ -37,8 +32,16 @@ class Summary:
 
     @property
     def cache_hit_ratio(self) -> float | None:
-        prompt = sum(self.sums[key] for key in USAGE_KEYS if key != "output_tokens")
-        return self.sums["cache_read_input_tokens"] / prompt if prompt else None
+        return self.totals.usage.cache_hit_ratio
+
+    @property
+    def sums(self) -> dict[str, int]:
+        """The token and clearing sums, as the `batch_end` line gives them."""
+        usage, totals = self.totals.usage, self.totals
+        return {
+            **{key: getattr(usage, key) for key in USAGE_TOKENS},
+            **{key: getattr(totals, key) for key in _CLEARING},
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,12 +61,11 @@ def summarize(
     counts = Counter({status: 0 for status in STATUSES})
     counts.update(str(line.get("status")) for line in lines)
     counts.update({"skipped": len(skipped), "unfinished": len(unfinished)})
-    totals = [line.get("totals") or {} for line in lines]
-    sums = {key: sum(int(t.get(key) or 0) for t in totals) for key in (*USAGE_KEYS, *_CLEARING)}
+    totals = sum((Totals.from_json(line.get("totals") or {}) for line in lines), Totals())
     costs = tuple(_cost_row(line) for line in lines)
     spent = sum(cost for *_, cost in costs if cost is not None)
     batch = any(line.get("pricing") == BATCH_PRICE for line in lines)
-    return Summary(dict(counts), spent, sums, costs, BATCH_PRICE if batch else LIST_PRICE)
+    return Summary(dict(counts), spent, totals, costs, BATCH_PRICE if batch else LIST_PRICE)
 
 
 def _cost_row(line: dict[str, Any]) -> tuple[str, str, int, float | None]:

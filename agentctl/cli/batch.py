@@ -14,6 +14,7 @@ from agentctl.cli.memory import ReviewOption, review_sets
 from agentctl.errors import InterruptedRunError
 from agentctl.render.safe import visible
 from agentctl.sessions.transcript import json_safe
+from agentctl.types import USAGE_TOKENS
 
 if TYPE_CHECKING:
     from agentctl.batch import BatchResult, Prepared
@@ -191,12 +192,10 @@ class _Progress:
             self._say(f"[{self._count()}] {event.id} skipped: {event.why}")
 
     def _ended(self, line: dict[str, Any]) -> None:
-        from agentctl.batch.summary import USAGE_KEYS
-
         state = self.state
         state.running, state.done = state.running - 1, state.done + 1
         state.failed += line["status"] == "failed"
-        state.tokens += sum(line["totals"].get(key, 0) for key in USAGE_KEYS)
+        state.tokens += sum(line["totals"].get(key, 0) for key in USAGE_TOKENS)
         state.cost_usd += line["cost_usd"] or 0.0
         cost = "?" if line["cost_usd"] is None else f"${line['cost_usd']:.4f}"
         text = f"[{self._count()}] {line['id']} {line['status']} ({line['turns']} turns, {cost})"

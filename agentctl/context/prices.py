@@ -193,8 +193,11 @@ class Pricing:
         return Price(*(value * BATCH_FACTOR for value in columns))
 
     def write_1h(self, usage: Usage, reported: int | None = None) -> int:
-        """Cache-write tokens billed at the 1 h rate: what the API reported (its
-        `cache_creation.ephemeral_1h_input_tokens`), else every write when the TTL is 1 h."""
+        """Cache-write tokens billed at the 1 h rate: `reported`, else what the API reported
+        (`usage.cache_creation.ephemeral_1h_input_tokens`), else (a transcript without the
+        split) every write when the TTL is 1 h."""
+        if reported is None and usage.cache_split_known:
+            reported = usage.ephemeral_1h_input_tokens
         if reported is None:
             reported = usage.cache_creation_input_tokens if self.cache_ttl == "1h" else 0
         return min(reported, usage.cache_creation_input_tokens)

@@ -100,10 +100,12 @@ def cleared_thinking_turns(turn: TurnEvent) -> int:
     return sum(e.cleared_thinking_turns for e in turn.applied_edits)
 
 
-def cache_hit_ratio(usage: Usage) -> float | None:
-    """cache_read / (input + cache_read + cache_write); None when nothing was read at all."""
-    prompt = usage.prompt_tokens
-    return usage.cache_read_input_tokens / prompt if prompt else None
+def ttl_split(usage: Usage) -> tuple[str, str] | None:
+    """The cache writes with the 5-minute and the 1-hour TTL (priced apart), formatted, when
+    some had the 1-hour one: without, every write was a 5-minute one (the total says it)."""
+    if not usage.ephemeral_1h_input_tokens:
+        return None
+    return fmt_int(usage.ephemeral_5m_input_tokens), fmt_int(usage.ephemeral_1h_input_tokens)
 
 
 def fmt_ratio(ratio: float | None) -> str:

@@ -9,7 +9,6 @@ from agentctl.errors import ClosedPipeError
 from agentctl.render.base import write_or_stop
 from agentctl.render.format import (
     EditTally,
-    cache_hit_ratio,
     cleared_thinking_turns,
     cleared_tool_uses,
     edit_tally,
@@ -19,6 +18,7 @@ from agentctl.render.format import (
     fmt_ratio,
     fmt_tools,
     peak_prompt,
+    ttl_split,
 )
 from agentctl.render.safe import visible
 from agentctl.types import (
@@ -59,16 +59,17 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
     """The end-of-run block: same facts as the summary table, as key=value lines."""
     totals = result.totals
     usage = totals.usage
-    peak = peak_prompt(turns)
+    peak, split = peak_prompt(turns), ttl_split(usage)
     peak_text = f" peak_prompt={fmt_int(peak.usage.prompt_tokens)}@turn{peak.turn}" if peak else ""
     lines = [
         f"summary  turns={result.turns} stop={result.stop_reason}",
         f"  tokens: in={fmt_int(usage.input_tokens)} "
         f"cache_read={fmt_int(usage.cache_read_input_tokens)} "
         f"cache_write={fmt_int(usage.cache_creation_input_tokens)} "
-        f"out={fmt_int(usage.output_tokens)}",
+        + ("cache_write_5m={} cache_write_1h={} ".format(*split) if split else "")
+        + f"out={fmt_int(usage.output_tokens)}",
         edits_line(edit_tally(turns)),
-        f"  cache_hit_ratio={fmt_ratio(cache_hit_ratio(usage))}{peak_text} "
+        f"  cache_hit_ratio={fmt_ratio(usage.cache_hit_ratio)}{peak_text} "
         f"cost={fmt_cost(totals.cost_usd)}"
         + (f" compactions={usage.compactions}" if usage.compactions else ""),
         f"  session={result.session}  see it again: agentctl sessions show {result.session}",

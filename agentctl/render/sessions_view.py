@@ -34,11 +34,11 @@ from agentctl.sessions.report import (
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
     EstimatorFit,
-    SimTurn,
     Simulation,
     replay_matches,
 )
 from agentctl.sessions.tune import Candidate
+from agentctl.types import Turn
 
 _PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
 
@@ -248,20 +248,22 @@ def comparison_table(recorded: Simulation, simulated: Simulation) -> Table:
     columns = ["turn", *heads, "", *heads]
     table = _table(*columns, title=f"per turn: recorded (left) | {simulated.label} (right)")
     table.padding = (0, 0, 0, 0)  # one space between columns: 75 columns wide in all
-    for rec, sim in zip(recorded.turns, simulated.turns, strict=True):
-        _add(table, str(rec.turn), *_cells(rec), "│", *_cells(sim))
+    rows = zip(recorded.turns, recorded.costs, simulated.turns, simulated.costs, strict=True)
+    for rec, rec_cost, sim, sim_cost in rows:
+        _add(table, str(rec.turn), *_cells(rec, rec_cost), "│", *_cells(sim, sim_cost))
     table.add_section()
-    _add(table, "total", *_cells(recorded), "│", *_cells(simulated))
+    _add(table, "total", *_cells(recorded, recorded.cost_usd), "│",
+         *_cells(simulated, simulated.cost_usd))  # fmt: skip
     return table
 
 
-def _cells(figures: SimTurn | Simulation) -> list[str]:
+def _cells(figures: Turn | Simulation, cost: float | None) -> list[str]:
     """One turn's or a whole replay's figures: same columns either way."""
     u = figures.usage
     return [
         fmt_compact(u.input_tokens), fmt_compact(figures.cleared_input_tokens),
         fmt_compact(u.cache_read_input_tokens), fmt_compact(u.cache_creation_input_tokens),
-        fmt_cost(figures.cost_usd),
+        fmt_cost(cost),
     ]  # fmt: skip
 
 

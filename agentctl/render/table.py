@@ -14,7 +14,6 @@ from rich.text import Text
 from agentctl.render.format import (
     DASH,
     EditTally,
-    cache_hit_ratio,
     cleared_thinking_turns,
     cleared_tool_uses,
     edit_tally,
@@ -25,6 +24,7 @@ from agentctl.render.format import (
     fmt_ratio,
     fmt_tools,
     peak_prompt,
+    ttl_split,
 )
 from agentctl.render.safe import safe_text
 from agentctl.types import ResultEvent, TurnEvent, Usage
@@ -247,14 +247,17 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
         ("input tokens", fmt_int(usage.input_tokens)),
         ("cache read", fmt_int(usage.cache_read_input_tokens)),
         ("cache write", fmt_int(usage.cache_creation_input_tokens)),
+        *ttl_rows(usage),
         ("output tokens", fmt_int(usage.output_tokens)),
-        *edit_rows(edit_tally(turns)),
-        ("cache hit ratio", f"{fmt_ratio(cache_hit_ratio(usage))}  {RATIO_FORMULA}"),
-        ("estimated cost", fmt_cost(totals.cost_usd)),
     ]
     peak = peak_prompt(turns)
     if peak is not None:
-        rows.insert(6, ("peak prompt", f"{fmt_int(peak.usage.prompt_tokens)} (turn {peak.turn})"))
+        rows.append(("peak prompt", f"{fmt_int(peak.usage.prompt_tokens)} (turn {peak.turn})"))
+    rows += [
+        *edit_rows(edit_tally(turns)),
+        ("cache hit ratio", f"{fmt_ratio(usage.cache_hit_ratio)}  {RATIO_FORMULA}"),
+        ("estimated cost", fmt_cost(totals.cost_usd)),
+    ]
     rows.extend(server_tool_rows(usage))
     if usage.compactions:
         rows.append(("compactions", fmt_int(usage.compactions)))
@@ -263,6 +266,12 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
     rows.append(("session", result.session))
     rows.append(("see it again", f"agentctl sessions show {result.session}"))
     return rows
+
+
+def ttl_rows(usage: Usage) -> list[tuple[str, str]]:
+    """The cache writes by TTL (`ttl_split`), when some had the 1-hour one."""
+    split = ttl_split(usage)
+    return [("cache write by TTL", f"5m {split[0]}, 1h {split[1]}")] if split else []
 
 
 def server_tool_rows(usage: Usage) -> list[tuple[str, str]]:

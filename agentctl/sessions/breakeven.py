@@ -19,31 +19,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from agentctl.context.prices import Price, Pricing
-from agentctl.types import TurnEvent, Usage
+from agentctl.types import Turn, Usage
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
 
 
-class TurnFigures(Protocol):
-    """What the ledger needs of a turn (a SimTurn fits)."""
-
-    @property
-    def turn(self) -> int: ...
-
-    @property
-    def usage(self) -> Usage: ...
-
-    @property
-    def cleared_input_tokens(self) -> int: ...
-
-    @property
-    def cache_write_1h(self) -> int: ...
-
-    @property
-    def tool_use_cleared_tokens(self) -> int: ...
+def tool_use_cleared_tokens(turn: Turn) -> int:
+    """What clear_tool_uses cleared on `turn` (the part a clear_at_least can hold back)."""
+    return sum(e.cleared_input_tokens for e in turn.applied_edits if e.type == CLEAR_TOOL_USES)
 
 
 @dataclass(frozen=True)
@@ -90,9 +76,7 @@ class EditBalance:
         }
 
 
-def edit_balances(
-    turns: Sequence[TurnFigures], price: Price | Sequence[Price]
-) -> list[EditBalance]:
+def edit_balances(turns: Sequence[Turn], price: Price | Sequence[Price]) -> list[EditBalance]:
     """One EditBalance per edit event of the run, in turn order. `price`: one for every turn,
     or each turn's as billed (`Pricing.billed`); an edit is weighed at its own turn's."""
     prices = [price] * len(turns) if isinstance(price, Price) else list(price)
@@ -109,12 +93,15 @@ def edit_balances(
 
 
 def _balance(
-    before: TurnFigures | None, now: TurnFigures, newly: int, turns_left: int, price: Price
+    before: Turn | None, now: Turn, newly: int, turns_left: int, price: Price
 ) -> EditBalance:
     usage = now.usage
     cached = before is not None and _cached(before.usage)
     old_price = price.cache_read if cached else price.input
-    write_price = price.cache_write_1h if now.cache_write_1h else price.cache_write_5m
+    # A rewrite costs the 1-hour premium when the turn's writes were 1-hour ones (as reported;
+    # a transcript without the split counts as 5-minute writes).
+    write_1h = usage.cache_split_known and usage.ephemeral_1h_input_tokens
+    write_price = price.cache_write_1h if write_1h else price.cache_write_5m
     rewritten = 0
     if before is not None and cached:
         rewritten = max(before.usage.prompt_tokens - newly - usage.cache_read_input_tokens, 0)
@@ -123,7 +110,7 @@ def _balance(
     return EditBalance(
         turn=now.turn,
         cleared_input_tokens=now.cleared_input_tokens,
-        tool_use_cleared_tokens=now.tool_use_cleared_tokens,
+        tool_use_cleared_tokens=tool_use_cleared_tokens(now),
         newly_cleared=newly,
         rewritten=rewritten,
         premium_usd=premium,
@@ -146,34 +133,10 @@ def _break_even(turn: int, premium: float, saving: float, turns_left: int) -> in
     return turn + int(needed) - 1 if needed <= turns_left else None
 
 
-@dataclass(frozen=True)
-class _EventFigures:
-    turn: int
-    usage: Usage
-    cleared_input_tokens: int
-    cache_write_1h: int
-    tool_use_cleared_tokens: int
-
-
-def balances_for_run(turns: Sequence[TurnEvent], pricing: Pricing) -> list[EditBalance] | None:
-    """The ledger from a run's TurnEvents (None: the model has no price).
-
-    TurnEvents do not carry the 5m/1h split of cache writes: the pricing's TTL decides it.
-    """
+def balances_for_run(turns: Sequence[Turn], pricing: Pricing) -> list[EditBalance] | None:
+    """The ledger from a run's turns (None: the model has no price)."""
     billed = pricing.billed
-    if billed is None:
-        return None
-    figures = [
-        _EventFigures(
-            t.turn,
-            t.usage,
-            t.cleared_input_tokens,
-            pricing.write_1h(t.usage),
-            sum(e.cleared_input_tokens for e in t.applied_edits if e.type == CLEAR_TOOL_USES),
-        )
-        for t in turns
-    ]
-    return edit_balances(figures, billed)
+    return None if billed is None else edit_balances(turns, billed)
 
 
 def ledger_line(balances: Sequence[EditBalance] | None, session: str) -> str:

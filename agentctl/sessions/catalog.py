@@ -10,7 +10,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.model import usage_from
 from agentctl.agent.request import summary_start
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
@@ -29,7 +28,7 @@ from agentctl.sessions.record import (
     with_history,
 )
 from agentctl.sessions.transcript import find_session, in_use, list_sessions, read_transcript
-from agentctl.types import AppliedEdit, MemoryOp, ToolCall, TurnEvent, Usage
+from agentctl.types import CACHE_CREATION, AppliedEdit, MemoryOp, Turn, Usage, usage_fields
 
 EXPORT_FORMAT = "agentctl-session-export"
 EXPORT_VERSION = 1
@@ -44,7 +43,7 @@ class TurnRecord:
     body: dict[str, Any]  # the request without `messages`
     messages: tuple[dict[str, Any], ...]  # the unedited history this request carried
     response: dict[str, Any]  # the API's message object
-    event: TurnEvent
+    event: Turn
     segment: int = 0  # how many times the run had been resumed before this turn
     pricing: str = LIST_PRICE  # how it was billed: its segment's header or resume record
 
@@ -70,6 +69,12 @@ class Session:
     error: dict[str, Any] | None
     records: tuple[Record, ...]
     warnings: tuple[str, ...] = ()
+    size: int = 0  # the bytes read (a writer checks nobody appended since)
+    last_turn: int = 0  # the number of the last answered request
+    last_stop: str = ""  # the last response's stop reason
+    # how the last segment ended: "result", an error kind ("limit", "interrupted", "api",
+    # ...), or "unknown" (no outcome recorded since the run or its last resume began)
+    outcome: str = "unknown"
 
     @property
     def model(self) -> str:
@@ -102,37 +107,12 @@ class Session:
         return [(t.turn, op) for t in self.turns for op in t.event.memory_ops]
 
 
-def turn_event_from_json(data: Mapping[str, Any]) -> TurnEvent:
-    """A TurnEvent back from its NDJSON/transcript form (`TurnEvent.to_json`)."""
-    calls = _calls_from_json(data.get("tool_calls"))
-    distance = data.get("trigger_distance")
-    return TurnEvent(
-        turn=int(data.get("turn", 0)),
-        stop_reason=str(data.get("stop_reason") or ""),
-        usage=usage_from(data.get("usage")),
-        applied_edits=tuple(
-            AppliedEdit.from_json(dict(e)) for e in data.get("applied_edits") or ()
-        ),
-        tool_calls=calls,
-        trigger_distance=int(distance) if isinstance(distance, int) else None,
-        request_id=str(data.get("request_id") or ""),
-        server_tool_calls=_calls_from_json(data.get("server_tool_calls")),
-    )
-
-
-def _calls_from_json(calls: Any) -> tuple[ToolCall, ...]:
-    return tuple(
-        ToolCall("", str(c.get("name", "")), dict(c.get("input") or {}), bool(c.get("is_error")))
-        for c in calls or ()
-    )
-
-
-def _event_from_response(turn: int, response: Mapping[str, Any]) -> TurnEvent:
-    """A TurnEvent for a turn whose event record is missing (a run cut mid-turn)."""
+def _event_from_response(turn: int, response: Mapping[str, Any]) -> Turn:
+    """A Turn for a turn whose event record is missing (a run cut mid-turn)."""
     cm = response.get("context_management") or {}
     edits = tuple(AppliedEdit.from_json(dict(e)) for e in cm.get("applied_edits") or ())
     stop = str(response.get("stop_reason") or "")
-    return TurnEvent(turn, stop, usage_from(response.get("usage")), edits)
+    return Turn(turn, stop, Usage.from_json(response.get("usage")), edits)
 
 
 def priced(prices: Profile, model: str, pricing: str = LIST_PRICE) -> Pricing:
@@ -160,24 +140,31 @@ class _Builder:
         self.pricing = pricing
         self.pending: tuple[RequestRecord, tuple[dict[str, Any], ...]] | None = None
         self.turns: list[TurnRecord] = []
-        self.events: dict[int, TurnEvent] = {}
+        self.events: dict[int, Turn] = {}
         self.result: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
         self.segment = 0
+        self.last_turn, self.last_stop, self.outcome = 0, "", "unknown"
 
     def add(self, record: Record, history: list[dict[str, Any]]) -> None:
         if isinstance(record, RequestRecord):
             count = len(history) if record.messages_count is None else record.messages_count
             sent = history[:count]  # from an on-demand summary on, as the request sent it
             self.pending = (record, tuple(sent[summary_start(sent) :]))
-        elif isinstance(record, ResponseRecord) and self.pending is not None:
-            self._close_turn(record)
+        elif isinstance(record, ResponseRecord):
+            # A request that got no response (interrupted, failed) is no turn: resume reuses
+            # its number, so turns stay 1, 2, 3, ... and each number names one answered request.
+            self.last_turn = max(self.last_turn, record.turn)
+            self.last_stop = str(record.message.get("stop_reason") or "")
+            if self.pending is not None:
+                self._close_turn(record)
         elif isinstance(record, EventRecord):
             self._event(record.event)
         elif isinstance(record, ResumeRecord):
             self.segment += 1
             self.pricing = record.pricing
             self.result = self.error = None
+            self.outcome = "unknown"
 
     def _close_turn(self, record: ResponseRecord) -> None:
         assert self.pending is not None
@@ -193,19 +180,34 @@ class _Builder:
     def _event(self, event: Mapping[str, Any]) -> None:
         name = event.get("event")
         if name == "turn":
-            self.events[int(event.get("turn", 0))] = turn_event_from_json(event)
+            self.events[int(event.get("turn", 0))] = Turn.from_json(event)
         elif name == "result":
-            self.result, self.error = dict(event), None
+            self.result, self.error, self.outcome = dict(event), None, "result"
         elif name == "error":
-            self.error = dict(event)
+            self.error, self.outcome = dict(event), str(event.get("kind", "error"))
 
     def finish(self) -> tuple[TurnRecord, ...]:
         """Turns with their recorded events (which carry tool calls and memory ops)."""
-        return tuple(replace(t, event=self.events.get(t.turn, t.event)) for t in self.turns)
+        return tuple(
+            replace(t, event=_with_split(self.events.get(t.turn, t.event), t.event))
+            for t in self.turns
+        )
+
+
+def _with_split(event: Turn, response: Turn) -> Turn:
+    """`event` with the split of cache writes by TTL from its response when the event has
+    none (an agentctl before the split was kept wrote it; the response is the API's own)."""
+    mine, theirs = event.usage, response.usage
+    same = mine.cache_creation_input_tokens == theirs.cache_creation_input_tokens
+    if mine.cache_split_known or not (same and theirs.cache_split_known):
+        return event
+    split = {name: getattr(theirs, name) for name in usage_fields(CACHE_CREATION)}
+    return replace(event, usage=replace(mine, **split))
 
 
 def parse_session(transcript: Transcript) -> Session:
-    """The Session of a transcript: its turns, final history and outcome."""
+    """The Session of a transcript: its turns, final history and outcome. The one walk over
+    a transcript's records: `sessions` commands, resume, replay and simulate all read it."""
     builder = _Builder(transcript.header.pricing)
     history: list[dict[str, Any]] = []
     for record, history in with_history(transcript.records):
@@ -220,6 +222,10 @@ def parse_session(transcript: Transcript) -> Session:
         error=builder.error,
         records=transcript.records,
         warnings=transcript.warnings,
+        size=transcript.size,
+        last_turn=builder.last_turn,
+        last_stop=builder.last_stop,
+        outcome=builder.outcome,
     )
 
 
@@ -308,14 +314,14 @@ def summarize(path: Path) -> SessionSummary | None:
     )
 
 
-def _priced_turns(transcript: Transcript) -> list[tuple[TurnEvent, str]]:
+def _priced_turns(transcript: Transcript) -> list[tuple[Turn, str]]:
     """Each turn event with the pricing of its segment (the header's, or the last resume's)."""
     pricing, turns = transcript.header.pricing, []
     for record in transcript.records:
         if isinstance(record, ResumeRecord):
             pricing = record.pricing
         elif isinstance(record, EventRecord) and record.name == "turn":
-            turns.append((turn_event_from_json(record.event), pricing))
+            turns.append((Turn.from_json(record.event), pricing))
     return turns
 
 
@@ -342,7 +348,7 @@ def _first_line(text: str) -> str:
 
 
 def _summary_cost(
-    header: SessionHeader, name: str, turns: Sequence[tuple[TurnEvent, str]]
+    header: SessionHeader, name: str, turns: Sequence[tuple[Turn, str]]
 ) -> float | None:
     """Summed per-turn cost under the recorded profile's prices, each turn at its segment's
     pricing (None when unknown)."""

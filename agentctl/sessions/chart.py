@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentctl.types import Turn
+
 
 @dataclass(frozen=True)
 class ChartRow:
@@ -21,12 +23,15 @@ class ChartRow:
     new_clearing: bool = False  # it cleared more than the turn before
 
 
-def chart_rows(turns: Sequence[tuple[int, int, int, int]]) -> list[ChartRow]:
-    """Rows from (turn, prompt tokens, cleared tokens, cache read) tuples, in turn order."""
+def chart_rows(turns: Sequence[Turn]) -> list[ChartRow]:
+    """The rows of a run's turns (recorded or replayed), in turn order."""
     rows: list[ChartRow] = []
     previous = 0
-    for turn, prompt, cleared, read in turns:
-        row = ChartRow(turn, prompt + cleared, prompt, read, cleared > 0, cleared > previous)
-        rows.append(row)
+    for turn in turns:
+        prompt, cleared = turn.usage.prompt_tokens, turn.cleared_input_tokens
+        read = turn.usage.cache_read_input_tokens
+        rows.append(
+            ChartRow(turn.turn, prompt + cleared, prompt, read, cleared > 0, cleared > previous)
+        )
         previous = cleared
     return rows

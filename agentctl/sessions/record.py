@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+from agentctl.types import CACHE_CREATION, USAGE_TOKENS, usage_fields
+
 FORMAT_VERSION = 1
 # How a run's tokens were billed: at list price (the Messages API) or at the Message Batches
 # discount. Absent in transcripts written before the field existed: those runs were list.
@@ -189,8 +191,9 @@ class EventRecord:
             _int(event, "turn", where="event")
             _check_figures(event, "event")
             _check_edits(event, "event")
-            for call in _list_of_dicts(event, "tool_calls", "event"):
-                _dict(call, "input", where="event.tool_calls[]")
+            for key in ("tool_calls", "server_tool_calls"):
+                for call in _list_of_dicts(event, key, "event"):
+                    _dict(call, "input", where=f"event.{key}[]")
             _list_of_dicts(event, "memory_ops", "event")
         return cls(event)
 
@@ -289,23 +292,17 @@ def with_history(
         yield record, history
 
 
-_USAGE_COUNTS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-)
 _EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 
 
 def _check_figures(data: Mapping[str, Any], where: str) -> None:
     """The token counts a turn's figures are built from are integers (or absent)."""
     usage = _dict(data, "usage", where=where)
-    for key in _USAGE_COUNTS:
+    for key in USAGE_TOKENS:
         _get(usage, key, int, None, "an integer", f"{where}.usage")
-    creation = _dict(usage, "cache_creation", where=f"{where}.usage")
-    for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"):
-        _get(creation, key, int, None, "an integer", f"{where}.usage.cache_creation")
+    creation = _dict(usage, CACHE_CREATION, where=f"{where}.usage")
+    for key in usage_fields(CACHE_CREATION):
+        _get(creation, key, int, None, "an integer", f"{where}.usage.{CACHE_CREATION}")
 
 
 def _check_content(
@@ -398,11 +395,3 @@ class Transcript:
     def id(self) -> str:
         """The session id is the file's name: a copied transcript is its own session."""
         return self.path.stem
-
-    def history(self) -> list[dict[str, Any]]:
-        """The history as last written."""
-        history: list[dict[str, Any]] = []
-        for record in self.records:
-            if isinstance(record, MessageRecord):
-                apply_message(history, record)
-        return history

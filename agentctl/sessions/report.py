@@ -35,7 +35,6 @@ from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
     EstimatorFit,
-    SimTurn,
     Simulation,
     calibrate,
     recorded_run,
@@ -55,7 +54,7 @@ from agentctl.sessions.tune import (
     sweep,
     write_profile,
 )
-from agentctl.types import ResultEvent, Totals, TurnEvent
+from agentctl.types import ResultEvent, Totals, Turn
 
 
 def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
@@ -129,7 +128,7 @@ def result_of(session: Session, cost: float) -> ResultEvent:
     return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
 
 
-def recorded_result(session: Session) -> tuple[ResultEvent, list[TurnEvent]]:
+def recorded_result(session: Session) -> tuple[ResultEvent, list[Turn]]:
     """A session's summary figures so far, priced as `sessions show` prices them: for the
     summary of a run that stopped early (it has no result event)."""
     return result_of(session, recorded_cost(session)), [t.event for t in session.turns]
@@ -169,16 +168,14 @@ def stats_of(session: Session) -> Stats:
     """Everything `stats` shows, from the recorded usage (remedies by replay)."""
     profile = session_profile(session)
     recorded = recorded_run(session, profile)
-    figures = [
-        (t.turn, t.usage.prompt_tokens, t.cleared_input_tokens, t.usage.cache_read_input_tokens)
-        for t in recorded.turns
-    ]
     balances = ledger(session, profile, recorded)
     cal = calibrate(session, ReplaySettings.from_profile(profile))
     fixes = remedies(
         session, profile, profile, balances, base_cost=recorded.cost_usd, factor=cal.factor
     )
-    return Stats(session, recorded, chart_rows(figures), recorded_trigger(session), balances, fixes)
+    return Stats(
+        session, recorded, chart_rows(recorded.turns), recorded_trigger(session), balances, fixes
+    )
 
 
 @dataclass(frozen=True)
@@ -209,10 +206,7 @@ class WhatIf:
             "calibration": self.calibration.to_json(),
             "reconstructed": not self.session.offline,
             "limits": LIMITS_NOTE,
-            "turns": [
-                {"turn": r.turn, "recorded": _turn_json(r), "simulated": _turn_json(s)}
-                for r, s in zip(self.recorded.turns, self.simulated.turns, strict=True)
-            ],
+            "turns": _turns_json(self.recorded, self.simulated),
             "totals": {
                 "recorded": _totals_json(self.recorded),
                 "simulated": _totals_json(self.simulated),
@@ -229,12 +223,20 @@ class WhatIf:
         }
 
 
-def _turn_json(turn: SimTurn) -> dict[str, Any]:
+def _turns_json(recorded: Simulation, simulated: Simulation) -> list[dict[str, Any]]:
+    rows = zip(recorded.turns, recorded.costs, simulated.turns, simulated.costs, strict=True)
+    return [
+        {"turn": r.turn, "recorded": _turn_json(r, r_cost), "simulated": _turn_json(s, s_cost)}
+        for r, r_cost, s, s_cost in rows
+    ]
+
+
+def _turn_json(turn: Turn, cost: float | None) -> dict[str, Any]:
     return {
         **turn.usage.to_json(),
         "cleared_input_tokens": turn.cleared_input_tokens,
-        "applied_edits": list(turn.applied_edits),
-        "cost_usd": None if turn.cost_usd is None else round(turn.cost_usd, 6),
+        "applied_edits": [e.raw for e in turn.applied_edits],
+        "cost_usd": None if cost is None else round(cost, 6),
     }
 
 

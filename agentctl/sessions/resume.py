@@ -7,20 +7,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.model import usage_from
 from agentctl.agent.request import reported_size
 from agentctl.errors import UsageError
+from agentctl.sessions.catalog import load_session
 from agentctl.sessions.record import (
-    EventRecord,
     Record,
     RequestRecord,
     ResponseRecord,
-    ResumeRecord,
     SessionHeader,
     ToolResultRecord,
 )
-from agentctl.sessions.transcript import find_session, read_transcript
-from agentctl.types import AppliedEdit
+from agentctl.types import AppliedEdit, Usage
 
 # Stop reasons after which the last assistant message is resent as is.
 RESEND_STOPS = frozenset({"pause_turn", "compaction"})
@@ -47,21 +44,19 @@ class SavedRun:
 
 def load_run(ref: str) -> SavedRun:
     """The session named by id, unique prefix or `last`; UsageError if it cannot continue."""
-    transcript = read_transcript(find_session(ref))
-    records = transcript.records
+    saved = load_session(ref)
+    records = saved.records
     run = SavedRun(
-        session=transcript.id,
-        path=transcript.path,
-        header=transcript.header,
-        messages=transcript.history(),
-        # A request that got no response (interrupted, failed) is no turn: resume reuses its
-        # number, so turns stay 1, 2, 3, ... and each number names one answered request.
-        last_turn=max((r.turn for r in records if isinstance(r, ResponseRecord)), default=0),
-        last_stop=_last_stop(records),
-        outcome=_outcome(records),
+        session=saved.id,
+        path=saved.path,
+        header=saved.header,
+        messages=list(saved.history),
+        last_turn=saved.last_turn,
+        last_stop=saved.last_stop,
+        outcome=saved.outcome,
         tool_results={r.tool_use_id: r for r in records if isinstance(r, ToolResultRecord)},
-        warnings=transcript.warnings,
-        size=transcript.size,
+        warnings=saved.warnings,
+        size=saved.size,
         measured=recorded_sizes(records),
     )
     if run.outcome == "result":
@@ -93,7 +88,7 @@ def response_size(
     cm = message.get("context_management") or {}
     edits = tuple(AppliedEdit.from_json(dict(e)) for e in cm.get("applied_edits") or ())
     content = [b for b in message.get("content") or () if isinstance(b, Mapping)]
-    usage = usage_from(message.get("usage"))
+    usage = Usage.from_json(message.get("usage"))
     asked = "compaction" in request
     return reported_size(usage, content, edits, compaction_request=asked, unedited=unedited)
 
@@ -138,21 +133,3 @@ def _result(use: dict[str, Any], run: SavedRun) -> dict[str, Any]:
     if record is None or record.is_error:
         result["is_error"] = True
     return result
-
-
-def _last_stop(records: Sequence[Record]) -> str:
-    for record in reversed(records):
-        if isinstance(record, ResponseRecord):
-            return str(record.message.get("stop_reason") or "")
-    return ""
-
-
-def _outcome(records: Sequence[Record]) -> str:
-    for record in reversed(records):
-        if isinstance(record, ResumeRecord):
-            return "unknown"
-        if isinstance(record, EventRecord) and record.name == "result":
-            return "result"
-        if isinstance(record, EventRecord) and record.name == "error":
-            return str(record.event.get("kind", "error"))
-    return "unknown"

@@ -16,6 +16,7 @@ multiplied by it. For emulator runs the factor is exactly 1.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,14 +24,13 @@ from typing import Any
 from agentctl.context.cache import CacheUsage, PromptCache
 from agentctl.context.compaction import Compaction, compact, compact_edit, compacted
 from agentctl.context.engine import EditOutcome, edit_as_server, validate_edits
-from agentctl.context.prices import Pricing
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import Session, TurnRecord, turn_pricing
 from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
-from agentctl.types import Usage
+from agentctl.types import AppliedEdit, Turn, Usage
 
 LIMITS_NOTE = (
     "a replay keeps the recorded conversation: it cannot know how the model would have acted "
@@ -38,38 +38,19 @@ LIMITS_NOTE = (
 )
 
 
-@dataclass(frozen=True)
-class SimTurn:
-    """One turn's figures, recorded or simulated, in the same shape."""
-
-    turn: int
-    usage: Usage
-    cleared_input_tokens: int
-    applied_edits: tuple[dict[str, Any], ...]
-    cost_usd: float | None
-    cache_write_1h: int = 0
-
-    @property
-    def tool_use_cleared_tokens(self) -> int:
-        """What clear_tool_uses cleared (the part a clear_at_least can hold back)."""
-        return sum(
-            int(e.get("cleared_input_tokens") or 0)
-            for e in self.applied_edits
-            if e.get("type") == "clear_tool_uses_20250919"
-        )
-
-    @property
-    def sent_tokens(self) -> int:
-        """The unedited prompt the client sent (what the model sees plus what was cleared)."""
-        return self.usage.prompt_tokens + self.cleared_input_tokens
+def sent_tokens(turn: Turn) -> int:
+    """The unedited prompt the client sent (what the model sees plus what was cleared)."""
+    return turn.usage.prompt_tokens + turn.cleared_input_tokens
 
 
 @dataclass(frozen=True)
 class Simulation:
-    """A whole run's figures under one set of settings."""
+    """A whole run under one set of settings: its turns (recorded or replayed) and what each
+    cost at the recorded prices (None: no price)."""
 
     label: str
-    turns: tuple[SimTurn, ...]
+    turns: tuple[Turn, ...]
+    costs: tuple[float | None, ...]
 
     @property
     def usage(self) -> Usage:
@@ -81,7 +62,7 @@ class Simulation:
 
     @property
     def cost_usd(self) -> float | None:
-        costs = [t.cost_usd for t in self.turns]
+        costs = self.costs
         return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
 
     @property
@@ -90,8 +71,7 @@ class Simulation:
 
     @property
     def cache_hit_ratio(self) -> float | None:
-        usage = self.usage
-        return usage.cache_read_input_tokens / usage.prompt_tokens if usage.prompt_tokens else None
+        return self.usage.cache_hit_ratio
 
 
 @dataclass(frozen=True)
@@ -115,16 +95,8 @@ class EstimatorFit:
 
 def recorded_run(session: Session, prices: Profile) -> Simulation:
     """What happened, as the transcript says (usage, applied_edits, cost at its pricing)."""
-    turns = tuple(_recorded_turn(turn_pricing(session, prices, t), t) for t in session.turns)
-    return Simulation("recorded", turns)
-
-
-def _recorded_turn(pricing: Pricing, turn: TurnRecord) -> SimTurn:
-    creation = (turn.response.get("usage") or {}).get("cache_creation") or {}
-    write_1h = int(creation.get("ephemeral_1h_input_tokens") or 0)
-    edits = tuple(e.raw for e in turn.event.applied_edits)
-    cost = pricing.usd(turn.usage, write_1h)
-    return SimTurn(turn.turn, turn.usage, turn.cleared_input_tokens, edits, cost, write_1h)
+    costs = tuple(turn_pricing(session, prices, t).usd(t.usage) for t in session.turns)
+    return Simulation("recorded", tuple(t.event for t in session.turns), costs)
 
 
 def calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
@@ -164,7 +136,8 @@ def simulate(
     clock = _Clock()
     cache = PromptCache(clock=clock)
     settings = settings.scaled(factor)
-    turns: list[SimTurn] = []
+    turns: list[Turn] = []
+    costs: list[float | None] = []
     summaries = _Summaries()
     recorded: dict[int, int] = {}  # what the turns so far reported (`recorded_sizes`)
     for turn in session.turns:
@@ -185,10 +158,10 @@ def simulate(
         else:
             figures, extra = _compaction_figures(cache, outcome.request, done, session.model)
             summaries.add(len(turn.messages), done.summary)
-        pricing = turn_pricing(session, prices, turn)  # a what-if keeps the way it was billed
-        sim = _sim_turn(pricing, turn, outcome.applied_edits, figures, factor, extra)
-        turns.append(sim)
-    return Simulation(label, tuple(turns))
+        turns.append(_sim_turn(turn, outcome.applied_edits, figures, factor, extra))
+        # a what-if keeps the way it was billed
+        costs.append(turn_pricing(session, prices, turn).usd(turns[-1].usage))
+    return Simulation(label, tuple(turns), tuple(costs))
 
 
 class _Summaries:
@@ -224,6 +197,8 @@ def _compaction_figures(
         closed.cache_creation_input_tokens,
         closed.cache_read_input_tokens,
         compactions=1,
+        ephemeral_5m_input_tokens=closed.ephemeral_5m_input_tokens,
+        ephemeral_1h_input_tokens=closed.ephemeral_1h_input_tokens,
     )
     return (None if done.pause else cache.account(done.request, model)), summarizing
 
@@ -262,36 +237,39 @@ def _check(request: Mapping[str, Any], session: Session, settings: ReplaySetting
 
 
 def _sim_turn(
-    pricing: Pricing,
     turn: TurnRecord,
     applied: Sequence[Mapping[str, Any]],
     figures: CacheUsage | None,
     factor: float,
     extra: Usage,
-) -> SimTurn:
+) -> Turn:
     def scale(value: int) -> int:
         return value if factor == 1.0 else round(value * factor)
 
-    usage = Usage(
-        input_tokens=scale(
-            figures.input_tokens + extra.input_tokens if figures else extra.input_tokens
-        ),
-        output_tokens=(_reply_output(turn) if figures else 0) + extra.output_tokens,
-        cache_creation_input_tokens=scale(
-            (figures.cache_creation_input_tokens if figures else 0)
-            + extra.cache_creation_input_tokens
-        ),
-        cache_read_input_tokens=scale(
-            (figures.cache_read_input_tokens if figures else 0) + extra.cache_read_input_tokens
-        ),
-        compactions=extra.compactions,
+    reply = Usage(
+        figures.input_tokens,
+        _reply_output(turn),
+        figures.cache_creation_input_tokens,
+        figures.cache_read_input_tokens,
+        ephemeral_5m_input_tokens=figures.ephemeral_5m_input_tokens,
+        ephemeral_1h_input_tokens=figures.ephemeral_1h_input_tokens,
+    ) if figures else Usage()  # fmt: skip
+    whole = reply + extra
+    write = scale(whole.cache_creation_input_tokens)
+    write_1h = min(scale(whole.ephemeral_1h_input_tokens), write)
+    usage = dataclasses.replace(
+        whole,
+        input_tokens=scale(whole.input_tokens),
+        cache_creation_input_tokens=write,
+        cache_read_input_tokens=scale(whole.cache_read_input_tokens),
+        ephemeral_5m_input_tokens=write - write_1h,
+        ephemeral_1h_input_tokens=write_1h,
     )
     edits = tuple(
-        {**e, "cleared_input_tokens": scale(int(e["cleared_input_tokens"]))} for e in applied
+        AppliedEdit.from_json({**e, "cleared_input_tokens": scale(int(e["cleared_input_tokens"]))})
+        for e in applied
     )
-    cleared = sum(int(e["cleared_input_tokens"]) for e in edits)
-    write_1h = scale(figures.ephemeral_1h_input_tokens if figures else 0)
-    return SimTurn(turn.turn, usage, cleared, edits, pricing.usd(usage, write_1h), write_1h)
+    return Turn(turn.turn, turn.event.stop_reason, usage, edits)
 
 
 def replay_matches(a: Simulation, b: Simulation) -> bool:

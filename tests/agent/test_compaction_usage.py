@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentctl.agent.model import response_from_message, usage_from
+from agentctl.agent.model import response_from_message
 from agentctl.agent.wire import ResponseRejected, check_usage
 from agentctl.types import Usage
 
@@ -25,15 +25,15 @@ def entry(kind: str, i: int, o: int, read: int = 0, write: int = 0) -> dict[str,
 def test_billed_usage_adds_compaction_iterations_and_counts_them() -> None:
     top = entry("message", 23_000, 1_000, read=5, write=7)
     raw = {**top, "iterations": [entry("compaction", 180_000, 3_500, read=11), top]}
-    assert usage_from(raw) == Usage(203_000, 4_500, 7, 16, compactions=1)
-    assert usage_from(top) == Usage(23_000, 1_000, 7, 5)  # no iterations: the top level
+    assert Usage.from_json(raw) == Usage(203_000, 4_500, 7, 16, compactions=1)
+    assert Usage.from_json(top) == Usage(23_000, 1_000, 7, 5)  # no iterations: the top level
     # Our own record of it reads back the same (transcripts, `sessions`).
-    assert usage_from(usage_from(raw).to_json()) == usage_from(raw)
+    assert Usage.from_json(Usage.from_json(raw).to_json()) == Usage.from_json(raw)
 
 
 def test_paused_compaction_is_billed_from_its_iteration() -> None:
     raw = {**entry("message", 0, 0), "iterations": [entry("compaction", 50_100, 900)]}
-    assert usage_from(raw) == Usage(50_100, 900, 0, 0, compactions=1)
+    assert Usage.from_json(raw) == Usage(50_100, 900, 0, 0, compactions=1)
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import math
 
 from rich.console import Console
 
-from agentctl.agent.model import response_from_message, usage_from
+from agentctl.agent.model import response_from_message
 from agentctl.context.prices import Pricing
 from agentctl.render.table import summary_table, turn_table
 from agentctl.types import ResultEvent, ToolCall, Totals, TurnEvent, Usage
@@ -55,8 +55,10 @@ def test_usage_and_failures_come_from_the_api_message() -> None:
         "input_tokens": 5,
         "server_tool_use": {"web_search_requests": 2, "web_fetch_requests": 1},
     }
-    assert usage_from(raw) == Usage(5, 0, 0, 0, 2, 1)
-    assert usage_from(usage_from(raw).to_json()) == usage_from(raw)  # transcript round trip
+    assert Usage.from_json(raw) == Usage(5, 0, 0, 0, 2, 1)
+    assert Usage.from_json(Usage.from_json(raw).to_json()) == Usage.from_json(
+        raw
+    )  # transcript round trip
     message = {
         "content": [
             {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"query": "q"}},

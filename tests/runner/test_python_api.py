@@ -114,7 +114,7 @@ def test_events_reach_on_event_and_the_result_holds_the_turns(
     )
     result = agentctl.run("Go.", client=client, memory_root="mem", on_event=seen.append)
     kinds = [type(e).__name__ for e in seen if not isinstance(e, agentctl.ProgressEvent)]
-    assert kinds == ["StartEvent", "TurnEvent", "TurnEvent", "ResultEvent"]
+    assert kinds == ["StartEvent", "Turn", "Turn", "ResultEvent"]  # TurnEvent is Turn
     assert result.turns == tuple(e for e in seen if isinstance(e, agentctl.TurnEvent))
     assert (result.text, result.stop_reason) == ("done", "end_turn")
     assert (sessions_dir() / f"{result.session_id}.jsonl").is_file()

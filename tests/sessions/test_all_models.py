@@ -21,9 +21,9 @@ from agentctl.profile.settings import ContextEditing
 from agentctl.sessions.across import ModelTuning, robust_choice
 from agentctl.sessions.catalog import Session
 from agentctl.sessions.report import tuning, what_if
-from agentctl.sessions.simulate import SimTurn, Simulation
+from agentctl.sessions.simulate import Simulation
 from agentctl.sessions.tune import Candidate, Setting
-from agentctl.types import Usage
+from agentctl.types import Turn, Usage
 
 from .conftest import REPO
 
@@ -75,8 +75,8 @@ def test_tune_all_sweeps_every_preset_and_picks_the_minimax_candidate(research: 
 
 
 def _candidate(editing: ContextEditing, cost: float, recorded: bool = False) -> Candidate:
-    turn = SimTurn(1, Usage(input_tokens=10), 0, (), cost)
-    return Candidate(Setting(editing), Simulation("x", (turn,)), recorded)
+    turn = Turn(1, "end_turn", Usage(input_tokens=10))
+    return Candidate(Setting(editing), Simulation("x", (turn,), (cost,)), recorded)
 
 
 def test_the_robust_choice_is_the_cheapest_worst_case_not_any_models_winner() -> None:

@@ -76,8 +76,8 @@ def test_a_resumed_batch_session_is_batch_then_list(resumed: Session) -> None:
     assert mixed.pricing == "mixed"
     first = [t.segment == 0 for t in mixed.turns]
     assert any(first) and not all(first)
-    for is_first, was, now in zip(first, listed.turns, priced.turns, strict=True):
-        assert was.cost_usd and now.cost_usd == (was.cost_usd / 2 if is_first else was.cost_usd)
+    for is_first, was, now in zip(first, listed.costs, priced.costs, strict=True):
+        assert was and now == (was / 2 if is_first else was)
     row = summarize(resumed.path)
     assert row is not None and row.pricing == "mixed"
     assert row.cost_usd == pytest.approx(priced.cost_usd, rel=1e-12)

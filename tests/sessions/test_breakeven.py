@@ -11,8 +11,8 @@ from agentctl.sessions.breakeven import balances_for_run, edit_balances
 from agentctl.sessions.catalog import Session, session_profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.report import ledger, remedies
-from agentctl.sessions.simulate import SimTurn, recorded_run, simulate
-from agentctl.types import AppliedEdit, TurnEvent, Usage
+from agentctl.sessions.simulate import recorded_run, simulate
+from agentctl.types import AppliedEdit, Turn, TurnEvent, Usage
 
 TOOL_USES = "clear_tool_uses_20250919"
 PRICE = Price(input=2, output=10, cache_write_5m=2.5, cache_write_1h=4, cache_read=0.2)
@@ -20,12 +20,13 @@ PRICE = Price(input=2, output=10, cache_write_5m=2.5, cache_write_1h=4, cache_re
 
 def _turn(
     turn: int, read: int, write: int, cleared: int, write_1h: int = 0, kind: str = TOOL_USES
-) -> SimTurn:
-    edits = ({"type": kind, "cleared_input_tokens": cleared},) if cleared else ()
-    return SimTurn(turn, Usage(0, 10, write, read), cleared, edits, None, write_1h)
+) -> Turn:
+    edits = (AppliedEdit.from_json({"type": kind, "cleared_input_tokens": cleared}),)
+    split = Usage(ephemeral_5m_input_tokens=write - write_1h, ephemeral_1h_input_tokens=write_1h)
+    return Turn(turn, "tool_use", Usage(0, 10, write, read) + split, edits if cleared else ())
 
 
-def _run(length: int) -> list[SimTurn]:
+def _run(length: int) -> list[Turn]:
     """Turn 3 clears 8,000 tokens; its prefix after the first 1,000 tokens is rewritten."""
     turns = [_turn(1, 0, 10_000, 0), _turn(2, 10_000, 2_000, 0), _turn(3, 1_000, 4_000, 8_000)]
     turns += [_turn(t, 5_000 + 500 * (t - 4), 500, 8_000) for t in range(4, length + 1)]
@@ -70,7 +71,8 @@ def test_a_one_hour_rewrite_costs_the_one_hour_premium() -> None:
 
 
 def test_without_caching_there_is_no_premium_and_savings_are_at_the_input_price() -> None:
-    turns = [SimTurn(1, Usage(9_000, 5), 0, (), None), SimTurn(2, Usage(4_000, 5), 6_000, (), None)]
+    cleared = (AppliedEdit(TOOL_USES, cleared_input_tokens=6_000),)
+    turns = [Turn(1, "tool_use", Usage(9_000, 5)), Turn(2, "tool_use", Usage(4_000, 5), cleared)]
     (edit,) = edit_balances(turns, PRICE)
     assert (edit.rewritten, edit.premium_usd, edit.break_even_turn) == (0, 0.0, 2)
     assert edit.saving_per_turn_usd == pytest.approx(6_000 * 2 / 1e6)

@@ -13,6 +13,7 @@ from agentctl.render.chart import bar, prompt_chart
 from agentctl.sessions.as_seen import as_seen_report, render_prompt
 from agentctl.sessions.catalog import Session
 from agentctl.sessions.chart import ChartRow, chart_rows
+from agentctl.types import AppliedEdit, Turn, Usage
 
 
 def text_of(renderable: object, width: int = 100) -> str:
@@ -35,15 +36,24 @@ def test_the_trigger_tick_only_shows_where_the_bar_does_not_reach() -> None:
     assert "┊" not in bar(long, 100.0, 20, trigger_at=15).plain
 
 
+def _turns(*figures: tuple[int, int, int, int]) -> list[Turn]:
+    """Turns from (turn, prompt tokens, cleared tokens, cache read)."""
+    return [
+        Turn(turn, "tool_use", Usage(prompt - read, 0, 0, read),
+             (AppliedEdit("clear_tool_uses_20250919", cleared),) if cleared else ())
+        for turn, prompt, cleared, read in figures
+    ]  # fmt: skip
+
+
 def test_chart_rows_mark_edits_and_new_clearings() -> None:
-    rows = chart_rows([(1, 100, 0, 0), (2, 80, 50, 40), (3, 90, 50, 80), (4, 70, 90, 10)])
+    rows = chart_rows(_turns((1, 100, 0, 0), (2, 80, 50, 40), (3, 90, 50, 80), (4, 70, 90, 10)))
     assert [(r.sent, r.edited, r.new_clearing) for r in rows] == [
         (100, False, False), (130, True, True), (140, True, False), (160, True, True),
     ]  # fmt: skip
 
 
 def test_chart_text_has_every_turn_the_marks_and_the_legend() -> None:
-    rows = chart_rows([(1, 1_000, 0, 0), (2, 2_000, 0, 1_000), (3, 1_500, 1_000, 500)])
+    rows = chart_rows(_turns((1, 1_000, 0, 0), (2, 2_000, 0, 1_000), (3, 1_500, 1_000, 500)))
     text = text_of(prompt_chart(rows, width=80, trigger=2_400, title="demo"), width=80)
     lines = text.splitlines()
     assert lines[0] == "demo"

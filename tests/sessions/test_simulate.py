@@ -27,7 +27,7 @@ from agentctl.errors import ConfigError
 from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditing, Profile
 from agentctl.sessions.catalog import Session, parse_session, session_profile
 from agentctl.sessions.replay import ReplaySettings, replay_request
-from agentctl.sessions.simulate import calibrate, recorded_run, simulate
+from agentctl.sessions.simulate import calibrate, recorded_run, sent_tokens, simulate
 from agentctl.sessions.transcript import read_transcript
 
 
@@ -64,7 +64,7 @@ def test_batched_settings_replay_as_batches(research: Session, basis: TriggerBas
     marker = {"type": "ephemeral", "ttl": "5m"}
     settings = ReplaySettings(ContextEditing(tu, ClearThinking()), marker, PRESETS[basis])
     sim = simulate(research, settings, profile)
-    counts = [sum(int(e["cleared_tool_uses"]) for e in t.applied_edits) for t in sim.turns]
+    counts = [sum(e.cleared_tool_uses for e in t.applied_edits) for t in sim.turns]
     moves = [i for i in range(1, len(counts)) if counts[i] != counts[i - 1]]
     assert 2 <= len(moves) < sum(c > 0 for c in counts) and counts == sorted(counts)
     for i in range(1, len(sim.turns)):
@@ -104,7 +104,7 @@ def test_no_editing_sends_everything_and_each_turn_reads_the_last(research: Sess
     off = _with_editing(own, enabled=False)
     sim = simulate(research, ReplaySettings.from_profile(off), own)
     rec = recorded_run(research, own)
-    sent = [t.sent_tokens for t in rec.turns]
+    sent = [sent_tokens(t) for t in rec.turns]
     assert [t.usage.prompt_tokens for t in sim.turns] == sent
     assert all(t.cleared_input_tokens == 0 and not t.applied_edits for t in sim.turns)
     reads = [t.usage.cache_read_input_tokens for t in sim.turns]
@@ -148,10 +148,10 @@ def test_a_larger_keep_clears_fewer_uses_as_hand_computed(research: Session) -> 
     other = _with_editing(own, keep=7)
     settings = ReplaySettings.from_profile(other, PRESETS["unedited"])  # the hand rule
     sim = simulate(research, settings, own)
-    got = [t.applied_edits[0]["cleared_tool_uses"] if t.applied_edits else None for t in sim.turns]
+    got = [t.applied_edits[0].cleared_tool_uses if t.applied_edits else None for t in sim.turns]
     expected = _hand_clearing(research, settings, keep=7)
     assert got == expected
-    recorded = [t.applied_edits[0]["cleared_tool_uses"] if t.applied_edits else None
+    recorded = [t.applied_edits[0].cleared_tool_uses if t.applied_edits else None
                 for t in recorded_run(research, own).turns]  # fmt: skip
     assert got != recorded and sum(1 for g in got if g) >= 3
 
@@ -186,10 +186,10 @@ def test_thinking_keep_all_keeps_every_thinking_turn(thinking: Session) -> None:
         ),
     )
     sim = simulate(thinking, ReplaySettings.from_profile(keep_all), own)
-    kinds = {e["type"] for t in sim.turns for e in t.applied_edits}
+    kinds = {e.type for t in sim.turns for e in t.applied_edits}
     assert kinds == {"clear_tool_uses_20250919"}
     rec = recorded_run(thinking, own)
-    assert any(e["type"] == "clear_thinking_20251015" for t in rec.turns for e in t.applied_edits)
+    assert any(e.type == "clear_thinking_20251015" for t in rec.turns for e in t.applied_edits)
 
 
 def _scaled_records(path: Path, factor: float) -> list[dict[str, Any]]:
@@ -281,11 +281,9 @@ def test_any_settings_conserve_the_prompt(
             for b in m["content"]
             if b.get("type") == "thinking"
         )
-        assert abs(turn.sent_tokens - rec.sent_tokens) <= framing
+        assert abs(sent_tokens(turn) - sent_tokens(rec)) <= framing
         assert turn.usage.output_tokens == rec.usage.output_tokens
-        assert (
-            sum(e["cleared_input_tokens"] for e in turn.applied_edits) == turn.cleared_input_tokens
-        )
+        assert sum(e.cleared_input_tokens for e in turn.applied_edits) == turn.cleared_input_tokens
 
 
 @pytest.mark.parametrize("name", ["research", "thinking", "resumed"])
@@ -301,5 +299,5 @@ def test_replayed_requests_keep_the_recorded_breakpoints(
         for key in ("tools", "system"):
             assert body.get(key) == turn.body.get(key)
         assert json.dumps(body["messages"]).count('"cache_control"') == 1
-    assert list(session.history) == read_transcript(session.path).history()
+    assert session.history == parse_session(read_transcript(session.path)).history
     assert "cache_control" not in json.dumps(session.history)  # markers went on copies
