@@ -40,11 +40,13 @@ def plan_for(tmp_path: Path, front: str = "") -> tuple[str, str]:
     return plan.profile.context_editing.server_model, plan.server.source
 
 
+@pytest.mark.dates
 def test_without_a_calibration_the_default_plays_and_nothing_is_written(tmp_path: Path) -> None:
     assert plan_for(tmp_path) == ("", "default")
 
 
 @pytest.mark.parametrize("model", [PRESETS["edited-large"], CUSTOM], ids=lambda m: m.name)
+@pytest.mark.dates
 def test_the_calibration_is_written_into_the_plans_profile(
     tmp_path: Path, model: ServerModel
 ) -> None:
@@ -54,6 +56,7 @@ def test_the_calibration_is_written_into_the_plans_profile(
     assert source == f"calibration {path}"
 
 
+@pytest.mark.dates
 def test_a_profiles_own_server_model_wins_over_the_calibration(tmp_path: Path) -> None:
     save_calibration(PRESETS["edited-large"], {})
     front = '+++\n[context_editing]\nserver_model = "edited"\n+++\n'
