@@ -119,7 +119,7 @@ def test_bad_input_gets_one_line_and_its_exit_code(
     for setup in setups:
         setup(tmp_path)
     done = subprocess.run(
-        [*AGENTCTL, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=30,
+        [*AGENTCTL, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120,
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == code, done.stderr
