@@ -1,7 +1,8 @@
 # One task entry point; CI runs the same commands (see .ci/run and the README Quickstart).
 PY ?= python
 PYTEST = $(PY) -m pytest -q -p no:cacheprovider
-# `make test-fast` on two workers (pytest-xdist); CI (`make check`) runs everything serially.
+# Two workers (pytest-xdist) for the tests not marked slow (in-process, none starts a process);
+# the slow ones (processes, pseudo-terminals, signals, timing bounds) run serially.
 PYTEST_2 = $(PYTEST) -n 2
 # Dates the moved-date run uses: after claude-sonnet-4-5's end of life, and far ahead.
 MOVED_DATES = 2027-06-01 2030-01-01
@@ -18,9 +19,8 @@ lint:
 type:
 	$(PY) -m mypy
 
-# Everything, subprocess and long tests included.
-test:
-	$(PYTEST)
+# Everything, subprocess and long tests included: the fast part on two workers, then the slow.
+test: test-fast test-slow
 
 # Without the tests marked slow (those that start processes or take over a second).
 test-fast:
@@ -29,12 +29,12 @@ test-fast:
 test-slow:
 	$(PYTEST) -m slow
 
-# The fast suite, plus the date-sensitive subprocess tests, with the one clock moved
+# The tests whose outcome can depend on the date (marked `dates`), with the one clock moved
 # (AGENTCTL_TODAY is read by agentctl/clock.py only and inherited by subprocesses).
 test-dates:
 	@set -e; for day in $(MOVED_DATES); do \
 		echo "+ AGENTCTL_TODAY=$$day"; \
-		AGENTCTL_TODAY=$$day $(PYTEST) -m "not slow or dates"; \
+		AGENTCTL_TODAY=$$day $(PYTEST) -m dates; \
 	done
 
 bench:

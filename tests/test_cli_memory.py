@@ -57,6 +57,7 @@ def test_memory_path_forms() -> None:
     assert memory_path("/etc/passwd") == "/etc/passwd"  # refused later by the store
 
 
+@pytest.mark.dates
 def test_view_not_a_tty_is_the_models_text(root: Path) -> None:
     code, out = run("view", "--root", str(root))
     assert code == 0
@@ -67,6 +68,7 @@ def test_view_not_a_tty_is_the_models_text(root: Path) -> None:
     )
 
 
+@pytest.mark.dates
 def test_view_file_with_lines(root: Path) -> None:
     code, out = run("view", "notes.md", "--lines", "2:", "--root", str(root))
     assert code == 0
@@ -78,6 +80,7 @@ def test_view_file_with_lines(root: Path) -> None:
     assert code == 2
 
 
+@pytest.mark.dates
 def test_rich_tree_rendering(root: Path) -> None:
     from rich.console import Console
 
@@ -94,6 +97,7 @@ def test_rich_tree_rendering(root: Path) -> None:
     ]
 
 
+@pytest.mark.dates
 def test_cat_rm_mv_and_log(root: Path) -> None:
     assert run("cat", "/memories/notes.md", "--root", str(root)) == (0, "a\nb\nc\n")
     code, out = run("mv", "notes.md", "archive/notes.md", "--root", str(root))
@@ -112,6 +116,7 @@ def test_cat_rm_mv_and_log(root: Path) -> None:
     assert record["command"] == "delete" and record["session"] == "cli"
 
 
+@pytest.mark.dates
 def test_errors_are_one_line_exit_2(root: Path) -> None:
     assert fail("cat", "missing.md", "--root", str(root)) == (
         2,
@@ -123,6 +128,7 @@ def test_errors_are_one_line_exit_2(root: Path) -> None:
     )
 
 
+@pytest.mark.dates
 def test_call_processes_every_line(root: Path) -> None:
     stdin = "\n".join(
         [
@@ -145,6 +151,7 @@ def test_call_processes_every_line(root: Path) -> None:
     assert read_entries(root)[-1]["session"] == "s9"
 
 
+@pytest.mark.dates
 def test_call_line_missing_fields_and_bad_bytes(root: Path) -> None:
     answer = call_line(MemoryStore(root), '{"command": "view"}', 1)
     assert answer == {"ok": False, "error": "Missing required field `path` for the view command"}
@@ -200,6 +207,7 @@ def test_edit_with_a_real_editor(
     assert (root / "notes.md").read_text() == "A\nB\nC\nedited\n"
 
 
+@pytest.mark.dates
 def test_export_import_round_trip(root: Path, tmp_path: Path) -> None:
     archive = tmp_path / "m.tar.gz"
     assert run("export", str(archive), "--root", str(root))[0] == 0
@@ -236,6 +244,7 @@ def _tar(path: Path, members: list[tarfile.TarInfo]) -> None:
         "hardlink",
     ],
 )
+@pytest.mark.dates
 def test_import_refuses_hostile_archives(root: Path, tmp_path: Path, member: str) -> None:
     good = tarfile.TarInfo("memories/good.txt")
     if member == "symlink":
@@ -255,6 +264,7 @@ def test_import_refuses_hostile_archives(root: Path, tmp_path: Path, member: str
     assert not (tmp_path / "escape.txt").exists()
 
 
+@pytest.mark.dates
 def test_clear_needs_yes_without_a_tty(root: Path) -> None:
     code, _ = run("clear", "--root", str(root))
     assert code == 2 and (root / "notes.md").exists()
@@ -262,6 +272,7 @@ def test_clear_needs_yes_without_a_tty(root: Path) -> None:
     assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == []
 
 
+@pytest.mark.dates
 def test_default_root_comes_from_the_profile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -57,6 +57,7 @@ def events(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [r["event"] for r in records if r["type"] == "event" and r["event"]["event"] == kind]
 
 
+@pytest.mark.dates
 def test_offline_run_uses_memory_and_workspace_and_answers(tmp_path: Path) -> None:
     task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
     result = invoke(str(task), "--offline")
@@ -71,6 +72,7 @@ def test_offline_run_uses_memory_and_workspace_and_answers(tmp_path: Path) -> No
     assert [r["type"] for r in records[:2]] == ["session", "message"]
 
 
+@pytest.mark.dates
 def test_transcript_is_private_and_holds_no_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,6 +89,7 @@ def test_transcript_is_private_and_holds_no_key(
     assert result.stderr == ""  # --quiet: nothing but errors
 
 
+@pytest.mark.dates
 def test_json_mode_prints_parseable_events(tmp_path: Path) -> None:
     result = invoke(str(make_task(tmp_path)), "--offline", "--json")
     assert result.exit_code == 0, result.stderr
@@ -102,6 +105,7 @@ def test_json_mode_prints_parseable_events(tmp_path: Path) -> None:
     assert lines[-1]["totals"]["output_tokens"] == sum(t["usage"]["output_tokens"] for t in turns)
 
 
+@pytest.mark.dates
 def test_stdin_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     make_task(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -112,6 +116,7 @@ def test_stdin_task(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert "note2.txt" in result.stdout
 
 
+@pytest.mark.dates
 def test_no_key_and_no_offline_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke(str(make_task(tmp_path)))
     assert result.exit_code == 2
@@ -137,6 +142,7 @@ def test_no_key_and_no_offline_is_a_usage_error(tmp_path: Path) -> None:
         (["--resume", "nosuchsession"], None, "nosuchsession"),
     ],
 )
+@pytest.mark.dates
 def test_bad_inputs_exit_2_with_one_line(
     tmp_path: Path, args: list[str], front: str | None, needle: str
 ) -> None:
@@ -178,6 +184,7 @@ SCRIPTS = {
         ("max_tokens", 3, "max_tokens"),
     ],
 )
+@pytest.mark.dates
 def test_every_stop_reason(tmp_path: Path, name: str, code: int, stop: str) -> None:
     (tmp_path / "script.toml").write_text(SCRIPTS[name])
     task = make_task(tmp_path, front='emulator_script = "script.toml"\n')
@@ -208,6 +215,7 @@ def test_retries_injected_faults_through_the_cli(
     assert numbers == len(turns) + 3
 
 
+@pytest.mark.dates
 def test_api_error_after_retries_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with running(faults="429:0@1-20") as emu:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
@@ -217,6 +225,7 @@ def test_api_error_after_retries_exits_1(tmp_path: Path, monkeypatch: pytest.Mon
     assert "429" in result.stderr and "request id req_" in result.stderr
 
 
+@pytest.mark.dates
 def test_max_turns_stop_then_resume_finishes(tmp_path: Path) -> None:
     task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
     first = invoke(str(task), "--offline", "--max-turns", "3")
@@ -278,6 +287,7 @@ def test_interrupted_or_killed_run_resumes(
     assert notes.count("note2.txt:") == 1  # memory consistent: no file noted twice
 
 
+@pytest.mark.dates
 def test_applied_edits_surface_unchanged_and_sum_in_totals(tmp_path: Path) -> None:
     task = make_task(tmp_path, files=8)
     for i in range(8):  # big enough files that a low trigger clears old reads
@@ -300,6 +310,7 @@ def test_applied_edits_surface_unchanged_and_sum_in_totals(tmp_path: Path) -> No
     assert totals["cleared_tool_uses"] == sum(e.get("cleared_tool_uses", 0) for e in cleared)
 
 
+@pytest.mark.dates
 def test_request_shape_as_the_emulator_received_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -342,6 +353,7 @@ def test_request_shape_as_the_emulator_received_it(
     assert any(b["type"] == "thinking" for m in assistant for b in m["content"])
 
 
+@pytest.mark.dates
 def test_flags_override_the_profile(tmp_path: Path) -> None:
     task = make_task(tmp_path, files=1)
     result = invoke(
@@ -354,6 +366,7 @@ def test_flags_override_the_profile(tmp_path: Path) -> None:
     assert len([e for e in lines if e["event"] == "turn"]) == 1
 
 
+@pytest.mark.dates
 def test_unknown_model_price_gives_null_cost(tmp_path: Path) -> None:
     result = invoke(
         str(make_task(tmp_path, files=1)), "--offline", "--json", "--model", "claude-x-9"
@@ -381,6 +394,7 @@ def test_subprocess_stdin_task_piped_stdout_is_the_raw_answer(tmp_path: Path) ->
     assert proc.stderr.startswith("start  session=")  # plain lines on stderr
 
 
+@pytest.mark.dates
 def test_transcript_rebuilds_every_request_exactly_as_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -410,6 +424,7 @@ def test_run_help_does_not_import_the_sdk() -> None:
     assert loaded == []
 
 
+@pytest.mark.dates
 def test_a_bearer_token_works_instead_of_a_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -424,6 +439,7 @@ def test_a_bearer_token_works_instead_of_a_key(
     assert SENTINEL_KEY not in path.read_text()
 
 
+@pytest.mark.dates
 def test_the_run_ends_with_the_per_edit_cache_ledger_unless_quiet(tmp_path: Path) -> None:
     task = make_task(
         tmp_path,
@@ -448,6 +464,7 @@ def _ledger_counts(stderr: str) -> tuple[int, int]:
     return paid, lost
 
 
+@pytest.mark.dates
 def test_the_ledger_after_resume_covers_the_whole_session_and_agrees_with_stats(
     tmp_path: Path,
 ) -> None:
@@ -470,6 +487,7 @@ def test_the_ledger_after_resume_covers_the_whole_session_and_agrees_with_stats(
     assert paid_lost == (paid, len(edits) - paid)
 
 
+@pytest.mark.dates
 def test_a_run_that_fails_before_its_first_answer_is_not_recorded(tmp_path: Path) -> None:
     task = make_task(tmp_path, front='[memory]\nroot = "mem"\n')
     good = invoke(str(task), "--offline")
@@ -497,6 +515,7 @@ LONG_ANSWER = f'[[turn]]\ntext = "{"summary word " * 400}"\n'
         (READ_BIG + READ_BIG, 1, "api", "tokens > 6000 maximum"),
     ],
 )
+@pytest.mark.dates
 def test_the_context_window_ends_the_run_with_the_documented_code(
     tmp_path: Path, turns: str, code: int, kind: str, says: str
 ) -> None:
@@ -518,6 +537,7 @@ def test_the_context_window_ends_the_run_with_the_documented_code(
         assert "API error 400 (invalid_request_error: prompt is too long: " in lines[-1]["message"]
 
 
+@pytest.mark.dates
 def test_the_offline_window_can_be_set_from_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

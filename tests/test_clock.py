@@ -33,6 +33,7 @@ def test_frozen_takes_a_naive_datetime_as_utc() -> None:
         assert clock.now() == MOMENT and clock.now().tzinfo is dt.UTC
 
 
+@pytest.mark.dates
 def test_the_env_var_moves_the_date_and_keeps_utc(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(clock.TODAY_ENV, " 2030-01-01 ")
     assert clock.moved_date() == dt.date(2030, 1, 1)
@@ -44,6 +45,7 @@ def test_the_env_var_moves_the_date_and_keeps_utc(monkeypatch: pytest.MonkeyPatc
 
 
 @pytest.mark.parametrize("value", ["", "   "])
+@pytest.mark.dates
 def test_an_unset_or_blank_env_var_moves_nothing(
     monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
@@ -54,6 +56,7 @@ def test_an_unset_or_blank_env_var_moves_nothing(
 
 
 @pytest.mark.parametrize("value", ["tomorrow", "2027-13-01", "01/06/2027", "2027-06-01T10:00"])
+@pytest.mark.dates
 def test_a_malformed_env_var_is_a_usage_error_naming_it(
     monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:

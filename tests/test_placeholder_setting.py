@@ -52,6 +52,7 @@ def _cleared(events: list[dict[str, Any]]) -> int:
     return int(result["totals"]["cleared_input_tokens"])
 
 
+@pytest.mark.dates
 def test_a_longer_placeholder_frees_fewer_tokens(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -66,6 +67,7 @@ def test_a_longer_placeholder_frees_fewer_tokens(
     assert long < short
 
 
+@pytest.mark.dates
 def test_simulate_with_the_runs_own_placeholder_reproduces_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

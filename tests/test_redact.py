@@ -50,6 +50,7 @@ def test_json_data_keeps_its_shape() -> None:
     assert redact_json(clean) is clean
 
 
+@pytest.mark.dates
 def test_transcripts_and_ndjson_are_guarded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -64,6 +64,7 @@ def test_a_bad_beta_names_the_key(tmp_path: Path, value: str, key: str) -> None:
     assert f"{path}: {key}:" in str(err.value)
 
 
+@pytest.mark.dates
 def test_a_profile_file_sets_betas(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text(f'betas = ["{FUTURE}"]\n')
@@ -71,6 +72,7 @@ def test_a_profile_file_sets_betas(tmp_path: Path) -> None:
     assert load_profile(path, {"betas": [ONE_MILLION]}).betas == (ONE_MILLION,)
 
 
+@pytest.mark.dates
 def test_a_task_file_may_not_add_betas(tmp_path: Path) -> None:
     task = tmp_path / "task.md"
     task.write_text(f'+++\nbetas = ["{ONE_MILLION}"]\n+++\nDo it.\n')

@@ -61,6 +61,7 @@ def test_research_clears_on_several_turns_and_keeps_every_finding(tmp_path: Path
         assert finding[len("FINDING: ") :] in result["text"]
 
 
+@pytest.mark.dates
 def test_memory_carries_knowledge_into_the_second_run(tmp_path: Path) -> None:
     task = copy_example("memory-carryover", tmp_path)
     first, second = run_json(task), run_json(task)

@@ -270,6 +270,7 @@ def test_profile_rules_of_the_mode(tmp_path: Any, body: str, key: str, why: str)
     assert f"context_editing.compaction.{key}: " in str(err.value) and why in str(err.value)
 
 
+@pytest.mark.dates
 def test_an_on_demand_trigger_may_be_below_the_threshold_minimum(tmp_path: Any) -> None:
     path = tmp_path / "p.toml"
     path.write_text(on_demand_table('enabled = true\nmode = "on-demand"\ntrigger = 20000'))

@@ -41,6 +41,7 @@ def compact_after_first_turn(control: RunControl) -> object:
     return on_event
 
 
+@pytest.mark.dates
 def test_a_session_stopped_after_a_compaction_resumes_from_the_signed_block() -> None:
     control = RunControl()
     client = ScriptedClient(recorded(a_tool_turn()), recorded(summary_reply()))

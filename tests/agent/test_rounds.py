@@ -74,6 +74,7 @@ def batch_posts(emu: Emulator) -> list[list[str]]:
     return [[q["custom_id"] for q in r.body["requests"]] for r in creates]
 
 
+@pytest.mark.dates
 def test_the_live_tasks_requests_go_as_one_batch_per_round() -> None:
     with coordinator() as (rounds, emu):
         got = run_tasks(rounds, ["a", "b.c", "d"], turns=2)
@@ -83,6 +84,7 @@ def test_the_live_tasks_requests_go_as_one_batch_per_round() -> None:
     assert (rounds.stats.rounds, rounds.stats.batches) == (2, 2)
 
 
+@pytest.mark.dates
 def test_a_place_that_leaves_no_longer_holds_a_round_back() -> None:
     with coordinator() as (rounds, emu):
         rounds.join()  # a worker that will find no task
@@ -94,6 +96,7 @@ def test_a_place_that_leaves_no_longer_holds_a_round_back() -> None:
     assert "x turn 0" in got["x"][0].text
 
 
+@pytest.mark.dates
 def test_a_worker_between_two_tasks_holds_the_round_back() -> None:
     with coordinator() as (rounds, emu):
         rounds.join(2)
@@ -118,6 +121,7 @@ def test_a_worker_between_two_tasks_holds_the_round_back() -> None:
     assert batch_posts(emu) == [["a1", "b"], ["a2", "b"]]
 
 
+@pytest.mark.dates
 def test_an_in_progress_batch_is_polled_with_growing_waits() -> None:
     sleeps: list[float] = []
     poll = PollPolicy(first_s=1, factor=3, max_s=5)
@@ -127,6 +131,7 @@ def test_an_in_progress_batch_is_polled_with_growing_waits() -> None:
     assert sleeps == [1, 3, 5]
 
 
+@pytest.mark.dates
 def test_errored_and_expired_requests_go_again_in_the_next_round() -> None:
     with coordinator(faults="b:errored,c:expired") as (rounds, emu):
         got = run_tasks(rounds, ["a", "b", "c"])
@@ -135,6 +140,7 @@ def test_errored_and_expired_requests_go_again_in_the_next_round() -> None:
     assert rounds.stats.retried == 2
 
 
+@pytest.mark.dates
 def test_a_request_failing_every_round_fails_its_task_only() -> None:
     with coordinator(faults="b:expired*3", max_retries=2) as (rounds, emu):
         got = run_tasks(rounds, ["a", "b"], turns=2)
@@ -145,6 +151,7 @@ def test_a_request_failing_every_round_fails_its_task_only() -> None:
     assert batch_posts(emu) == [["a", "b"], ["a", "b"], ["b"]]
 
 
+@pytest.mark.dates
 def test_an_invalid_request_fails_at_once() -> None:
     with (
         coordinator() as (rounds, emu),
@@ -156,6 +163,7 @@ def test_an_invalid_request_fails_at_once() -> None:
     assert len(batch_posts(emu)) == 1
 
 
+@pytest.mark.dates
 def test_cancel_stops_the_wait_and_cancels_the_batch_in_flight() -> None:
     holder: list[RoundCoordinator] = []
 
@@ -170,6 +178,7 @@ def test_cancel_stops_the_wait_and_cancels_the_batch_in_flight() -> None:
     assert cancels == [f"/v1/messages/batches/{rounds.stats.batch_ids[0]}/cancel"]
 
 
+@pytest.mark.dates
 def test_the_event_size_cap_counts_each_results_line_not_the_whole_file() -> None:
     params = {name: ask(f"Summarise part {name}.") for name in "abcde"}
     with running() as emu:
@@ -188,6 +197,7 @@ def test_the_event_size_cap_counts_each_results_line_not_the_whole_file() -> Non
     assert max(sizes) < 1400 and sum(sizes) > 1500
 
 
+@pytest.mark.dates
 def test_a_batch_that_never_ends_is_canceled_and_the_round_fails() -> None:
     waits: list[float] = []
     poll = PollPolicy(first_s=1.0, factor=2.0, max_s=4.0, max_wait_s=15.0)

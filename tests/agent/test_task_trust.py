@@ -80,6 +80,7 @@ def test_widening_keys_are_refused_naming_file_and_key(
     assert f": {key}: " in message
 
 
+@pytest.mark.dates
 def test_a_task_may_lower_limits_but_not_lift_the_profiles(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -102,6 +103,7 @@ def test_a_task_may_lower_limits_but_not_lift_the_profiles(
     assert resolve(unpriced).model == "claude-unpriced-9"  # no budget to keep: only a warning
 
 
+@pytest.mark.dates
 def test_tuning_inside_the_folder_and_equal_values_are_allowed(tmp_path: Path) -> None:
     folder = tmp_path / "task"
     (folder / "workspace").mkdir(parents=True)
@@ -116,6 +118,7 @@ def test_tuning_inside_the_folder_and_equal_values_are_allowed(tmp_path: Path) -
     assert profile.tools.workspace_root == folder / "workspace"
 
 
+@pytest.mark.dates
 def test_trust_task_allows_every_key(tmp_path: Path) -> None:
     front = '[api]\nbase_url = "http://elsewhere.example"\n[memory]\nroot = "/tmp/x"'
     profile = resolve(task_file(tmp_path / "t", front), trust=True)
@@ -123,6 +126,7 @@ def test_trust_task_allows_every_key(tmp_path: Path) -> None:
     assert profile.memory.root == Path("/tmp/x").resolve()
 
 
+@pytest.mark.dates
 def test_symlinks_that_lead_out_of_the_folder_are_outside(tmp_path: Path) -> None:
     folder = tmp_path / "task"
     folder.mkdir()
@@ -171,6 +175,7 @@ def elsewhere() -> Iterator[tuple[str, list[dict[str, str]]]]:
         server.server_close()
 
 
+@pytest.mark.dates
 def test_a_task_file_cannot_send_the_key_elsewhere(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,7 @@ def write_session(session: str, *records: tuple[str, dict[str, object]]) -> Path
     return path
 
 
+@pytest.mark.dates
 def test_records_are_versioned_lines_in_a_private_file() -> None:
     path = write_session(
         "20260101-000000-aaaaaa",
@@ -43,6 +44,7 @@ def test_records_are_versioned_lines_in_a_private_file() -> None:
     assert stat.S_IMODE(os.stat(sessions_dir()).st_mode) == 0o700
 
 
+@pytest.mark.dates
 def test_a_line_cut_by_a_crash_is_skipped_but_a_corrupt_middle_is_an_error() -> None:
     path = write_session("20260101-000000-bbbbbb")
     with path.open("a") as f:
@@ -54,6 +56,7 @@ def test_a_line_cut_by_a_crash_is_skipped_but_a_corrupt_middle_is_an_error() -> 
         read_records(path)
 
 
+@pytest.mark.dates
 def test_find_session_by_id_prefix_and_last() -> None:
     first = write_session("20260101-000000-cccccc")
     second = write_session("20260101-000001-dddddd")
@@ -70,6 +73,7 @@ def message(index: int, role: str, text: str) -> tuple[str, dict[str, object]]:
     return ("message", {"index": index, "message": {"role": role, "content": text}})
 
 
+@pytest.mark.dates
 def test_replay_lets_a_later_record_replace_from_its_index() -> None:
     path = write_session(
         "20260101-000001-ffffff",
@@ -83,6 +87,7 @@ def test_replay_lets_a_later_record_replace_from_its_index() -> None:
 
 
 @pytest.mark.parametrize(("stop", "kept"), [("tool_use", 1), ("max_tokens", 1), ("pause_turn", 2)])
+@pytest.mark.dates
 def test_a_trailing_answer_is_kept_only_when_it_is_resent(stop: str, kept: int) -> None:
     write_session(
         "20260101-000002-eeeeee",
@@ -96,6 +101,7 @@ def test_a_trailing_answer_is_kept_only_when_it_is_resent(stop: str, kept: int) 
     assert len(resumable_history(run)) == kept
 
 
+@pytest.mark.dates
 def test_a_finished_session_cannot_be_resumed() -> None:
     write_session(
         "20260101-000003-ffffff",
@@ -130,6 +136,7 @@ def test_retry_policy_backoff_and_retry_after() -> None:
     )
 
 
+@pytest.mark.dates
 def test_request_records_leave_out_the_messages_but_count_them() -> None:
     path = session_path("20260101-000004-aaaaaa")
     with TranscriptWriter(path) as writer:
@@ -139,6 +146,7 @@ def test_request_records_leave_out_the_messages_but_count_them() -> None:
     assert record["request"] == {"model": "m"}
 
 
+@pytest.mark.dates
 def test_a_turn_cut_mid_tools_is_finished_from_the_recorded_results() -> None:
     uses = [
         {"type": "tool_use", "id": "a", "name": "memory", "input": {"command": "create"}},

@@ -93,6 +93,7 @@ def test_a_bad_jsonl_line_names_file_and_line(tmp_path: Path) -> None:
         ('{"id": "a", "task": "x"}\n{"id": "a", "task": "y"}', "SRC:2: id a already used by SRC:1"),
     ],
 )
+@pytest.mark.dates
 def test_bad_jsonl_lines(tmp_path: Path, text: str, says: str) -> None:
     source = tmp_path / "tasks.jsonl"
     source.write_text(text + "\n")
@@ -118,6 +119,7 @@ def test_a_jsonl_set_may_tune_but_not_widen(tmp_path: Path) -> None:
     assert "--trust-task" in lines["widened"]["error"]
 
 
+@pytest.mark.dates
 def test_an_out_folder_holding_a_batch_is_not_reused(tmp_path: Path) -> None:
     source = tmp_path / "tasks.jsonl"
     source.write_text('{"id": "a", "task": "x", "set": {"tools.workspace": false}}\n')

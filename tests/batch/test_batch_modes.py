@@ -178,6 +178,7 @@ def test_bad_executor_flags(tmp_path: Path, flags: list[str], says: str) -> None
     assert (done.exit_code, done.stderr.strip()) == (2, f"agentctl: {says}")
 
 
+@pytest.mark.dates
 def test_run_batch_from_python(tmp_path: Path) -> None:
     source = tmp_path / "tasks.jsonl"
     rows = [
@@ -221,6 +222,7 @@ def test_ctrl_c_stops_a_ray_batch_and_resume_finishes_it(ray_instance: Any, tmp_
     assert not done.interrupted and done.summary.counts["ok"] == 6
 
 
+@pytest.mark.dates
 def test_without_ray_installed_the_batch_says_how_to_get_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -43,6 +43,7 @@ def user_profile(home: Path, text: str = 'model = "claude-sonnet-5"\n') -> Path:
 
 
 @pytest.mark.parametrize("key", ["tools.workspace_root", "memory.root"])
+@pytest.mark.dates
 def test_a_set_path_is_the_one_checked_and_used(tmp_path: Path, key: str) -> None:
     """`set: {key: "."}` means the source's folder, where it was checked; before the fix it
     was used against the profile's folder (a user profile in AGENTCTL_HOME: the sessions)."""
@@ -117,6 +118,7 @@ def two_folders(tmp_path: Path, a_profile: str | None) -> tuple[Path, Path, Path
         (None, (), "a/memory"),  # no profile at all: the built-in defaults, from A
     ],
 )
+@pytest.mark.dates
 def test_a_resume_runs_with_what_the_batch_started_with(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -137,6 +139,7 @@ def test_a_resume_runs_with_what_the_batch_started_with(
     assert Path(str(done.results[0]["memory"])) == (tmp_path / expected).resolve()
 
 
+@pytest.mark.dates
 def test_a_batch_folder_runs_one_resume_at_a_time(tmp_path: Path) -> None:
     """Before the fix two `batch --resume DIR` at once both ran every task (each id twice in
     results.jsonl, paid twice): nothing held the folder."""
@@ -206,6 +209,7 @@ def test_a_manifest_read_back_is_validated(tmp_path: Path, manifest: dict[str, o
 
 
 @pytest.mark.parametrize("inside", ["cwd/memory", "tasks/ws", "tasks/ws/deeper"])
+@pytest.mark.dates
 def test_the_batch_folder_is_never_inside_a_root_a_task_sees(tmp_path: Path, inside: str) -> None:
     """Before the fix `--out` inside the memory root copied the root into itself hundreds of
     levels deep (RecursionError), and inside a workspace let tasks read each other's answers."""
@@ -221,6 +225,7 @@ def test_the_batch_folder_is_never_inside_a_root_a_task_sees(tmp_path: Path, ins
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
 
 
+@pytest.mark.dates
 def test_an_isolated_copy_is_bounded_by_the_memory_limits(tmp_path: Path) -> None:
     """Before the fix a sparse 256 MB file in the base root was copied at full size for each
     task (256 MB of disk per task); now a base root past the limits is refused."""

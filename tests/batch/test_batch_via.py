@@ -59,6 +59,7 @@ def test_batches_cost_half_of_messages_for_the_same_usage(
     assert total["batches"] == pytest.approx(total["messages"] / 2, rel=1e-4)
 
 
+@pytest.mark.dates
 def test_failed_requests_of_a_round_go_again_in_the_next_batch(tmp_path: Path) -> None:
     tasks = read_source(str(make_tasks(tmp_path, 3)))
     spec = BatchSpec(source="tasks", via="batches", parallel=3)
@@ -130,6 +131,7 @@ def test_ctrl_c_cancels_the_batch_in_flight(tmp_path: Path) -> None:
     assert listed[0].processing_status == "canceling"
 
 
+@pytest.mark.dates
 def test_the_batch_budget_stops_tasks_in_flight(tmp_path: Path) -> None:
     """Every task is in flight at once via batches: the turn that spends the budget ends
     each task (a limit), instead of only keeping new tasks from starting."""
@@ -159,6 +161,7 @@ def test_via_batches_on_ray_is_refused_before_anything_starts(tmp_path: Path) ->
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.dates
 def test_offline_via_batches_refuses_a_task_with_its_own_web(tmp_path: Path) -> None:
     """One emulator answers every task via batches: a `web/` beside the tasks, which an
     offline run would serve, cannot be the web of that one emulator for some tasks only."""
@@ -173,6 +176,7 @@ def test_offline_via_batches_refuses_a_task_with_its_own_web(tmp_path: Path) -> 
     assert str(tasks / "t00.md") in lines["t00"]["error"]
 
 
+@pytest.mark.dates
 def test_run_batch_via_batches_from_python(tmp_path: Path) -> None:
     tasks = make_tasks(tmp_path, 3)
     report = agentctl.run_batch(tasks, offline=True, via="batches", out=tmp_path / "b")
@@ -190,6 +194,7 @@ def test_run_batch_via_batches_from_python(tmp_path: Path) -> None:
         (["--via", "messages"], "give no source, profile, sets, out or via"),  # it did nothing
     ],
 )
+@pytest.mark.dates
 def test_a_resume_of_a_batch_via_batches_refuses(
     flags: list[str], says: str, tmp_path: Path
 ) -> None:
@@ -202,6 +207,7 @@ def test_a_resume_of_a_batch_via_batches_refuses(
         agentctl.run_batch(resume=out, via="messages")
 
 
+@pytest.mark.dates
 def test_offline_via_batches_refuses_a_task_with_its_own_server_model(tmp_path: Path) -> None:
     """The one emulator plays the batch profile's server model: a task naming another would
     silently get the batch's, so it is refused (the others run)."""

@@ -22,6 +22,7 @@ def results_of(client: anthropic.Anthropic, batch_id: str) -> dict[str, Any]:
     return {line.custom_id: line.result for line in client.beta.messages.batches.results(batch_id)}
 
 
+@pytest.mark.dates
 def test_a_batch_answers_each_request_as_messages_would() -> None:
     params = request(messages=[user("Summarise part 3.")])
     with running() as emu:
@@ -44,6 +45,7 @@ def test_a_batch_answers_each_request_as_messages_would() -> None:
     assert emu.requests[1].headers["anthropic-beta"] == BETA
 
 
+@pytest.mark.dates
 def test_processing_ends_after_the_set_number_of_retrieves() -> None:
     with running(batch_timing=BatchTiming(ready_after=3)) as emu:
         client = make_client(emu.base_url)
@@ -52,6 +54,7 @@ def test_processing_ends_after_the_set_number_of_retrieves() -> None:
     assert seen == ["in_progress", "in_progress", "ended"]
 
 
+@pytest.mark.dates
 def test_processing_waits_for_the_delay_on_the_injected_clock() -> None:
     now = [100.0]
     with running(batch_timing=BatchTiming(delay_s=60), clock=lambda: now[0]) as emu:
@@ -63,6 +66,7 @@ def test_processing_waits_for_the_delay_on_the_injected_clock() -> None:
     assert (early, late) == ("in_progress", "ended")
 
 
+@pytest.mark.dates
 def test_faults_make_chosen_requests_errored_or_expired_once() -> None:
     faults = parse_batch_faults("b:errored,c:expired")
     with running(batch_faults=faults) as emu:
@@ -80,6 +84,7 @@ def test_faults_make_chosen_requests_errored_or_expired_once() -> None:
     assert {result.type for result in retried.values()} == {"succeeded"}
 
 
+@pytest.mark.dates
 def test_an_invalid_request_comes_back_errored_with_the_messages_validation() -> None:
     with running() as emu:
         client = make_client(emu.base_url)
@@ -93,6 +98,7 @@ def test_an_invalid_request_comes_back_errored_with_the_messages_validation() ->
     assert "max_tokens" in found["bad"].error.error.message
 
 
+@pytest.mark.dates
 def test_cancel_ends_the_batch_with_every_request_canceled() -> None:
     with running(batch_timing=BatchTiming(ready_after=5)) as emu:
         client = make_client(emu.base_url)
@@ -128,6 +134,7 @@ def test_create_refuses_bad_batches(requests: list[Any], says: str) -> None:
     assert says in str(caught.value)
 
 
+@pytest.mark.dates
 def test_unknown_batches_and_early_results_are_refused() -> None:
     with running(batch_timing=BatchTiming(ready_after=9)) as emu:
         client = make_client(emu.base_url)

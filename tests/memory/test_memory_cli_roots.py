@@ -41,6 +41,7 @@ def test_a_missing_root_is_reported_not_created(tmp_path: Path, args: list[str])
     assert not (tmp_path / "nope").exists()
 
 
+@pytest.mark.dates
 def test_every_command_says_which_folder_it_uses(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     MemoryStore(root).execute({"command": "create", "path": "/memories/a.md", "file_text": "a"})
@@ -49,6 +50,7 @@ def test_every_command_says_which_folder_it_uses(tmp_path: Path) -> None:
         assert code == 0 and err.splitlines()[0] == f"memory root: {root} (--root)"
 
 
+@pytest.mark.dates
 def test_the_folder_named_for_a_profile_says_which_profile(tmp_path: Path) -> None:
     profile = tmp_path / "p.toml"
     profile.write_text('[memory]\nroot = "notes"\n')
@@ -58,6 +60,7 @@ def test_the_folder_named_for_a_profile_says_which_profile(tmp_path: Path) -> No
     assert err.splitlines()[0] == f"memory root: {tmp_path / 'notes'} (memory.root of {profile})"
 
 
+@pytest.mark.dates
 def test_clear_takes_y_like_sessions_rm(tmp_path: Path) -> None:
     root = tmp_path / "mem"
     MemoryStore(root).execute({"command": "create", "path": "/memories/a.md", "file_text": "a"})

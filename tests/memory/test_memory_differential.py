@@ -215,11 +215,13 @@ SCENARIOS: dict[str, list[dict[str, Any]]] = {
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.dates
 def test_same_as_sdk(pair: Pair, name: str) -> None:
     outcomes = assert_same(pair, SCENARIOS[name])
     assert outcomes  # every scenario ran at least one command
 
 
+@pytest.mark.dates
 def test_listing_matches_documented_example(pair: Pair) -> None:
     outcomes = assert_same(pair, [create(f"{M}/notes.txt", "x" * 29), view(M)])
     assert outcomes[-1][1] == (
@@ -228,6 +230,7 @@ def test_listing_matches_documented_example(pair: Pair) -> None:
     )
 
 
+@pytest.mark.dates
 def test_modes_match(pair: Pair) -> None:
     assert_same(pair, [create(f"{M}/a/b/c.md", "x"), replace(f"{M}/a/b/c.md", "x", "y")])
     assert modes(pair.ours_root) == modes(pair.sdk_root)
@@ -244,6 +247,7 @@ def test_memoriesfoo_refused_where_sdk_maps_it(pair: Pair) -> None:
     assert "foo" not in pair.trees()[0]
 
 
+@pytest.mark.dates
 def test_missing_new_str_deletes_where_sdk_crashes(pair: Pair) -> None:
     pair.both(create(NOTES, "keep drop keep"))
     cmd = {"command": "str_replace", "path": NOTES, "old_str": " drop"}
@@ -262,6 +266,7 @@ def test_non_utf8_is_a_clear_error(pair: Pair) -> None:
     assert ours[1].startswith("The file /memories/bin.dat is not UTF-8 text (9 bytes)")
 
 
+@pytest.mark.dates
 def test_empty_old_str_refused(pair: Pair) -> None:
     pair.both(create(NOTES, "abc"))
     ours, sdk = pair.both(replace(NOTES, "", "x"))
@@ -281,6 +286,7 @@ def test_rename_missing_source_leaves_no_directories(pair: Pair) -> None:
     assert sdk_tree == {"new": None, "new/dir": None}  # the SDK leaves these behind
 
 
+@pytest.mark.dates
 def test_rename_into_itself_is_a_clear_error(pair: Pair) -> None:
     pair.both(create(f"{M}/d/a.md", "A"))
     ours, sdk = pair.both(rename(f"{M}/d", f"{M}/d/sub/d2"))
@@ -288,6 +294,7 @@ def test_rename_into_itself_is_a_clear_error(pair: Pair) -> None:
     assert ours == ("err", "Cannot move /memories/d into itself (/memories/d/sub/d2)")
 
 
+@pytest.mark.dates
 def test_inside_traversal_refused(pair: Pair) -> None:
     pair.both(create(f"{M}/a/x.md", "x"))
     ours, sdk = pair.both(view(f"{M}/a/../a/x.md"))
@@ -302,6 +309,7 @@ def test_missing_fields_are_tool_errors(pair: Pair) -> None:
     assert pair.trees()[0] == {}
 
 
+@pytest.mark.dates
 def test_ill_typed_view_range_is_a_tool_error(pair: Pair) -> None:
     pair.both(create(NOTES, TEN))
     for bad in ([1], [1, 2, 3], ["1", 2], [True, 2], "1-3"):
@@ -309,6 +317,7 @@ def test_ill_typed_view_range_is_a_tool_error(pair: Pair) -> None:
         assert ours[0] == "err" and "view_range" in ours[1], bad
 
 
+@pytest.mark.dates
 def test_create_under_a_file_is_a_clear_error(pair: Pair) -> None:
     pair.both(create(NOTES, "x"))
     ours, sdk = pair.both(create(f"{NOTES}/child.md", "y"))

@@ -56,6 +56,7 @@ def test_reserved_names_are_matched_whatever_their_case(store: MemoryStore, name
 # -- str_replace --------------------------------------------------------------------------------
 
 
+@pytest.mark.dates
 def test_str_replace_of_a_frequent_string_lists_a_bounded_number_of_lines(
     store: MemoryStore,
 ) -> None:
@@ -70,6 +71,7 @@ def test_str_replace_of_a_frequent_string_lists_a_bounded_number_of_lines(
     assert len(message) < 500
 
 
+@pytest.mark.dates
 def test_str_replace_on_a_megabyte_of_one_character_answers(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "mem")
     store.execute(create(f"{M}/big.md", "a\n" * 490_000))
@@ -81,6 +83,7 @@ def test_str_replace_on_a_megabyte_of_one_character_answers(tmp_path: Path) -> N
 # -- depth ------------------------------------------------------------------------------------
 
 
+@pytest.mark.dates
 def test_rename_checks_the_depth_of_what_it_moves(store: MemoryStore) -> None:
     deep = "/".join(["d"] * 20)
     store.execute(create(f"{M}/src/{deep}/f.md"))
@@ -91,6 +94,7 @@ def test_rename_checks_the_depth_of_what_it_moves(store: MemoryStore) -> None:
     store.execute(rename(f"{M}/src", f"{M}/{'/'.join(['t'] * 11)}"))  # 11 + 20 + f.md = 32
 
 
+@pytest.mark.dates
 def test_a_hand_made_600_deep_folder_is_walked_without_crashing(store: MemoryStore) -> None:
     deep = store.root / "/".join(["d"] * 600)
     deep.mkdir(parents=True)
@@ -107,6 +111,7 @@ def test_a_hand_made_600_deep_folder_is_walked_without_crashing(store: MemorySto
 # -- journal ----------------------------------------------------------------------------------
 
 
+@pytest.mark.dates
 def test_the_journal_records_canonical_paths(store: MemoryStore) -> None:
     store.execute(create(f"{M}/./a//b.md"))
     store.execute(rename(f"{M}//a/./b.md", f"{M}/./c.md/"))
@@ -115,6 +120,7 @@ def test_the_journal_records_canonical_paths(store: MemoryStore) -> None:
     assert_store_consistent(store.root)
 
 
+@pytest.mark.dates
 def test_names_with_unicode_line_separators_stay_in_the_journal(store: MemoryStore) -> None:
     for name in ("a\u2028b.md", "c\u0085d.md", "e\u2029f.md"):
         store.execute(create(f"{M}/{name}"))
@@ -139,6 +145,7 @@ def _journal_size(store: MemoryStore) -> int:
     return (store.root / JOURNAL_NAME).stat().st_size
 
 
+@pytest.mark.dates
 def test_a_short_journal_write_leaves_no_torn_line_and_changes_nothing(
     store: MemoryStore,
 ) -> None:
@@ -151,6 +158,7 @@ def test_a_short_journal_write_leaves_no_torn_line_and_changes_nothing(
     assert_store_consistent(store.root)
 
 
+@pytest.mark.dates
 def test_a_change_made_is_reported_made_when_its_journal_entry_cannot_be_written(
     store: MemoryStore,
 ) -> None:
@@ -236,6 +244,7 @@ def test_an_unwritable_root_is_refused_when_a_run_opens_it() -> None:
         open_memory_tool(MemorySettings(root=Path("/sys/kernel")), "s1")
 
 
+@pytest.mark.dates
 def test_writes_that_failed_for_the_store_are_counted_apart(store: MemoryStore) -> None:
     box = ToolBox([MemoryTool(store)], max_result_chars=10_000)
     assert not box.dispatch("memory", create(f"{M}/a.md")).is_error
@@ -247,6 +256,7 @@ def test_writes_that_failed_for_the_store_are_counted_apart(store: MemoryStore) 
     assert box.failures == 1
 
 
+@pytest.mark.dates
 def test_a_deeply_nested_journal_line_is_skipped_not_a_crash(store: MemoryStore) -> None:
     store.execute(create(f"{M}/a.md"))
     with (store.root / JOURNAL_NAME).open("a") as journal:

@@ -134,6 +134,7 @@ def test_corpus_is_large_enough(tmp_path: Path) -> None:
     assert len(hostile_paths(tmp_path)) >= 50
 
 
+@pytest.mark.dates
 def test_every_hostile_path_is_refused_touching_nothing(
     world: tuple[MemoryStore, Path, Path],
 ) -> None:
@@ -172,6 +173,7 @@ def test_every_hostile_path_is_refused_touching_nothing(
         ),
     ],
 )
+@pytest.mark.dates
 def test_refusal_messages(world: tuple[MemoryStore, Path, Path], path: str, expected: str) -> None:
     store, _, _ = world
     with pytest.raises(ToolError) as info:
@@ -179,6 +181,7 @@ def test_refusal_messages(world: tuple[MemoryStore, Path, Path], path: str, expe
     assert str(info.value) == expected
 
 
+@pytest.mark.dates
 def test_long_paths_are_cut_in_messages(world: tuple[MemoryStore, Path, Path]) -> None:
     store, _, _ = world
     with pytest.raises(ToolError) as info:
@@ -187,6 +190,7 @@ def test_long_paths_are_cut_in_messages(world: tuple[MemoryStore, Path, Path]) -
     assert "longer than 1024 bytes" in str(info.value)
 
 
+@pytest.mark.dates
 def test_symlink_swapped_in_during_use_is_never_followed(
     world: tuple[MemoryStore, Path, Path],
 ) -> None:
@@ -295,6 +299,7 @@ _PREFIX = st.sampled_from(["/memories/", "/memories", "/memoriesX/", "", "/", ".
     max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(prefix=_PREFIX, parts=st.lists(_PARTS, max_size=6), which=st.integers(0, 7))
+@pytest.mark.dates
 def test_random_paths_never_touch_outside(
     world: tuple[MemoryStore, Path, Path], prefix: str, parts: list[str], which: int
 ) -> None:

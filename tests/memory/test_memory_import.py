@@ -49,6 +49,7 @@ def test_a_file_member_named_as_the_root_is_refused(
     assert list(store.root.iterdir()) == []
 
 
+@pytest.mark.dates
 def test_a_directory_member_named_as_the_root_is_fine(store: MemoryStore, tmp_path: Path) -> None:
     src = archive(tmp_path / "a.tar.gz", [("memories", None), ("memories/./a.md", b"a")])
     assert import_archive(store, src) == 1
@@ -72,6 +73,7 @@ def test_a_name_that_is_both_file_and_folder_imports_nothing(
     assert sorted(p.name for p in store.root.iterdir()) == []
 
 
+@pytest.mark.dates
 def test_duplicate_members_count_once_and_the_last_wins(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "mem", MemorySettings(max_files=1, max_total_bytes=10))
     src = archive(tmp_path / "a.tar.gz", [("memories/a.md", b"old"), ("memories/a.md", b"new!")])
@@ -121,6 +123,7 @@ def test_a_bomb_in_a_tar_header_is_stopped_at_the_byte_budget(tmp_path: Path) ->
     assert peak < 8 << 20, f"{peak} bytes allocated"
 
 
+@pytest.mark.dates
 def test_an_import_is_journaled_as_replayable_files(store: MemoryStore, tmp_path: Path) -> None:
     store.execute({"command": "create", "path": f"{M}/keep.md", "file_text": "k"})
     src = archive(tmp_path / "a.tar.gz", [("memories/x/a.md", b"aa"), ("memories/b.md", b"b")])

@@ -108,6 +108,7 @@ def _append_line(root: Path, record: dict[str, Any]) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
+@pytest.mark.dates
 def test_an_intent_left_last_is_settled_by_readers_and_the_next_writer(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", session="s1")
     store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "hello\n"})
@@ -132,6 +133,7 @@ def test_an_intent_left_last_is_settled_by_readers_and_the_next_writer(tmp_path:
     assert replay(read_entries(store.root)) == tree(store.root)
 
 
+@pytest.mark.dates
 def test_an_interrupted_change_that_never_happened_records_the_old_state(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m")
     store.execute({"command": "create", "path": f"{M}/d/a.md", "file_text": "a"})
@@ -142,6 +144,7 @@ def test_an_interrupted_change_that_never_happened_records_the_old_state(tmp_pat
     assert replay(entries) == tree(store.root) == {f"{M}/d/a.md": 1}
 
 
+@pytest.mark.dates
 def test_views_and_refusals_write_no_journal_lines(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m")
     store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "a"})

@@ -37,6 +37,7 @@ def refused(store: MemoryStore, command: dict[str, Any]) -> str:
     return str(info.value)
 
 
+@pytest.mark.dates
 def test_max_file_bytes(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", MemorySettings(max_file_bytes=10))
     store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "0123456789"})
@@ -59,6 +60,7 @@ def test_max_file_bytes_counts_utf8_bytes(tmp_path: Path) -> None:
     assert "would be 6 bytes" in msg
 
 
+@pytest.mark.dates
 def test_max_total_bytes(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", MemorySettings(max_total_bytes=20))
     store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "x" * 15})
@@ -72,6 +74,7 @@ def test_max_total_bytes(tmp_path: Path) -> None:
     assert (store.root / "a.md").read_text() == "z" * 20
 
 
+@pytest.mark.dates
 def test_max_files(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", MemorySettings(max_files=2))
     for name in ("a", "b"):
@@ -81,6 +84,7 @@ def test_max_files(tmp_path: Path) -> None:
     store.execute({"command": "insert", "path": f"{M}/a", "insert_line": 1, "insert_text": "z"})
 
 
+@pytest.mark.dates
 def test_long_file_view_is_cut_with_a_range_to_read_on(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", MemorySettings(max_view_chars=300))
     text = "".join(f"line number {i:03d}\n" for i in range(1, 101))
@@ -95,6 +99,7 @@ def test_long_file_view_is_cut_with_a_range_to_read_on(tmp_path: Path) -> None:
     assert rest.split("\n")[1] == f"{start:6d}\tline number {start:03d}"
 
 
+@pytest.mark.dates
 def test_one_huge_line_is_cut_inside(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", MemorySettings(max_view_chars=100))
     store.execute({"command": "create", "path": f"{M}/w.md", "file_text": "x" * 500 + "\nend"})
@@ -103,6 +108,7 @@ def test_one_huge_line_is_cut_inside(tmp_path: Path) -> None:
     assert "view_range [2, -1]" in out
 
 
+@pytest.mark.dates
 def test_long_listing_is_cut(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", MemorySettings(max_view_chars=400))
     for i in range(40):
@@ -112,6 +118,7 @@ def test_long_listing_is_cut(tmp_path: Path) -> None:
     assert "View a subdirectory of /memories" in out
 
 
+@pytest.mark.dates
 def test_journal_records_changes_not_views(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", session="sess-1")
     store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "hello\n"})
@@ -135,6 +142,7 @@ def test_journal_records_changes_not_views(tmp_path: Path) -> None:
     assert all(json.loads(line) for line in lines)
 
 
+@pytest.mark.dates
 def test_modes_under_a_permissive_umask(tmp_path: Path) -> None:
     old = os.umask(0)
     try:
@@ -150,6 +158,7 @@ def test_modes_under_a_permissive_umask(tmp_path: Path) -> None:
     assert stat.S_IMODE((store.root / "d" / "e" / "f.md").stat().st_mode) == 0o600
 
 
+@pytest.mark.dates
 def test_no_temp_files_left_behind(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m")
     store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "a"})
@@ -163,6 +172,7 @@ def test_no_temp_files_left_behind(tmp_path: Path) -> None:
     assert (store.root / "a.md").read_text() == "a\nc\n"
 
 
+@pytest.mark.dates
 def test_write_text_and_clear_for_the_cli(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m")
     store.write_text(f"{M}/x/y.md", "one")
@@ -251,6 +261,7 @@ def test_os_errors_reach_the_model_without_host_paths(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.dates
 def test_root_removed_by_hand_is_made_again(tmp_path: Path) -> None:
     import shutil
 
@@ -288,6 +299,7 @@ def test_creates_do_not_walk_the_tree_each_time(
     assert len(calls) < 10, len(calls)
 
 
+@pytest.mark.dates
 def test_usage_seen_by_two_stores_on_one_root(tmp_path: Path) -> None:
     settings = MemorySettings(max_files=4, max_total_bytes=100)
     a = MemoryStore(tmp_path / "m", settings, session="a")
@@ -314,6 +326,7 @@ def test_usage_seen_by_two_stores_on_one_root(tmp_path: Path) -> None:
         b.execute({"command": "insert", "path": f"{M}/ok.md", "insert_line": 0, "insert_text": "!"})
 
 
+@pytest.mark.dates
 def test_kept_usage_matches_a_walk_after_every_command(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m", MemorySettings(max_files=100, max_total_bytes=10_000))
     steps: list[dict[str, Any]] = [

@@ -28,6 +28,7 @@ def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
 
 
+@pytest.mark.dates
 def test_a_budget_for_an_unpriced_model_is_refused_naming_the_remedy(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text('model = "claude-x-9"\n[limits]\nmax_usd = 2.0\n')
@@ -40,6 +41,7 @@ def test_a_budget_for_an_unpriced_model_is_refused_naming_the_remedy(tmp_path: P
     assert resolve_profile(path)[0].limits.max_usd == 0  # no budget: only a warning
 
 
+@pytest.mark.dates
 def test_the_max_usd_flag_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
     task = tmp_path / "t.md"
     task.write_text("Summarise.\n")
@@ -77,6 +79,7 @@ def test_run_help_names_the_defaults() -> None:
     assert "Default: the profile's limits.max_usd (built in: 0, no budget)" in text
 
 
+@pytest.mark.dates
 def test_a_recorded_session_with_such_a_budget_is_still_read(tmp_path: Path) -> None:
     """Sessions recorded before the refusal keep loading (stats, simulate, sessions show)."""
     from agentctl.profile.loader import build_profile

@@ -56,6 +56,7 @@ def test_bad_compaction_settings_name_file_and_key(table: dict[str, Any], messag
     assert str(caught.value).startswith(message)
 
 
+@pytest.mark.dates
 def test_compaction_becomes_the_last_edit_with_its_beta() -> None:
     profile = load({"enabled": True, "trigger": 60_000, "instructions": "Keep FINDING lines."})
     request = build_request(profile, [{"role": "user", "content": "task"}], [])

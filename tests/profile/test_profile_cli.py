@@ -34,6 +34,7 @@ def in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.dates
 def test_init_writes_a_profile_equal_to_the_defaults(in_tmp: Path) -> None:
     result = CliRunner().invoke(app, ["profile", "init"])
     assert result.exit_code == 0
@@ -63,6 +64,7 @@ def test_init_dash_prints_the_template(in_tmp: Path) -> None:
     assert not (in_tmp / "agentctl.toml").exists()
 
 
+@pytest.mark.dates
 def test_show_json_has_profile_edits_and_betas(in_tmp: Path) -> None:
     result = CliRunner().invoke(
         app, ["profile", "show", str(CONFIGS / "aggressive.toml"), "--json"]
@@ -79,6 +81,7 @@ def test_show_json_has_profile_edits_and_betas(in_tmp: Path) -> None:
     assert data["betas"] == ["context-management-2025-06-27"]
 
 
+@pytest.mark.dates
 def test_show_built_in_default_prints_the_batched_edit_and_says_how_it_moves(in_tmp: Path) -> None:
     result = CliRunner().invoke(app, ["profile", "show", "--json"])
     assert result.exit_code == 0
@@ -101,6 +104,7 @@ def test_show_built_in_default_prints_the_batched_edit_and_says_how_it_moves(in_
     assert "batched" not in server.stderr
 
 
+@pytest.mark.dates
 def test_show_puts_clear_thinking_first_and_applies_sets(in_tmp: Path) -> None:
     result = CliRunner().invoke(
         app,
@@ -121,6 +125,7 @@ def test_show_puts_clear_thinking_first_and_applies_sets(in_tmp: Path) -> None:
     assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919"]
 
 
+@pytest.mark.dates
 def test_show_no_editing_sends_no_context_management(in_tmp: Path) -> None:
     from agentctl.agent.request import betas
 
@@ -134,6 +139,7 @@ def test_show_no_editing_sends_no_context_management(in_tmp: Path) -> None:
     assert profile.server_tools.web_fetch.enabled  # the old key still turns it on
 
 
+@pytest.mark.dates
 def test_show_plain_text_when_piped(in_tmp: Path) -> None:
     result = CliRunner().invoke(app, ["profile", "show", str(CONFIGS / "balanced.toml")])
     assert result.exit_code == 0
@@ -149,6 +155,7 @@ def test_show_plain_text_when_piped(in_tmp: Path) -> None:
     )
 
 
+@pytest.mark.dates
 def test_show_rich_table_renders(in_tmp: Path) -> None:
     from rich.console import Console
 
@@ -174,6 +181,7 @@ def test_show_rich_table_renders(in_tmp: Path) -> None:
     assert "betas: context-management-2025-06-27" in text
 
 
+@pytest.mark.dates
 def test_warnings_go_to_stderr(in_tmp: Path) -> None:
     result = CliRunner().invoke(
         app, ["profile", "show", "--json", "--set", "model=claude-sonnet-4-5"]
@@ -183,6 +191,7 @@ def test_warnings_go_to_stderr(in_tmp: Path) -> None:
     assert json.loads(result.stdout)["profile"]["model"] == "claude-sonnet-4-5"
 
 
+@pytest.mark.dates
 def test_check_ok_line_and_strict(in_tmp: Path) -> None:
     ok = CliRunner().invoke(app, ["profile", "check", str(CONFIGS / "balanced.toml")])
     assert ok.exit_code == 0

@@ -22,6 +22,7 @@ def load(name: str) -> Profile:
 
 
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.dates
 def test_config_loads_without_warnings(name: str) -> None:
     profile = load(name)
     assert profile.model == "claude-sonnet-5"
@@ -29,6 +30,7 @@ def test_config_loads_without_warnings(name: str) -> None:
     assert profile.source.endswith(f"{name}.toml")
 
 
+@pytest.mark.dates
 def test_balanced_sends_the_documented_edit() -> None:
     """Batched: the profile's edit until the first clearing (docs/context.md)."""
     editing = load("balanced").context_editing
@@ -45,6 +47,7 @@ def test_balanced_sends_the_documented_edit() -> None:
     }
 
 
+@pytest.mark.dates
 def test_the_built_in_default_clears_in_batches_with_the_measured_marks() -> None:
     """What a user gets without a profile: batched clearing (docs/bench.md measures it)."""
     tool_uses = Profile().context_editing.tool_uses
@@ -56,6 +59,7 @@ def test_the_built_in_default_clears_in_batches_with_the_measured_marks() -> Non
     assert builtin.context_editing == Profile().context_editing
 
 
+@pytest.mark.dates
 def test_api_defaults_sends_the_apis_own_defaults_unsteered() -> None:
     """The API documents trigger 100,000 input tokens and keep 3 as its defaults."""
     tool_uses = load("api-defaults").context_editing.tool_uses
@@ -77,6 +81,7 @@ def test_api_defaults_sends_the_apis_own_defaults_unsteered() -> None:
     assert dataclasses.replace(same, memory=built_in.memory, tools=built_in.tools) == built_in
 
 
+@pytest.mark.dates
 def test_no_editing_is_balanced_with_editing_off() -> None:
     default, baseline = load("balanced"), load("no-editing")
     assert build_context_management(baseline.context_editing) is None
@@ -89,6 +94,7 @@ def test_no_editing_is_balanced_with_editing_off() -> None:
     assert flipped == default
 
 
+@pytest.mark.dates
 def test_aggressive_clears_every_turn_from_no_later_and_keeps_less() -> None:
     default, aggressive = (
         load("balanced").context_editing.tool_uses,
@@ -101,6 +107,7 @@ def test_aggressive_clears_every_turn_from_no_later_and_keeps_less() -> None:
     assert aggressive.clear_at_least < default.clear_at_least
 
 
+@pytest.mark.dates
 def test_left_out_paths_follow_the_current_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -43,6 +43,7 @@ FRONT = "max_turns = 30\nmax_tokens = 2000\n[context_editing.tool_uses]\nkeep = 
 TYPED = "max_tokens = 3000\n[context_editing.tool_uses]\ntrigger = 30000\n"
 
 
+@pytest.mark.dates
 def test_each_layer_sets_only_the_keys_it_names(tmp_path: Path) -> None:
     write(tmp_path / "agentctl.toml", AMBIENT)
     typed = write(tmp_path / "typed.toml", TYPED)
@@ -58,6 +59,7 @@ def test_each_layer_sets_only_the_keys_it_names(tmp_path: Path) -> None:
     assert profile.context_editing.tool_uses.clear_at_least == default  # no layer names it
 
 
+@pytest.mark.dates
 def test_front_matter_sits_above_the_ambient_profile(tmp_path: Path) -> None:
     write(tmp_path / "agentctl.toml", AMBIENT)
     plan = plan_new(read_task(str(task(tmp_path, FRONT)), io.StringIO()))
@@ -66,6 +68,7 @@ def test_front_matter_sits_above_the_ambient_profile(tmp_path: Path) -> None:
     assert not any("overrides the task's front matter" in w for w in plan.warnings)
 
 
+@pytest.mark.dates
 def test_overriding_front_matter_is_said_in_one_line(tmp_path: Path) -> None:
     typed = write(tmp_path / "typed.toml", TYPED)
     more = Overrides(values={"max_turns": 5}, origins={"max_turns": "--max-turns 5"})
@@ -77,12 +80,14 @@ def test_overriding_front_matter_is_said_in_one_line(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.dates
 def test_an_equal_value_is_no_override(tmp_path: Path) -> None:
     typed = write(tmp_path / "typed.toml", "max_turns = 30\n")
     plan = plan_new(read_task(str(task(tmp_path, FRONT)), io.StringIO()), typed)
     assert not any("front matter" in w for w in plan.warnings)
 
 
+@pytest.mark.dates
 def test_run_prints_the_override_line_on_stderr(tmp_path: Path) -> None:
     path = task(tmp_path, "max_turns = 30")
     (path.parent / "workspace").mkdir()
@@ -100,6 +105,7 @@ def test_run_prints_the_override_line_on_stderr(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.dates
 def test_paths_in_each_file_are_relative_to_that_file(tmp_path: Path) -> None:
     write(tmp_path / "agentctl.toml", '[memory]\nroot = "notes"\n')
     typed = write(tmp_path / "cfg" / "typed.toml", '[tools]\nworkspace_root = "src"\n')
@@ -121,6 +127,7 @@ def test_an_error_names_the_layer_that_wrote_the_key(tmp_path: Path) -> None:
     assert str(chosen.value).startswith(f"profile {typed}: max_turns: ")  # not the front matter
 
 
+@pytest.mark.dates
 def test_a_preset_name_is_a_profile(tmp_path: Path) -> None:
     assert preset_names() == ["aggressive", "api-defaults", "balanced", "no-editing"]
     profile, _ = resolve_profile("balanced")
@@ -129,12 +136,14 @@ def test_a_preset_name_is_a_profile(tmp_path: Path) -> None:
     assert resolve_profile("no-editing.toml")[0].context_editing.tool_uses.enabled is False
 
 
+@pytest.mark.dates
 def test_an_existing_file_wins_over_the_preset_of_that_name(tmp_path: Path) -> None:
     write(tmp_path / "balanced", "max_turns = 7\n")
     profile, _ = resolve_profile("balanced")
     assert (profile.source, profile.max_turns) == ("balanced", 7)
 
 
+@pytest.mark.dates
 def test_a_name_that_is_neither_lists_the_presets(monkeypatch: pytest.MonkeyPatch) -> None:
     result = CliRunner().invoke(app, ["profile", "show", "balance"])
     assert result.exit_code == 2

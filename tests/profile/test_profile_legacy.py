@@ -18,6 +18,7 @@ def build(editing: dict[str, Any]) -> tuple[str, list[str]]:
     return profile.context_editing.server_model, warnings
 
 
+@pytest.mark.dates
 def test_trigger_basis_and_placeholder_become_one_server_model_spec() -> None:
     spec, warnings = build({"trigger_basis": "edited", "placeholder": "[gone, for good]"})
     assert spec == "edited,placeholder=[gone, for good]"
@@ -30,6 +31,7 @@ def test_trigger_basis_and_placeholder_become_one_server_model_spec() -> None:
     ]
 
 
+@pytest.mark.dates
 def test_a_placeholder_alone_keeps_the_default_basis() -> None:
     spec, warnings = build({"placeholder": "[x]"})
     assert spec == "unedited,placeholder=[x]"

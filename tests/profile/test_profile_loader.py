@@ -95,6 +95,7 @@ def test_set_bad_form_is_usage_error_naming_it(item: str) -> None:
     assert repr(item) in str(err.value)
 
 
+@pytest.mark.dates
 def test_build_profile_empty_is_defaults_with_resolved_paths(tmp_path: Path) -> None:
     profile, warnings = build_profile({}, source="<built-in>", base_dir=tmp_path)
     assert warnings == []
@@ -104,6 +105,7 @@ def test_build_profile_empty_is_defaults_with_resolved_paths(tmp_path: Path) -> 
     assert profile.context_editing == Profile().context_editing
 
 
+@pytest.mark.dates
 def test_build_profile_paths_relative_absolute_and_home(tmp_path: Path) -> None:
     data = {"memory": {"root": "~/mem"}, "tools": {"workspace_root": "/srv/ws"}}
     profile, _ = build_profile(data, source="x", base_dir=tmp_path)
@@ -111,6 +113,7 @@ def test_build_profile_paths_relative_absolute_and_home(tmp_path: Path) -> None:
     assert profile.tools.workspace_root == Path("/srv/ws")
 
 
+@pytest.mark.dates
 def test_profile_to_dict_round_trips(tmp_path: Path) -> None:
     data = {
         "model": "claude-opus-5-5",
@@ -173,6 +176,7 @@ def test_find_profile_path_missing_env_names_variable(
         find_profile_path(None)
 
 
+@pytest.mark.dates
 def test_resolve_profile_layers_file_extra_and_sets(tmp_path: Path) -> None:
     path = write(
         tmp_path / "conf" / "p.toml",
@@ -188,6 +192,7 @@ def test_resolve_profile_layers_file_extra_and_sets(tmp_path: Path) -> None:
     assert profile.source == str(path)
 
 
+@pytest.mark.dates
 def test_resolve_profile_builtin_uses_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     profile, warnings = resolve_profile()
@@ -228,6 +233,7 @@ def test_error_in_the_file_names_only_the_file(tmp_path: Path) -> None:
     assert str(err.value) == f"profile {path}: max_turns: must be an integer >= 1, got 0"
 
 
+@pytest.mark.dates
 def test_set_paths_are_relative_to_the_current_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,7 @@ from agentctl.profile.settings import Profile
 from agentctl.profile.writer import commented_template, profile_to_dict, profile_to_toml
 
 
+@pytest.mark.dates
 def test_commented_template_loads_to_the_builtin_defaults(tmp_path: Path) -> None:
     text = commented_template()
     from_template, warnings = build_profile(tomllib.loads(text), source="s", base_dir=tmp_path)
@@ -52,6 +53,7 @@ def test_key_helpers() -> None:
     assert key_locations(Profile, "model") == [""]
 
 
+@pytest.mark.dates
 def test_toml_text_round_trips(tmp_path: Path) -> None:
     data = {
         "context_editing": {

@@ -47,6 +47,7 @@ def error(data: dict[str, Any]) -> str:
     return str(caught.value)
 
 
+@pytest.mark.dates
 def test_every_setting_reaches_the_request() -> None:
     profile, warnings = build(FULL)
     assert warnings == []
@@ -87,6 +88,7 @@ def test_versions_are_the_newest_param_type_the_sdk_ships(name: str) -> None:
     assert chosen in str(param.__annotations__["type"])
 
 
+@pytest.mark.dates
 def test_betas_come_from_the_sdk_list() -> None:
     assert beta_for("code_execution_20250522") == "code-execution-2025-05-22"
     assert beta_for("web_search_20260318") is None
@@ -122,6 +124,7 @@ def test_bad_values_name_the_key(table: dict[str, Any], key: str, words: str) ->
     assert message.startswith(f"profile p.toml: {key}: ") and words in message
 
 
+@pytest.mark.dates
 def test_old_keys_still_work_with_a_warning_naming_the_new_key() -> None:
     profile, warnings = build({"tools": {"web_search": True, "web_fetch": False}})
     assert profile.server_tools.web_search.enabled
@@ -160,6 +163,7 @@ def test_a_task_may_not_widen_server_tools(tmp_path: Path, front: str, key: str)
     assert f"{key}: " in str(caught.value) and "--trust-task" in str(caught.value)
 
 
+@pytest.mark.dates
 def test_a_task_may_turn_off_or_lower(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The ambient profile: the front matter sits above it (a --profile would sit above both).
     profile = tmp_path / "p.toml"

@@ -119,13 +119,14 @@ def test_bad_input_gets_one_line_and_its_exit_code(
     for setup in setups:
         setup(tmp_path)
     done = subprocess.run(
-        [*AGENTCTL, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=30,
+        [*AGENTCTL, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=120,
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert done.returncode == code, done.stderr
     assert_one_clear_line(done.stderr, phrase)
 
 
+@pytest.mark.dates
 def test_corrupt_transcript_lines_are_skipped_and_resume_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -145,6 +146,7 @@ def test_corrupt_transcript_lines_are_skipped_and_resume_works(
     assert broken.stderr.startswith("agentctl: ") and len(broken.stderr.splitlines()) == 1
 
 
+@pytest.mark.dates
 def test_full_memory_is_told_to_the_model_and_the_run_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -116,6 +116,7 @@ def test_command_sequences_never_touch_or_read_outside(
     max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(path=ANY_PATH, which=st.integers(0, 2))
+@pytest.mark.dates
 def test_workspace_tools_never_read_outside(
     world: tuple[Path, Path, Path], path: str, which: int
 ) -> None:
@@ -133,6 +134,7 @@ def test_workspace_tools_never_read_outside(
     assert SECRET not in result and str(tmp) not in result
 
 
+@pytest.mark.dates
 def test_the_world_is_reachable_where_it_should_be(world: tuple[Path, Path, Path]) -> None:
     # The properties above would pass vacuously if nothing worked: the inside does.
     _tmp, root, _outside = world

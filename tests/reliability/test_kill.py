@@ -105,6 +105,7 @@ def cut_after_memory_result(path: Path, turn: int) -> None:
     path.write_text("".join(kept))
 
 
+@pytest.mark.dates
 def test_kill_during_a_read_then_resume_still_finds_that_files_facts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from agentctl.memory.store import MemoryStore
 
 from .helpers import assert_store_consistent, scan
@@ -22,6 +24,7 @@ def dead_pid(n: int) -> int:
     return NEVER_A_PID + n
 
 
+@pytest.mark.dates
 def test_stale_temp_files_of_dead_writers_are_swept_on_the_first_write(tmp_path: Path) -> None:
     root = tmp_path / "m"
     MemoryStore(root).execute({"command": "create", "path": f"{M}/d/a.md", "file_text": "a\n"})

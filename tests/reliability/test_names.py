@@ -14,6 +14,7 @@ LATIN1 = os.fsdecode(b"caf\xe9.txt")  # a Latin-1 name: b"caf\xe9.txt" on disk
 
 
 @pytest.mark.parametrize("where", ["workspace", "mem"])
+@pytest.mark.dates
 def test_a_name_that_is_not_utf8_is_recorded_safely(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
@@ -38,6 +39,7 @@ def test_a_name_that_is_not_utf8_is_recorded_safely(
         text.encode("utf-8")  # nothing unprintable reached the output
 
 
+@pytest.mark.dates
 def test_a_batch_folder_whose_name_is_not_utf8_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,6 +94,7 @@ def test_a_deep_results_line_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.startswith(f"agentctl: {out / 'results.jsonl'}:1: ")
 
 
+@pytest.mark.dates
 def test_a_deep_transcript_line_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,6 +90,7 @@ def test_the_key_is_never_written_and_files_are_private(tmp_path: Path, serve: s
     assert oct((tmp_path / "mem").stat().st_mode & 0o777) == "0o700"
 
 
+@pytest.mark.dates
 def test_agentctl_home_made_by_a_run_is_private_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -144,6 +144,7 @@ def test_every_malformed_record_is_one_line_naming_file_and_line(
     assert listed.exit_code == 0, listed.output
 
 
+@pytest.mark.dates
 def test_a_damaged_file_is_listed_as_unreadable_and_the_others_still_are(
     tmp_path: Path,
 ) -> None:
@@ -174,6 +175,7 @@ def test_a_resume_read_before_another_run_wrote_is_refused(
     assert path.read_bytes() == after
 
 
+@pytest.mark.dates
 def test_a_transcript_a_run_owns_is_not_removed(tmp_path: Path) -> None:
     path = sessions_dir() / "20260101-000000-aaaaaa.jsonl"
     with TranscriptWriter(path) as writer:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,17 +21,23 @@ HEADER_ANYWHERE = re.compile(r"(?:#|turn) +stop\b[^\n]*?tools")
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[str, list[str]]]:
-    """columns -> (what the terminal received, the final screen), one real run per width."""
-    folder = tmp_path_factory.mktemp("pty") / "research"
-    shutil.copytree(REPO / "examples" / "research", folder, ignore=shutil.ignore_patterns("memory"))
-    results = {}
-    for columns in (30, 40, 60, 80, 100):
-        shutil.rmtree(folder / "memory", ignore_errors=True)
-        args = ["run", "task.md", "--offline"]
-        code, received, stdout = run_on_pty(args, columns=columns, cwd=folder)
+    """columns -> (what the terminal received, the final screen), one real run per width, the
+    five at once (each in its own copy of the example: they share no file)."""
+    base = tmp_path_factory.mktemp("pty")
+
+    def run(columns: int) -> tuple[str, list[str]]:
+        folder = base / f"research-{columns}"
+        ignore = shutil.ignore_patterns("memory")
+        shutil.copytree(REPO / "examples" / "research", folder, ignore=ignore)
+        code, received, stdout = run_on_pty(
+            ["run", "task.md", "--offline"], columns=columns, cwd=folder
+        )
         assert code == 0 and "Kestrel outage" in stdout  # the answer went to stdout
-        results[columns] = (received, final_screen(received))
-    return results
+        return received, final_screen(received)
+
+    widths = (30, 40, 60, 80, 100)
+    with ThreadPoolExecutor(len(widths)) as pool:
+        return dict(zip(widths, pool.map(run, widths), strict=True))
 
 
 @pytest.mark.slow

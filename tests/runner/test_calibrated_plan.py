@@ -50,6 +50,7 @@ def recorded_spec(plan: Plan) -> str:
     return spec
 
 
+@pytest.mark.dates
 def test_without_a_calibration_the_default_plays_and_nothing_is_written(tmp_path: Path) -> None:
     plan = plan_for(tmp_path)
     assert (plan.server.model, plan.server.source) == (DEFAULT_SERVER_MODEL, "default")
@@ -57,6 +58,7 @@ def test_without_a_calibration_the_default_plays_and_nothing_is_written(tmp_path
 
 
 @pytest.mark.parametrize("model", [PRESETS["edited-large"], CUSTOM], ids=lambda m: m.name)
+@pytest.mark.dates
 def test_the_calibration_is_the_plans_server_model_and_recorded(
     tmp_path: Path, model: ServerModel
 ) -> None:
@@ -68,6 +70,7 @@ def test_the_calibration_is_the_plans_server_model_and_recorded(
     assert recorded_spec(plan) == model.spec()  # what a resume or replay plays again
 
 
+@pytest.mark.dates
 def test_a_profiles_own_server_model_wins_over_the_calibration(tmp_path: Path) -> None:
     save_calibration(PRESETS["edited-large"], {})
     front = '+++\n[context_editing]\nserver_model = "edited"\n+++\n'

@@ -43,6 +43,7 @@ def test_the_docs_example_runs_offline(repo_like: Path) -> None:
     assert (repo_like / "memory").is_dir()  # default.toml: memory beside where you run
 
 
+@pytest.mark.dates
 def test_the_batch_example_runs_offline(repo_like: Path) -> None:
     rows = [("renewal", "renewal terms"), ("notice", "notice period")]
     (repo_like / "tasks.jsonl").write_text(
@@ -64,11 +65,13 @@ def test_the_batch_example_runs_offline(repo_like: Path) -> None:
     ]
 
 
+@pytest.mark.dates
 def test_the_scripted_client_example_runs(repo_like: Path) -> None:
     exec(compile(doc_examples()[-1], str(DOC), "exec"), {})
     assert not sessions_dir().exists() or not list(sessions_dir().glob("*.jsonl"))
 
 
+@pytest.mark.dates
 def test_run_against_a_real_http_server_via_anthropic_base_url(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -86,6 +89,7 @@ def test_run_against_a_real_http_server_via_anthropic_base_url(
     assert result.totals.usage.prompt_tokens == sum(t.usage.prompt_tokens for t in result.turns)
 
 
+@pytest.mark.dates
 def test_errors_are_the_documented_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     with pytest.raises(agentctl.ConfigError, match="override max_turns=0: max_turns"):
@@ -103,6 +107,7 @@ def test_errors_are_the_documented_tree(tmp_path: Path, monkeypatch: pytest.Monk
         agentctl.run("Go.", profile=limited, client=looping, memory_root="mem", record=False)
 
 
+@pytest.mark.dates
 def test_events_reach_on_event_and_the_result_holds_the_turns(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,6 +125,7 @@ def test_events_reach_on_event_and_the_result_holds_the_turns(
     assert (sessions_dir() / f"{result.session_id}.jsonl").is_file()
 
 
+@pytest.mark.dates
 def test_tool_failures_that_are_not_the_models_reach_the_result_and_the_summary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

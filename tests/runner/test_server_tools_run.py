@@ -65,6 +65,7 @@ class SeenRequests:
         return self.policy.reply(request)
 
 
+@pytest.mark.dates
 def test_offline_research_run_clears_server_results_and_reports_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,6 +112,7 @@ def test_offline_research_run_clears_server_results_and_reports_them(
     assert [e for e in recorded if e["event"] == "turn"] == turns
 
 
+@pytest.mark.dates
 def test_offline_flag_uses_the_web_folder_and_the_table_names_the_tools(tmp_path: Path) -> None:
     task, profile = research_task(tmp_path)
     result = CliRunner().invoke(app, ["run", str(task), "--profile", str(profile), "--offline"])
@@ -120,6 +122,7 @@ def test_offline_flag_uses_the_web_folder_and_the_table_names_the_tools(tmp_path
     assert "server_tools: web_search=4 (billed per search" in result.stderr
 
 
+@pytest.mark.dates
 def test_resume_keeps_the_server_blocks_and_the_web_folder(tmp_path: Path) -> None:
     task, profile = research_task(tmp_path)
     args = ["run", str(task), "--profile", str(profile), "--offline", "--max-turns", "3"]
@@ -138,6 +141,7 @@ def test_resume_keeps_the_server_blocks_and_the_web_folder(tmp_path: Path) -> No
     ]
 
 
+@pytest.mark.dates
 def test_without_memory_a_long_research_pauses_and_the_loop_resends(tmp_path: Path) -> None:
     task, profile = research_task(tmp_path)
     queries = [f"{t} figure" for t in TOPICS] + ["caching units", "memory units", "x units"]

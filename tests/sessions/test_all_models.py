@@ -40,6 +40,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.dates
 def test_simulate_all_replays_the_profile_under_every_preset(research: Session) -> None:
     every = what_if(research, AGGRESSIVE, SETS, "all")
     assert [row.model for row in every.by_model] == list(SERVER_MODELS)
@@ -59,6 +60,7 @@ def test_simulate_all_replays_the_profile_under_every_preset(research: Session) 
     assert not what_if(research, AGGRESSIVE).by_model  # one model unless asked
 
 
+@pytest.mark.dates
 def test_tune_all_sweeps_every_preset_and_picks_the_minimax_candidate(research: Session) -> None:
     every = tuning(research, GRID, "all")
     assert [t.model for t in every.by_model] == list(SERVER_MODELS)
@@ -107,6 +109,7 @@ def _json(*args: str) -> tuple[dict[str, Any], str, str]:
     return data, out, err
 
 
+@pytest.mark.dates
 def test_simulate_all_json_and_table(research: Session) -> None:
     data, _, err = _json("simulate", research.id, "--profile", AGGRESSIVE, "--server-model", "all")
     assert "server model default" in err and "and under every server model: " in err
@@ -130,6 +133,7 @@ def test_simulate_all_json_and_table(research: Session) -> None:
     assert "server_models" not in _json("simulate", research.id, "--profile", AGGRESSIVE)[0]
 
 
+@pytest.mark.dates
 def test_tune_all_json_table_and_write(research: Session, tmp_path: Path) -> None:
     target = tmp_path / "robust.toml"
     args = ("tune", research.id, "--grid", GRID, "--server-model", "all")
@@ -152,12 +156,14 @@ def test_tune_all_json_table_and_write(research: Session, tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("spec", ["all,edited", "al", "all,min_result_tokens=5"])
+@pytest.mark.dates
 def test_a_bad_spec_still_exits_2(research: Session, spec: str) -> None:
     for command in (("tune", research.id), ("simulate", research.id, "--profile", AGGRESSIVE)):
         code, _, err = invoke(*command, "--server-model", spec)
         assert code == 2 and "--server-model: server model" in err, err
 
 
+@pytest.mark.dates
 def test_python_api_gives_what_the_cli_prints(research: Session) -> None:
     sim = agentctl.simulate(research.id, AGGRESSIVE, server_model="all")
     cli, _, _ = _json("simulate", research.id, "--profile", AGGRESSIVE, "--server-model", "all")
@@ -167,6 +173,7 @@ def test_python_api_gives_what_the_cli_prints(research: Session) -> None:
     assert tuned.to_json() == cli
 
 
+@pytest.mark.dates
 def test_the_python_docs_example_runs(research: Session, monkeypatch: pytest.MonkeyPatch) -> None:
     text = (REPO / "docs" / "python.md").read_text()
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if "tune(" in b]

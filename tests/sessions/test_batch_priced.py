@@ -33,6 +33,7 @@ def test_new_transcripts_record_list_pricing(research: Session, resumed: Session
     assert resume["pricing"] == "list"  # `run --resume` goes through the Messages API
 
 
+@pytest.mark.dates
 def test_a_batch_header_halves_every_figure_exactly(research: Session) -> None:
     before = stats_of(research)
     _edit_header(research.path, pricing="batch")
@@ -51,6 +52,7 @@ def test_a_batch_header_halves_every_figure_exactly(research: Session) -> None:
     assert row.cost_usd == before.recorded.cost_usd / 2
 
 
+@pytest.mark.dates
 def test_a_header_without_pricing_reads_as_list(research: Session) -> None:
     cost = recorded_run(research, session_profile(research)).cost_usd
     _edit_header(research.path, pricing=None)
@@ -67,6 +69,7 @@ def test_an_unknown_pricing_names_the_file_and_key(research: Session) -> None:
     assert '`pricing` must be "list" or "batch"' in done.stderr
 
 
+@pytest.mark.dates
 def test_a_resumed_batch_session_is_batch_then_list(resumed: Session) -> None:
     """The first run's turns at the header's batch price; the resume's at its own (list)."""
     listed = recorded_run(resumed, session_profile(resumed))

@@ -85,6 +85,7 @@ def test_only_growth_of_the_clearing_is_a_new_edit() -> None:
     assert edit_balances(turns, PRICE)[1].newly_cleared == 1_000
 
 
+@pytest.mark.dates
 def test_the_research_run_ledger(research: Session) -> None:
     profile = session_profile(research)
     balances = edit_balances(recorded_run(research, profile).turns, PRICE)
@@ -113,6 +114,7 @@ def test_the_run_summary_helper_takes_turn_events() -> None:
     assert balances_for_run(events, Pricing.of("not-a-model")) is None
 
 
+@pytest.mark.dates
 def test_remedies_are_checked_by_replaying_the_whole_run(research: Session) -> None:
     profile = session_profile(research)
     recorded = recorded_run(research, profile)

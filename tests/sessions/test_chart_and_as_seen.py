@@ -63,6 +63,7 @@ def test_chart_text_has_every_turn_the_marks_and_the_legend() -> None:
     assert max(len(line) for line in lines) <= 80
 
 
+@pytest.mark.dates
 def test_as_seen_shows_placeholders_and_the_diff(research: Session) -> None:
     first = next(t.turn for t in research.turns if t.cleared_input_tokens)  # the first clearing
     report = as_seen_report(research, first)
@@ -75,6 +76,7 @@ def test_as_seen_shows_placeholders_and_the_diff(research: Session) -> None:
     assert f"--- turn {first - 1} (as seen)" in diff and f"+++ turn {first} (as seen)" in diff
 
 
+@pytest.mark.dates
 def test_as_seen_drops_old_thinking(thinking: Session) -> None:
     recorded = render_prompt({"messages": list(thinking.turns[4].messages)}, limit=None).count(
         "[thinking]"
@@ -84,12 +86,14 @@ def test_as_seen_drops_old_thinking(thinking: Session) -> None:
     assert (recorded, seen) == (4, 2)  # clear_thinking keep=2
 
 
+@pytest.mark.dates
 def test_the_first_turn_has_no_diff_and_bad_turns_name_the_range(research: Session) -> None:
     assert "# first turn: no diff" in as_seen_report(research, 1)
     with pytest.raises(UsageError, match=r"--as-seen 99: the run has turns 1\.\.23"):
         as_seen_report(research, 99)
 
 
+@pytest.mark.dates
 def test_a_real_api_run_is_labelled_reconstructed(research: Session) -> None:
     header = dataclasses.replace(research.header, offline=False)
     real = Session(research.id, research.path, header, research.turns, research.history,

@@ -39,6 +39,7 @@ def header_only(session: str = "20260101-000000-aaaaaa") -> Path:
     return path
 
 
+@pytest.mark.dates
 def test_every_line_of_a_real_run_reads_back_to_the_same_json(transcripts: dict[str, Path]) -> None:
     for path in transcripts.values():
         lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
@@ -46,6 +47,7 @@ def test_every_line_of_a_real_run_reads_back_to_the_same_json(transcripts: dict[
         assert read_records(path) == lines
 
 
+@pytest.mark.dates
 def test_line_and_paragraph_separators_inside_a_record_do_not_split_it() -> None:
     path = header_only()
     text = "a\u2028b\u0085c\u2029d\re\x0cf"
@@ -62,6 +64,7 @@ def test_session_ids_that_are_not_one_file_name_are_refused(bad: str) -> None:
         session_path(bad)
 
 
+@pytest.mark.dates
 def test_new_ids_are_valid() -> None:
     assert session_path(new_session_id()).suffix == ".jsonl"
 
@@ -76,6 +79,7 @@ def test_a_new_id_never_repeats_one_given_before_or_one_with_a_transcript() -> N
     assert (first, second) == ("20260301-000000-aaaaaa", "20260301-000000-cccccc")
 
 
+@pytest.mark.dates
 def test_a_second_writer_of_a_session_is_refused_until_the_first_closes() -> None:
     path = header_only()
     with TranscriptWriter(path), pytest.raises(UsageError, match="another agentctl run"):
@@ -85,6 +89,7 @@ def test_a_second_writer_of_a_session_is_refused_until_the_first_closes() -> Non
     assert len(read_records(path)) == 2
 
 
+@pytest.mark.dates
 def test_a_cut_fragment_is_cut_off_and_a_whole_unended_record_is_ended() -> None:
     path = header_only()
     whole = path.read_bytes()
@@ -117,6 +122,7 @@ def full_disk(room: int) -> Callable[[int, bytes], int]:
     return write
 
 
+@pytest.mark.dates
 def test_a_full_disk_is_one_line_saying_what_was_saved_and_leaves_whole_records() -> None:
     path = header_only()
     size = path.stat().st_size
@@ -135,6 +141,7 @@ def test_a_full_disk_is_one_line_saying_what_was_saved_and_leaves_whole_records(
     assert list(parse_session(transcript).history) == [{"role": "user", "content": "short"}]
 
 
+@pytest.mark.dates
 def test_a_run_that_fills_the_disk_stops_with_that_error_and_can_be_resumed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

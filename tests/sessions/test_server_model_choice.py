@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
@@ -30,6 +31,7 @@ def simulated(session: Session, *extra: str) -> tuple[dict[str, Any], str]:
     return data, err
 
 
+@pytest.mark.dates
 def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: Session) -> None:
     later = ("--set", "context_editing.tool_uses.trigger=60000")  # where the two bases differ
     default, err = simulated(research, *later)
@@ -45,6 +47,7 @@ def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: S
     assert default["totals"]["recorded"] == edited["totals"]["recorded"]  # what happened stays
 
 
+@pytest.mark.dates
 def test_the_calibration_is_used_when_nothing_else_is_chosen(research: Session) -> None:
     path = save_calibration(PRESETS["unedited-basis"], {})
     calibrated, err = simulated(research)
@@ -56,6 +59,7 @@ def test_the_calibration_is_used_when_nothing_else_is_chosen(research: Session) 
     assert profile_says["server_model"]["name"] == "default"  # the profile beats the file
 
 
+@pytest.mark.dates
 def test_tune_replays_every_candidate_under_the_chosen_model(research: Session) -> None:
     code, out, err = invoke("tune", research.id, "--grid", "keep=2,4", "--json")
     assert code == 0, err
@@ -73,6 +77,7 @@ def test_tune_replays_every_candidate_under_the_chosen_model(research: Session) 
     assert costs[0] != costs[1]
 
 
+@pytest.mark.dates
 def test_a_bad_server_model_names_where_it_came_from(research: Session) -> None:
     code, _, err = invoke("tune", research.id, "--server-model", "nope")
     assert code == 2 and "--server-model: server model 'nope': unknown server model" in err

@@ -39,6 +39,7 @@ def _with_editing(profile: Profile, **tool_uses: Any) -> Profile:
 @pytest.mark.parametrize(
     ("name", "edit_turns"), [("research", 3), ("batched", 3), ("thinking", 3), ("resumed", 0)]
 )
+@pytest.mark.dates
 def test_own_settings_reproduce_every_recorded_turn_exactly(
     name: str, edit_turns: int, request: pytest.FixtureRequest
 ) -> None:
@@ -56,6 +57,7 @@ def test_own_settings_reproduce_every_recorded_turn_exactly(
 
 
 @pytest.mark.parametrize("basis", TRIGGER_BASES)
+@pytest.mark.dates
 def test_batched_settings_replay_as_batches(research: Session, basis: TriggerBasis) -> None:
     """The server-strategy run replayed under batched clearing: few moves, and between them
     every turn reads the whole earlier prompt from the cache."""
@@ -75,6 +77,7 @@ def test_batched_settings_replay_as_batches(research: Session, basis: TriggerBas
     assert sim.cost_usd is not None and sim.cost_usd < recorded_run(research, profile).cost_usd
 
 
+@pytest.mark.dates
 def test_a_resumed_offline_run_restarts_with_a_cold_cache(resumed: Session) -> None:
     assert [t.segment for t in resumed.turns] == [0, 0, 0, 0, 1, 1, 1]
     assert resumed.status == "end_turn"
@@ -86,17 +89,20 @@ def test_a_resumed_offline_run_restarts_with_a_cold_cache(resumed: Session) -> N
     assert [t.usage.cache_read_input_tokens for t in sim.turns] == reads
 
 
+@pytest.mark.dates
 def test_calibration_factor_is_exactly_one_for_emulator_runs(research: Session) -> None:
     cal = calibrate(research, ReplaySettings.from_profile(session_profile(research)))
     assert (cal.factor, cal.max_error, cal.turns) == (1.0, 0.0, len(research.turns))
 
 
+@pytest.mark.dates
 def test_recorded_cost_matches_the_runs_own_total(research: Session) -> None:
     rec = recorded_run(research, session_profile(research))
     assert research.result is not None
     assert rec.cost_usd == pytest.approx(research.result["totals"]["cost_usd"], abs=1e-6)
 
 
+@pytest.mark.dates
 def test_no_editing_sends_everything_and_each_turn_reads_the_last(research: Session) -> None:
     """Hand-computed: without edits the model sees what was sent, and the cache reads the
     previous turn's whole prompt and writes the difference."""
@@ -143,6 +149,7 @@ def _hand_clearing(session: Session, settings: ReplaySettings, keep: int) -> lis
     return out
 
 
+@pytest.mark.dates
 def test_a_larger_keep_clears_fewer_uses_as_hand_computed(research: Session) -> None:
     own = session_profile(research)
     other = _with_editing(own, keep=7)
@@ -156,6 +163,7 @@ def test_a_larger_keep_clears_fewer_uses_as_hand_computed(research: Session) -> 
     assert got != recorded and sum(1 for g in got if g) >= 3
 
 
+@pytest.mark.dates
 def test_a_trigger_above_the_largest_prompt_never_clears(research: Session) -> None:
     own = session_profile(research)
     high = _with_editing(own, trigger=1_000_000)
@@ -166,6 +174,7 @@ def test_a_trigger_above_the_largest_prompt_never_clears(research: Session) -> N
     assert [t.usage for t in a.turns] == [t.usage for t in b.turns]
 
 
+@pytest.mark.dates
 def test_clear_thinking_on_a_run_without_thinking_is_refused(research: Session) -> None:
     own = session_profile(research)
     editing = ContextEditing(ClearToolUses(), ClearThinking(enabled=True, keep=1))
@@ -177,6 +186,7 @@ def test_clear_thinking_on_a_run_without_thinking_is_refused(research: Session) 
         )
 
 
+@pytest.mark.dates
 def test_thinking_keep_all_keeps_every_thinking_turn(thinking: Session) -> None:
     own = session_profile(thinking)
     keep_all = dataclasses.replace(
@@ -219,6 +229,7 @@ def _scaled_records(path: Path, factor: float) -> list[dict[str, Any]]:
     return records
 
 
+@pytest.mark.dates
 def test_calibration_recovers_a_tokenizer_that_counts_more(
     research: Session, transcripts: dict[str, Path]
 ) -> None:
@@ -258,6 +269,7 @@ def test_thresholds_enter_the_engine_in_estimator_units() -> None:
     at_least=st.integers(0, 3_000),
     think=st.sampled_from([1, 2, 3, "all"]),
 )
+@pytest.mark.dates
 def test_any_settings_conserve_the_prompt(
     thinking: Session, trigger: int, keep: int, at_least: int, think: int | str
 ) -> None:
@@ -287,6 +299,7 @@ def test_any_settings_conserve_the_prompt(
 
 
 @pytest.mark.parametrize("name", ["research", "thinking", "resumed"])
+@pytest.mark.dates
 def test_replayed_requests_keep_the_recorded_breakpoints(
     name: str, request: pytest.FixtureRequest
 ) -> None:

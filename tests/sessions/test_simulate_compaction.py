@@ -51,6 +51,7 @@ def test_own_settings_replay_a_compaction_run_exactly(compacted_run: Session) ->
         simulate(compacted_run, compaction_settings(compacted_run, False), profile)
 
 
+@pytest.mark.dates
 def test_a_compaction_profile_counts_compactions_in_the_what_if(research: Session) -> None:
     profile = session_profile(research)
     base = ReplaySettings.from_profile(profile)
@@ -67,6 +68,7 @@ def test_a_compaction_profile_counts_compactions_in_the_what_if(research: Sessio
     assert sim.turns[first + 1].usage.prompt_tokens < plain.turns[first + 1].usage.prompt_tokens / 2
 
 
+@pytest.mark.dates
 def test_tune_keeps_the_profiles_compaction_and_reports_it(research: Session) -> None:
     profile = session_profile(research)
     squeeze = Compaction(enabled=True, trigger=50_000)

@@ -74,6 +74,7 @@ def test_candidates_start_with_the_recorded_settings_and_no_clearing() -> None:
     ]
 
 
+@pytest.mark.dates
 def test_tune_sweeps_batched_settings_with_the_low_water_mark_in_proportion(
     batched: Session,
 ) -> None:
@@ -86,6 +87,7 @@ def test_tune_sweeps_batched_settings_with_the_low_water_mark_in_proportion(
     assert result.winner.cost <= result.recorded.cost
 
 
+@pytest.mark.dates
 def test_tune_never_picks_settings_dearer_than_the_recorded_ones(research: Session) -> None:
     result = tuning(research, "trigger=20000,40000;keep=1,4;clear_at_least=0,10000")
     assert len(result.ranked) == 10  # 8 grid points + recorded + no clearing
@@ -96,6 +98,7 @@ def test_tune_never_picks_settings_dearer_than_the_recorded_ones(research: Sessi
     )
 
 
+@pytest.mark.dates
 def test_a_grid_point_equal_to_the_recorded_settings_is_replayed_once(research: Session) -> None:
     result = tuning(research, "trigger=60000;keep=4;clear_at_least=10000")
     assert [c.recorded for c in result.ranked].count(True) == 1
@@ -103,6 +106,7 @@ def test_a_grid_point_equal_to_the_recorded_settings_is_replayed_once(research: 
     assert result.winner.cost == min(c.cost for c in result.ranked)
 
 
+@pytest.mark.dates
 def test_the_pareto_front_has_no_dominated_point(research: Session) -> None:
     result = tuning(research, "trigger=10000,30000,60000;keep=1,3,6")
     front = pareto_front(result.ranked)
@@ -124,6 +128,7 @@ def test_thinking_keep_is_swept_when_thinking_was_on(thinking: Session) -> None:
     assert result.winner.cost <= result.recorded.cost
 
 
+@pytest.mark.dates
 def test_write_saves_a_full_profile_that_loads_back(research: Session, tmp_path: Path) -> None:
     result = tuning(research, "trigger=20000;keep=1,2")
     target = tmp_path / "tuned.toml"
@@ -139,6 +144,7 @@ def test_write_saves_a_full_profile_that_loads_back(research: Session, tmp_path:
     assert again.context_editing == ContextEditing()
 
 
+@pytest.mark.dates
 def test_thinking_keep_turns_clear_thinking_on_when_thinking_was_on(resumed: Session) -> None:
     """The resumed run had thinking off: a thinking_keep grid cannot be replayed on it."""
     with pytest.raises(ConfigError, match="requires `thinking`"):
@@ -158,6 +164,7 @@ def test_the_grid_in_the_docs_parses() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.dates
 def test_thinking_keep_is_swept_even_if_clear_thinking_was_off(
     thinking: Session, transcripts: dict[str, Path]
 ) -> None:
@@ -175,6 +182,7 @@ def test_thinking_keep_is_swept_even_if_clear_thinking_was_off(
     assert result.winner.cost <= result.recorded.cost
 
 
+@pytest.mark.dates
 def test_write_saves_paths_relative_to_the_written_file(research: Session, tmp_path: Path) -> None:
     recorded = session_profile(research)
     target = tmp_path / "profiles" / "tuned.toml"

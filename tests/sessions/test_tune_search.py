@@ -19,6 +19,7 @@ from agentctl.sessions.tune import Setting, candidates, parse_grid, replay, sett
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.dates
 def test_strategy_low_water_and_ttl_are_grid_keys(research: Session) -> None:
     grid = "trigger=20000;keep=4;clear_at_least=8000;strategy=batched;low_water=0,40%;ttl=5m,1h"
     result = tuning(research, grid)
@@ -33,6 +34,7 @@ def test_strategy_low_water_and_ttl_are_grid_keys(research: Session) -> None:
     }  # the recorded (server) settings are always in
 
 
+@pytest.mark.dates
 def test_a_key_alone_takes_its_default_values(research: Session) -> None:
     assert parse_grid("strategy;ttl=1h") == {"strategy": (), "ttl": ("1h",)}
     result = tuning(research, "strategy;trigger=20000;keep=4")
@@ -69,6 +71,7 @@ def test_the_default_search_finds_what_the_shipped_batched_profile_does(research
                                                      ["winner"]["settings"])  # fmt: skip
 
 
+@pytest.mark.dates
 def test_write_saves_the_strategy_low_water_and_ttl(research: Session, tmp_path: Path) -> None:
     target = tmp_path / "tuned.toml"
     grid = "trigger=20000;keep=1;clear_at_least=20000;strategy=batched;low_water=40%;ttl=1h"

@@ -327,6 +327,7 @@ def test_other_content_is_summarised_capped_and_shown_in_the_table(tmp_path: Pat
     assert tools == "mcp__fx__kinds, mcp__fx__structured, mcp__fx__fail!"  # `!`: it failed
 
 
+@pytest.mark.dates
 def test_the_docs_server_examples_are_valid_profiles(tmp_path: Path) -> None:
     from agentctl.profile.loader import resolve_profile
 

@@ -4,6 +4,7 @@ parent) ends the server's whole process group; `--resume` starts the servers aga
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -96,8 +97,8 @@ needs_reaper = pytest.mark.skipif(not reaper_works(), reason="the MCP launcher n
 
 def running_in_session(session: int) -> list[int]:
     """The pids of `session` that still run (zombies run nothing: an init that never reaps
-    them keeps them listed). The server leads its session, so this is the server, what it
-    started and its watchdog."""
+    them keeps them listed). The launcher's relay leads the server's session, so this is the
+    relay, its keeper, the server and what the server started."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -135,10 +136,10 @@ def hanging_run(folder: Path) -> tuple[list[str], Path, Path]:
 
 
 def server_session(pid_file: Path, gate: Path) -> int:
-    """The server's session id (its pid), once it is inside the hanging call."""
-    wait_for(gate.exists)
-    session = int(pid_file.read_text())
-    assert len(running_in_session(session)) == 3  # the server, its child, the watchdog
+    """The server's session id, once it is inside the hanging call."""
+    wait_for(gate.exists, timeout=120)  # a loaded machine takes tens of seconds to get here
+    session = os.getsid(int(pid_file.read_text()))
+    assert len(running_in_session(session)) == 4  # the relay, the keeper, the server, its child
     return session
 
 

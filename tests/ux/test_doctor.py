@@ -27,6 +27,7 @@ def doctor(*args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str
     return result.exit_code, checks
 
 
+@pytest.mark.dates
 def test_built_in_defaults_no_key_and_no_api_are_reported(_isolated_env: Path) -> None:
     code, checks = doctor()
     assert code == 1
@@ -37,6 +38,7 @@ def test_built_in_defaults_no_key_and_no_api_are_reported(_isolated_env: Path) -
     assert checks["api reachable"]["value"].startswith("no: 127.0.0.1:9")
 
 
+@pytest.mark.dates
 def test_a_reachable_api_and_a_set_key_pass_and_the_key_is_never_shown(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -57,6 +59,7 @@ def test_a_reachable_api_and_a_set_key_pass_and_the_key_is_never_shown(
         ("local", "./agentctl.toml in the current folder"),
     ],
 )
+@pytest.mark.dates
 def test_says_which_profile_and_why(
     how: str, reason: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -98,6 +101,7 @@ def test_long_values_wrap_under_themselves_on_a_terminal() -> None:
     assert piped[0] == f"  profile        {long}" and len(piped) == 3
 
 
+@pytest.mark.dates
 def test_a_profile_over_the_ambient_one_names_both(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

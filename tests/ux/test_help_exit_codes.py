@@ -51,6 +51,7 @@ def jq_path(value: Any, expression: str) -> Any:
      (["stats"], ["stats", "last", "--json"]),
      (["profile", "show"], ["profile", "show", "--json"])],
 )  # fmt: skip
+@pytest.mark.dates
 def test_the_jq_examples_name_real_keys(
     path: list[str], args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -47,6 +47,7 @@ def test_the_ledger_keeps_its_one_line_headers_where_they_fit() -> None:
 
 
 @pytest.mark.parametrize("width", [60, 80, 100, 120])
+@pytest.mark.dates
 def test_profile_show_never_splits_a_number_or_cuts_a_key(width: int) -> None:
     profile, _ = resolve_profile(None, ["limits.max_input_tokens=50000000"])
     data = show_data(profile, [], build_context_management(profile.context_editing))

@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from agentctl.cli.main import app
 
 
+@pytest.mark.dates
 def test_profile_check_looks_the_profile_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

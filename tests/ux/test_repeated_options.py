@@ -28,6 +28,7 @@ def test_refused_before_anything_runs(args: list[str], message: str) -> None:
     assert (result.exit_code, result.stderr.splitlines()) == (2, [message])
 
 
+@pytest.mark.dates
 def test_repeatable_options_and_flags_stay_repeatable() -> None:
     sets = CliRunner().invoke(
         app, ["profile", "show", "--set", "max_turns=3", "--set", "max_turns=4", "--json"]

@@ -37,6 +37,7 @@ def listed(*args: str) -> list[str]:
     return [row["session"] for row in json.loads(result.stdout)]
 
 
+@pytest.mark.dates
 def test_newest_first_the_n_newest_and_a_search() -> None:
     old = record("Summarise the kestrel outage.", 1_000)
     mid = record("Count the invoices.", 2_000)
