@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from agentctl.batch.store import (
     new_out_dir,
 )
 from agentctl.batch.summary import Summary, summarize
-from agentctl.batch.task import keep_out
+from agentctl.batch.task import Raised, keep_out
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import (
     BUILTIN_SOURCE,
@@ -52,10 +52,23 @@ class Prepared:
     store: ResultsStore
     resumed: bool
     lock: BatchLock  # held until `start` ends: no second run of the same folder meanwhile
+    raised: Raised = field(default_factory=Raised)  # tasks a resume continues past a limit
 
     @property
     def todo(self) -> int:
-        return len(self.tasks) - len(self.store.finished() & {t.id for t in self.tasks})
+        done = self.store.finished() - set(self.raised.lines)
+        return len(self.tasks) - len(done & {t.id for t in self.tasks})
+
+    def left_at_limit(self) -> list[dict[str, Any]]:
+        """The lines of tasks stopped on a limit that this run leaves as they are."""
+        ids = {task.id for task in self.tasks}
+        return [
+            line
+            for line in self.store.lines
+            if line.get("status") == "limit"
+            and line["id"] in ids
+            and line["id"] not in self.raised.lines
+        ]
 
 
 @dataclass(frozen=True)
@@ -112,11 +125,16 @@ def prepare(
     max_usd: float | None = None,
     executor: str | None = None,
     address: str | None = None,
+    max_turns: int | None = None,
 ) -> Prepared:
     """Start a batch (`spec` given; `out` or a new folder) or resume the one in `out`, with
-    --parallel, --max-usd and --executor/--address as given now, else as saved."""
+    --parallel, --max-usd and --executor/--address as given now, else as saved. On a resume,
+    `max_turns` (--max-turns) and `max_usd` raise those limits for the tasks they stopped,
+    which are continued from their transcripts (batch.task.plan_continued)."""
     if spec is None and out is None:
         raise UsageError("a resume needs the batch folder")
+    if spec is not None and max_turns is not None:
+        raise UsageError("max_turns raises a limit on a resume; for a new batch, set max_turns")
     folder = out or new_out_dir()
     saved = spec or load_spec(folder)
     saved = _changed(saved, parallel, max_usd, executor, address)
@@ -130,10 +148,30 @@ def prepare(
     lock = BatchLock(folder)
     try:
         store = ResultsStore(folder)  # read under the lock: what no other run is adding to
+        raised = Raised() if spec is not None else _raised(saved, tasks, store, max_turns, max_usd)
     except BaseException:
         lock.release()
         raise
-    return Prepared(folder, saved, tasks, store, resumed=spec is None, lock=lock)
+    return Prepared(folder, saved, tasks, store, resumed=spec is None, lock=lock, raised=raised)
+
+
+def _raised(
+    spec: BatchSpec,
+    tasks: list[BatchTask],
+    store: ResultsStore,
+    max_turns: int | None,
+    max_usd: float | None,
+) -> Raised:
+    """What a resume continues: the tasks of the source stopped on a limit it raised."""
+    raised = Raised(max_turns=max_turns, max_usd=max_usd)
+    ids = {task.id for task in tasks}
+    lines = {line["id"]: line for line in store.lines if line["id"] in ids and raised.covers(line)}
+    if lines and spec.executor == "ray":
+        raise UsageError(
+            f"--max-turns/--max-usd on --resume continue {len(lines)} tasks stopped on a limit "
+            "from their transcripts, here: not with --executor ray; add --executor local"
+        )
+    return replace(raised, lines=lines)
 
 
 def absolute_set(item: str) -> str:
@@ -211,11 +249,22 @@ def start(prepared: Prepared, on_event: Callable[[BatchEvent], None]) -> BatchRe
         with working_folder(spec.cwd), open_executor(spec) as executor:
             on_event(ExecutorReady(spec.executor, executor.where))
             report = run_tasks(
-                spec, prepared.tasks, prepared.out, store, on_event, executor=executor
+                spec,
+                prepared.tasks,
+                prepared.out,
+                store,
+                on_event,
+                executor=executor,
+                raised=prepared.raised,
             )
     finally:
         prepared.lock.release()
-    summary = summarize(store.lines, report.skipped, report.unfinished)
+    held = store.finished()  # a continued task skipped or cut short keeps its earlier line
+    summary = summarize(
+        store.lines,
+        [i for i in report.skipped if i not in held],
+        [i for i in report.unfinished if i not in held],
+    )
     return BatchResult(
         out=prepared.out,
         results=tuple(store.lines),
@@ -241,10 +290,12 @@ def plan_batch(
     address: str | None = None,
     via: str | None = None,
     trust_task: bool = False,
+    max_turns: int | None = None,
 ) -> Prepared:
     """A new batch of `source` (a folder, glob or JSONL file), or with `resume=DIR` the saved
     batch in DIR, checked and ready for `start`: the arguments of `run_batch` and of
-    `agentctl batch` (SOURCE, --profile, --set, ...) in one place."""
+    `agentctl batch` (SOURCE, --profile, --set, ...) in one place. `max_turns` is
+    `--set max_turns=N` for a new batch; on a resume it raises the limit (batch.launch.prepare)."""
     named = resume if resume is not None else out
     where = None if named is None else Path(named).expanduser()
     if resume is not None:
@@ -257,10 +308,11 @@ def plan_batch(
     elif source is None:
         raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
     else:
+        turns = () if max_turns is None else (f"max_turns={max_turns}",)
         spec = new_spec(
             source,
             profile=profile,
-            sets=sets,
+            sets=(*sets, *turns),
             offline=offline,
             memory=memory,
             trust_task=trust_task,
@@ -269,7 +321,13 @@ def plan_batch(
             via=via or "messages",
         )
     return prepare(
-        spec, where, parallel=parallel, max_usd=max_usd, executor=executor, address=address
+        spec,
+        where,
+        parallel=parallel,
+        max_usd=max_usd,
+        executor=executor,
+        address=address,
+        max_turns=max_turns if spec is None else None,
     )
 
 
@@ -288,11 +346,13 @@ def run_batch(
     address: str | None = None,
     via: str | None = None,
     trust_task: bool = False,
+    max_turns: int | None = None,
     on_event: Callable[[BatchEvent], None] | None = None,
 ) -> BatchResult:
     """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does
     (`via="batches"`: in lockstep rounds through Message Batches, at batch price); or, with
-    `resume=DIR`, what the batch in DIR did not finish. See docs/python.md."""
+    `resume=DIR`, what the batch in DIR did not finish (with `max_turns` / `max_usd`: also
+    the tasks those limits stopped, continued). See docs/python.md."""
     ready = plan_batch(
         source,
         profile=profile,
@@ -307,5 +367,6 @@ def run_batch(
         address=address,
         via=via,
         trust_task=trust_task,
+        max_turns=max_turns,
     )
     return start(ready, on_event or (lambda _event: None))
