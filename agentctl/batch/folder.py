@@ -2,7 +2,8 @@
 
 A result line is written (flushed and synced) when its task ends, so a batch killed at any
 moment keeps every finished task; `--resume` runs the tasks with no line. A line cut by the
-kill is dropped when the file is opened again.
+kill is dropped when the file is opened again. A task continued by a resume (stopped on a
+limit that the resume raised) gets a second line: an id's last line is the one that counts.
 """
 
 from __future__ import annotations
@@ -190,7 +191,9 @@ class ResultsStore:
     def __init__(self, out: Path) -> None:
         self.path = out / RESULTS
         self._lock = threading.Lock()
-        self.lines = _read_lines(self.path)
+        self.lines: list[dict[str, Any]] = []
+        for line in _read_lines(self.path):
+            self._keep(line)
         self.closed = False
 
     def finished(self) -> set[str]:
@@ -208,8 +211,16 @@ class ResultsStore:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-            self.lines.append(line)
+            self._keep(line)
         return True
+
+    def _keep(self, line: dict[str, Any]) -> None:
+        """`line` as its task's line: in the place of an earlier one of the same id."""
+        for n, old in enumerate(self.lines):
+            if old["id"] == line["id"]:
+                self.lines[n] = line
+                return
+        self.lines.append(line)
 
     def close(self) -> None:
         """No more lines (after Ctrl-C: tasks still running are not recorded as finished)."""
@@ -243,7 +254,7 @@ def _parse_line(text: str, where: str) -> dict[str, Any]:
     return line
 
 
-_LINE_STRINGS = ("status", "answer", "session", "memory", "error", "source", "pricing")
+_LINE_STRINGS = ("status", "answer", "session", "memory", "error", "source", "pricing", "limit")
 
 
 def _line_problem(line: dict[str, Any]) -> str | None:

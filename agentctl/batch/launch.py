@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from agentctl.batch.folder import (
 from agentctl.batch.scheduler import run_tasks
 from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.summary import Summary, summarize
-from agentctl.batch.task_run import keep_out
+from agentctl.batch.task_run import Raised, keep_out
 from agentctl.batch.via import VIAS
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import (
@@ -52,10 +52,23 @@ class Prepared:
     store: ResultsStore
     resumed: bool
     lock: BatchLock  # held until `start` ends: no second run of the same folder meanwhile
+    raised: Raised = field(default_factory=Raised)  # tasks a resume continues past a limit
 
     @property
     def todo(self) -> int:
-        return len(self.tasks) - len(self.store.finished() & {t.id for t in self.tasks})
+        done = self.store.finished() - set(self.raised.lines)
+        return len(self.tasks) - len(done & {t.id for t in self.tasks})
+
+    def left_at_limit(self) -> list[dict[str, Any]]:
+        """The lines of tasks stopped on a limit that this run leaves as they are."""
+        ids = {task.id for task in self.tasks}
+        return [
+            line
+            for line in self.store.lines
+            if line.get("status") == "limit"
+            and line["id"] in ids
+            and line["id"] not in self.raised.lines
+        ]
 
 
 @dataclass(frozen=True)
@@ -91,6 +104,7 @@ class BatchRequest:
     address: str | None = None
     via: str | None = None
     trust_task: bool = False
+    max_turns: int | None = None  # a new batch: --set max_turns=N; a resume: raised (prepare)
 
 
 def new_spec(source: str | Path, asked: BatchRequest) -> BatchSpec:
@@ -101,10 +115,11 @@ def new_spec(source: str | Path, asked: BatchRequest) -> BatchSpec:
     if via not in VIAS:
         raise UsageError(f"--via {via}: use messages or batches")
     found = find_profile_path(asked.profile)  # recorded: a resume elsewhere reads the same file
+    turns = () if asked.max_turns is None else (f"max_turns={asked.max_turns}",)
     spec = BatchSpec(
         source=str(Path(source).expanduser().absolute()),
         profile=str(found.absolute()) if found else BUILTIN_SOURCE,
-        sets=tuple(absolute_set(item) for item in asked.sets),
+        sets=tuple(absolute_set(item) for item in (*asked.sets, *turns)),
         offline=asked.offline,
         memory=asked.memory,
         trust_task=asked.trust_task,
@@ -118,7 +133,9 @@ def new_spec(source: str | Path, asked: BatchRequest) -> BatchSpec:
 
 def prepare(spec: BatchSpec | None, out: Path | None, asked: BatchRequest) -> Prepared:
     """Start a batch (`spec` given; `out` or a new folder) or resume the one in `out`, with
-    --parallel, --max-usd and --executor/--address as `asked` now, else as saved."""
+    --parallel, --max-usd and --executor/--address as `asked` now, else as saved. On a resume,
+    `asked.max_turns` (--max-turns) and `asked.max_usd` raise those limits for the tasks they
+    stopped, which are continued from their transcripts (batch.task_run.plan_continued)."""
     if spec is None and out is None:
         raise UsageError("a resume needs the batch folder")
     folder = out or new_out_dir()
@@ -133,10 +150,29 @@ def prepare(spec: BatchSpec | None, out: Path | None, asked: BatchRequest) -> Pr
     lock = BatchLock(folder)
     try:
         store = ResultsStore(folder)  # read under the lock: what no other run is adding to
+        raised = Raised() if spec is not None else _raised(saved, tasks, store, asked)
     except BaseException:
         lock.release()
         raise
-    return Prepared(folder, saved, tasks, store, resumed=spec is None, lock=lock)
+    return Prepared(folder, saved, tasks, store, resumed=spec is None, lock=lock, raised=raised)
+
+
+def _raised(
+    spec: BatchSpec,
+    tasks: list[BatchTask],
+    store: ResultsStore,
+    asked: BatchRequest,
+) -> Raised:
+    """What a resume continues: the tasks of the source stopped on a limit it raised."""
+    raised = Raised(max_turns=asked.max_turns, max_usd=asked.max_usd)
+    ids = {task.id for task in tasks}
+    lines = {line["id"]: line for line in store.lines if line["id"] in ids and raised.covers(line)}
+    if lines and spec.executor == "ray":
+        raise UsageError(
+            f"--max-turns/--max-usd on --resume continue {len(lines)} tasks stopped on a limit "
+            "from their transcripts, here: not with --executor ray; add --executor local"
+        )
+    return replace(raised, lines=lines)
 
 
 def absolute_set(item: str) -> str:
@@ -208,11 +244,22 @@ def start(prepared: Prepared, on_event: Callable[[BatchEvent], None]) -> BatchRe
         with working_folder(spec.cwd), open_executor(spec) as executor:
             on_event(ExecutorReady(spec.executor, executor.where))
             report = run_tasks(
-                spec, prepared.tasks, prepared.out, store, on_event, executor=executor
+                spec,
+                prepared.tasks,
+                prepared.out,
+                store,
+                on_event,
+                executor=executor,
+                raised=prepared.raised,
             )
     finally:
         prepared.lock.release()
-    summary = summarize(store.lines, report.skipped, report.unfinished)
+    held = store.finished()  # a continued task skipped or cut short keeps its earlier line
+    summary = summarize(
+        store.lines,
+        [i for i in report.skipped if i not in held],
+        [i for i in report.unfinished if i not in held],
+    )
     return BatchResult(
         out=prepared.out,
         results=tuple(store.lines),
@@ -225,7 +272,8 @@ def start(prepared: Prepared, on_event: Callable[[BatchEvent], None]) -> BatchRe
 
 def plan_batch(asked: BatchRequest) -> Prepared:
     """A new batch of `asked.source` (a folder, glob or JSONL file), or with `asked.resume`
-    the saved batch in that folder, checked and ready for `start`."""
+    the saved batch in that folder, checked and ready for `start`. `asked.max_turns` is
+    `--set max_turns=N` for a new batch; on a resume it raises the limit (`prepare`)."""
     named = asked.resume if asked.resume is not None else asked.out
     where = None if named is None else Path(named).expanduser()
     if asked.resume is not None:
@@ -259,11 +307,13 @@ def run_batch(
     address: str | None = None,
     via: str | None = None,
     trust_task: bool = False,
+    max_turns: int | None = None,
     on_event: Callable[[BatchEvent], None] | None = None,
 ) -> BatchResult:
     """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does
     (`via="batches"`: in lockstep rounds through Message Batches, at batch price); or, with
-    `resume=DIR`, what the batch in DIR did not finish. See docs/python.md."""
+    `resume=DIR`, what the batch in DIR did not finish (with `max_turns` / `max_usd`: also
+    the tasks those limits stopped, continued). See docs/python.md."""
     asked = BatchRequest(
         source,
         profile=profile,
@@ -278,5 +328,6 @@ def run_batch(
         address=address,
         via=via,
         trust_task=trust_task,
+        max_turns=max_turns,
     )
     return start(plan_batch(asked), on_event or (lambda _event: None))

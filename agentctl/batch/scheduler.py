@@ -28,7 +28,7 @@ from agentctl.batch.events import (
 from agentctl.batch.executor import Executor, LocalExecutor
 from agentctl.batch.folder import BatchSpec, ResultsStore
 from agentctl.batch.source import BatchTask
-from agentctl.batch.task_run import Budget, TaskContext, line_cost
+from agentctl.batch.task_run import Budget, Raised, TaskContext, line_cost
 from agentctl.batch.via import open_rounds
 
 # Ctrl-C can be delivered to any thread (a worker, the emulator's server); the main thread,
@@ -57,16 +57,19 @@ def run_tasks(
     gate: RetryGate | None = None,
     executor: Executor | None = None,
     rounds: RoundCoordinator | None = None,
+    raised: Raised | None = None,
 ) -> BatchReport:
-    """Run the tasks of `tasks` that `store` does not hold yet (on `executor`, else in this
-    process); see the module docstring. `spec.via == "batches"`: every request goes in
-    lockstep rounds (`rounds`, else one opened here from the spec: agentctl.batch.via)."""
+    """Run the tasks of `tasks` that `store` does not hold yet, and those `raised` continues
+    (on `executor`, else in this process); see the module docstring. `spec.via == "batches"`:
+    every request goes in lockstep rounds (`rounds`, else one opened here from the spec:
+    agentctl.batch.via)."""
     gate = gate or RetryGate()
     runner = executor or LocalExecutor()
+    more = raised or Raised()
     if spec.via != "batches" or rounds is not None:
-        return _run(spec, tasks, out, store, on_event, gate, runner, rounds)
+        return _run(spec, tasks, out, store, on_event, gate, runner, rounds, more)
     with open_rounds(spec, gate) as opened:
-        return _run(spec, tasks, out, store, on_event, gate, runner, opened)
+        return _run(spec, tasks, out, store, on_event, gate, runner, opened, more)
 
 
 def _run(
@@ -78,12 +81,14 @@ def _run(
     gate: RetryGate,
     executor: Executor,
     rounds: RoundCoordinator | None,
+    raised: Raised,
 ) -> BatchReport:
-    done = store.finished()
+    done = store.finished() - set(raised.lines)
     todo = [task for task in tasks if task.id not in done]
     spent = sum(line_cost(line) for line in store.lines)
     budget = Budget(spec.max_usd, spent)
-    context = TaskContext(spec, out, gate, budget, rounds if spec.via == "batches" else None)
+    batched = rounds if spec.via == "batches" else None
+    context = TaskContext(spec, out, gate, budget, batched, raised)
     pool = _Pool(todo, context, store, executor)
     pool.start(max(1, min(spec.parallel, len(todo))))
     return pool.drain(on_event)

@@ -8,7 +8,7 @@ import os
 import shutil
 import threading
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,14 +18,37 @@ from agentctl.batch.folder import BatchSpec, task_folder
 from agentctl.batch.source import BatchTask
 from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.runner import Plan, RunResult, execute, open_client, plan_new, resolve
+from agentctl.runner import Plan, RunResult, execute, open_client, plan_new, plan_resume, resolve
 from agentctl.sessions.record import LIST_PRICE
 from agentctl.sessions.transcript import make_private_dirs
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:
     from agentctl.agent.rounds import RoundClient, RoundCoordinator
-    from agentctl.profile.settings import MemorySettings, Profile
+    from agentctl.profile.settings import LimitSettings, MemorySettings, Profile
+
+
+# The limits a resume can raise, by the `limit` a result line names: the flag that raises it.
+RAISABLE = {"max_turns": "--max-turns", "max_usd": "--max-usd"}
+
+
+@dataclass(frozen=True)
+class Raised:
+    """The limits a `--resume` raised (`--max-turns N`, `--max-usd X`) and the tasks stopped
+    on one of them, by id with their last result line: continued from their transcripts."""
+
+    max_turns: int | None = None
+    max_usd: float | None = None
+    lines: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def covers(self, line: dict[str, Any]) -> bool:
+        """Is `line` a task stopped on a limit this resume raised?"""
+        if line.get("status") != "limit":
+            return False
+        limit = line.get("limit")
+        return (limit == "max_turns" and self.max_turns is not None) or (
+            limit == "max_usd" and self.max_usd is not None
+        )
 
 
 class Budget:
@@ -57,6 +80,11 @@ class TaskContext:
     gate: RetryGate
     budget: Budget
     rounds: RoundCoordinator | None = None  # --via batches: every request goes in its rounds
+    raised: Raised = field(default_factory=Raised)  # what a resume continues
+
+
+class BudgetSpentError(LimitError):
+    """Via batches: a turn found the batch budget (--max-usd) spent."""
 
 
 class _Tally:
@@ -78,19 +106,27 @@ class _Tally:
             self.turns += 1
             self.budget.add(cost)
             if self.stop_at_budget and self.budget.exhausted():
-                raise LimitError(f"the batch budget is spent (--max-usd {self.budget.limit:g})")
+                raise BudgetSpentError(
+                    f"the batch budget is spent (--max-usd {self.budget.limit:g})"
+                )
 
 
 def run_task(task: BatchTask, context: TaskContext) -> dict[str, Any]:
     """Plan and run the task; its line for results.jsonl, whether it finished or failed.
     Via batches, its requests go in the rounds, from the worker's place (batch.scheduler)."""
+    earlier = context.raised.lines.get(task.id)
     seat = context.rounds.seat(task.id) if context.rounds else nullcontext(None)
     with seat as rounds:
         try:
-            plan = plan_task(task, context, batched=rounds is not None)
+            if earlier is None:
+                plan = plan_task(task, context, batched=rounds is not None)
+            else:
+                plan = plan_continued(task, earlier, context, batched=rounds is not None)
         except AgentctlError as err:
-            return refused_line(task, err)
-        return run_plan(task, plan, context.gate, context.budget, rounds)
+            line = refused_line(task, err)
+        else:
+            line = run_plan(task, plan, context.gate, context.budget, rounds)
+    return line if earlier is None else continued_line(earlier, line)
 
 
 def refused_line(task: BatchTask, err: AgentctlError) -> dict[str, Any]:
@@ -126,9 +162,27 @@ def run_plan(
         with connection as model:
             result = execute(plan, client=model, on_event=tally.handle)
     except AgentctlError as err:
-        status = "limit" if err.exit_code == 3 else "failed"
-        return _line(task, status, err.exit_code, tally, plan, error=str(err))
+        if err.exit_code != 3:
+            return _line(task, "failed", err.exit_code, tally, plan, error=str(err))
+        line = _line(task, "limit", 3, tally, plan, error=str(err))
+        return {**line, "limit": _limit_hit(err, tally, plan)}
     return _line(task, "ok", 0, tally, plan, result=result)
+
+
+def _limit_hit(err: AgentctlError, tally: _Tally, plan: Plan) -> str:
+    """Which limit stopped the task (results.jsonl's `limit`), checked in the order the loop
+    checks them (agent.loop.check_limits); `stop` for a stop reason (max_tokens, a context
+    window exceeded), which no batch flag raises."""
+    limits = plan.profile.limits
+    if isinstance(err, BudgetSpentError):
+        return "max_usd"
+    if tally.turns >= plan.profile.max_turns:
+        return "max_turns"
+    if limits.max_input_tokens and tally.totals.usage.prompt_tokens >= limits.max_input_tokens:
+        return "max_input_tokens"
+    if limits.max_usd and tally.totals.cost_usd >= limits.max_usd:
+        return "max_usd"
+    return "stop"
 
 
 def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -> Plan:
@@ -144,16 +198,68 @@ def plan_task(task: BatchTask, context: TaskContext, *, batched: bool = False) -
     keep_out(context.out, [(f"{what} of {task.where}", root) for what, root in roots if root])
     if batched and spec.offline:
         _one_emulator(task, plan, resolve(spec.profile_arg(), overrides)[0])
-    limits = plan.profile.limits
-    left = context.budget.remaining()
-    if left is not None and not (limits.max_usd and limits.max_usd <= left):
-        limits = dataclasses.replace(limits, max_usd=max(left, 1e-9))
+    limits = _within_budget(plan.profile.limits, context.budget)
     memory = plan.profile.memory
     if spec.memory == "isolated":
         root = _copy_memory(memory, context.out, task.id)
         memory = dataclasses.replace(memory, root=root)
     profile = dataclasses.replace(plan.profile, limits=limits, memory=memory)
     return dataclasses.replace(plan, profile=profile, batch_price=batched)
+
+
+def _within_budget(limits: LimitSettings, budget: Budget) -> LimitSettings:
+    """`limits` with at most what is left of the batch budget as `max_usd`."""
+    left = budget.remaining()
+    if left is not None and not (limits.max_usd and limits.max_usd <= left):
+        return dataclasses.replace(limits, max_usd=max(left, 1e-9))
+    return limits
+
+
+def plan_continued(
+    task: BatchTask, earlier: dict[str, Any], context: TaskContext, *, batched: bool = False
+) -> Plan:
+    """A task stopped on a limit this resume raised, continued from its transcript as
+    `run --resume` does (its recorded profile, memory and workspace; limits counted from
+    here): --max-turns on top, and its own `limits.max_usd` (as the batch's profile, front
+    matter and --set give it) within what is left of the batch budget."""
+    spec, raised = context.spec, context.raised
+    session = earlier.get("session")
+    if not session:
+        raise UsageError(f"{task.where}: its result line names no session to continue")
+    values: dict[str, Any] = {}
+    if raised.max_turns is not None:
+        values["max_turns"] = raised.max_turns
+    origins = {key: f"--max-turns {value}" for key, value in values.items()}
+    plan = plan_resume(str(session), Overrides(values=values, origins=origins))
+    front = task.task.front_matter()
+    more = Overrides(sets=spec.sets, extra=front.data, untrusted=None if spec.trust_task else front)
+    own = resolve(spec.profile_arg(), more)[0].limits.max_usd
+    limits = dataclasses.replace(plan.profile.limits, max_usd=own)
+    profile = dataclasses.replace(plan.profile, limits=_within_budget(limits, context.budget))
+    return dataclasses.replace(plan, profile=profile, batch_price=batched)
+
+
+def continued_line(earlier: dict[str, Any], line: dict[str, Any]) -> dict[str, Any]:
+    """The line of a continued task: this part's outcome, with the turns, totals and cost of
+    both parts (what the task spent in all: the budget and the summary count it once)."""
+    both = Totals.from_json(earlier.get("totals") or {}) + Totals.from_json(
+        line.get("totals") or {}
+    )
+    return {
+        **line,
+        "turns": int(earlier.get("turns") or 0) + int(line.get("turns") or 0),
+        "totals": both.to_json(),
+        "cost_usd": _plus(earlier.get("cost_usd"), line.get("cost_usd")),
+        "session": line.get("session") or earlier.get("session"),
+        "memory": line.get("memory") or earlier.get("memory"),
+    }
+
+
+def _plus(a: Any, b: Any) -> Any:
+    """a + b, None (unknown) if either is None."""
+    if a is None or b is None:
+        return None
+    return round(a + b, 6) if isinstance(a, float) or isinstance(b, float) else a + b
 
 
 def keep_out(out: Path, roots: list[tuple[str, Path]]) -> None:

@@ -47,7 +47,9 @@ every task (a task not in flight waits for a later round). Costs are shown at ba
 (the rounds are kept in this process).
 
 Ctrl-C stops cleanly (via batches: the batch in flight is canceled, best effort); --resume DIR
-runs what did not finish.
+runs what did not finish. Tasks stopped on a limit are left as they are, unless the resume
+raises it: --resume DIR --max-turns N (or --max-usd X) continues the tasks that limit stopped
+from their own transcripts, as run --resume does.
 
 Exit codes: 0 every task finished, 1 a task failed, 2 usage or configuration error,
 3 a task hit a limit or the budget stopped the batch, 130 interrupted.
@@ -58,6 +60,7 @@ Examples:
   agentctl batch tasks/ --via batches --max-usd 5
   agentctl batch tasks.jsonl --profile configs/balanced.toml --max-usd 5 --out runs/b1
   agentctl batch --resume runs/b1
+  agentctl batch --resume runs/b1 --max-turns 20
   agentctl batch tasks/ --executor ray --address ray://head:10001 --parallel 32
   agentctl batch 'evals/*.md' --json | jq -c 'select(.event == "task_end")'
 """
@@ -88,7 +91,22 @@ def batch(
         int | None, typer.Option(metavar="N", help="Tasks run at once (default 1).", min=1)
     ] = None,
     max_usd: Annotated[
-        float | None, typer.Option(metavar="X", help="Batch budget in USD.", min=0)
+        float | None,
+        typer.Option(
+            metavar="X",
+            help="Batch budget in USD (on --resume: the new budget, which also continues "
+            "tasks stopped on a cost limit).",
+            min=0,
+        ),
+    ] = None,
+    max_turns: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Each task stops after N turns (exit 3); on --resume: tasks that stopped on "
+            "max_turns go on for up to N more.",
+            min=1,
+        ),
     ] = None,
     memory: Annotated[
         str, typer.Option(metavar="MODE", help="isolated (default) or shared.")
@@ -130,6 +148,7 @@ def batch(
         address=address,
         via=via,
         trust_task=trust_task,
+        max_turns=max_turns,
     )
     _go(batch.plan_batch(asked), json_mode=json_mode, quiet=quiet)
 
@@ -143,11 +162,35 @@ def _go(ready: Prepared, *, json_mode: bool, quiet: bool) -> None:
         # Relative profile paths (the default ./memory root) mean what they meant there.
         note = f"warning: the batch was started in {spec.cwd}; run --resume from there"
         print(visible(f"agentctl: {note}", keep=""), file=sys.stderr)
-    show = _Progress(len(ready.tasks), len(ready.store.lines), json_mode=json_mode, quiet=quiet)
-    show.start(ready.out, ready.todo)
+    left = ready.left_at_limit() if ready.resumed and not quiet else []
+    if left:
+        print(visible(f"agentctl: batch: {_left_note(left, ready.out)}", keep=""), file=sys.stderr)
+    todo = ready.todo
+    show = _Progress(len(ready.tasks), len(ready.tasks) - todo, json_mode=json_mode, quiet=quiet)
+    show.start(ready.out, todo)
     done = batch.start(ready, show.handle)
     show.end(batch.summary_lines(done.summary), done.summary.to_json(), ready.out)
     raise typer.Exit(_exit_code(done))
+
+
+def _left_note(lines: list[dict[str, Any]], out: Path) -> str:
+    """One line: the tasks a resume leaves stopped on a limit, and how to continue them."""
+    from agentctl.batch.task_run import RAISABLE
+
+    named = ", ".join(f"{line['id']} ({line.get('limit') or 'limit'})" for line in lines[:5])
+    more = f" and {len(lines) - 5} more" if len(lines) > 5 else ""
+    kinds = [kind for kind in RAISABLE if any(line.get("limit") == kind for line in lines)]
+    flags = " ".join(f"{RAISABLE[kind]} {'N' if kind == 'max_turns' else 'X'}" for kind in kinds)
+    one = len(lines) == 1
+    how = (
+        f"to continue {'it' if one else 'them'} from where {'it' if one else 'they'} stopped, "
+        f"raise the limit: agentctl batch --resume {out} {flags}"
+        if kinds
+        else "no batch flag raises these; continue one with agentctl run --resume SESSION --set"
+    )
+    count = "1 task" if one else f"{len(lines)} tasks"
+    left = "left as it is" if one else "left as they are"
+    return f"{count} stopped on a limit, {left}: {named}{more}; {how}"
 
 
 def _exit_code(done: BatchResult) -> int:
