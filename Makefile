@@ -30,11 +30,12 @@ test-slow:
 	$(PYTEST) -m slow
 
 # The tests whose outcome can depend on the date (marked `dates`), with the one clock moved
-# (AGENTCTL_TODAY is read by agentctl/clock.py only and inherited by subprocesses).
+# (AGENTCTL_TODAY is read by agentctl/clock.py only and inherited by subprocesses); on two
+# workers like the fast tests, which are all but 3 of them.
 test-dates:
 	@set -e; for day in $(MOVED_DATES); do \
 		echo "+ AGENTCTL_TODAY=$$day"; \
-		AGENTCTL_TODAY=$$day $(PYTEST) -m dates; \
+		AGENTCTL_TODAY=$$day $(PYTEST_2) -m dates; \
 	done
 
 bench:
