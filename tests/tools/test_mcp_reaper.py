@@ -18,6 +18,7 @@ import pytest
 from agentctl.tools.mcp_process import reaper_works
 
 from .mcp_harness import invoke, process_gone, records, tool_results, wait_for, write_task
+from .test_mcp_lifecycle import agentctl_argv
 
 SERVER = Path(__file__).with_name("daemon_mcp.py")
 
@@ -65,16 +66,7 @@ def test_a_setsid_daemon_of_a_server_ends_when_agentctl_is_killed(
     started = [("mcp__d__daemon", {"pid_file": str(daemon_pid)})]
     task = write_task(tmp_path, started, [("mcp__d__hang", {"gate": str(gate)})])
     profile = daemon_profile(tmp_path)
-    argv = [
-        sys.executable,
-        "-m",
-        "agentctl",
-        "run",
-        str(task),
-        "--offline",
-        "--profile",
-        str(profile),
-    ]
+    argv = agentctl_argv(task, profile)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for(gate.exists, timeout=60)
