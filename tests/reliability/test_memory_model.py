@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from agentctl.errors import ToolError
+from agentctl.memory.fsops import RESERVED_PREFIX
 from agentctl.memory.store import MemoryStore
 
 from .helpers import assert_store_consistent
@@ -219,8 +220,11 @@ class MemoryMachine(RuleBasedStateMachine):
         assert files == {p: len(t.encode()) for p, t in self.model.files.items()}
         for path, text in self.model.files.items():
             assert (self.root / path.removeprefix(ROOT + "/")).read_text() == text
-        dirs = {ROOT + "/" + p.relative_to(self.root).as_posix() for p in self.root.rglob("*")
-                if p.is_dir()}  # fmt: skip
+        inside = [p.relative_to(self.root) for p in self.root.rglob("*") if p.is_dir()]
+        # agentctl's own folders (the history's contents) are not the model's
+        dirs = {
+            ROOT + "/" + p.as_posix() for p in inside if not p.parts[0].startswith(RESERVED_PREFIX)
+        }
         assert dirs == self.model.dirs
 
 
