@@ -245,21 +245,15 @@ def continued_line(earlier: dict[str, Any], line: dict[str, Any]) -> dict[str, A
     both = Totals.from_json(earlier.get("totals") or {}) + Totals.from_json(
         line.get("totals") or {}
     )
+    totals = both.to_json()
     return {
         **line,
         "turns": int(earlier.get("turns") or 0) + int(line.get("turns") or 0),
-        "totals": both.to_json(),
-        "cost_usd": _plus(earlier.get("cost_usd"), line.get("cost_usd")),
+        "totals": totals,
+        "cost_usd": totals["cost_usd"],  # a line's cost is its totals' (see _line)
         "session": line.get("session") or earlier.get("session"),
         "memory": line.get("memory") or earlier.get("memory"),
     }
-
-
-def _plus(a: Any, b: Any) -> Any:
-    """a + b, None (unknown) if either is None."""
-    if a is None or b is None:
-        return None
-    return round(a + b, 6) if isinstance(a, float) or isinstance(b, float) else a + b
 
 
 def keep_out(out: Path, roots: list[tuple[str, Path]]) -> None:
