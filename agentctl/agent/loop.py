@@ -26,6 +26,7 @@ from agentctl.agent.request import (
     build_request,
     reported_size,
 )
+from agentctl.agent.trace import NullTrace, Trace
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
@@ -144,6 +145,8 @@ class LoopSetup:
     measured: Mapping[int, int] = field(default_factory=dict)
     # The server rules batched clearing counts tool uses by (the run's, resolved once).
     server: ServerModel = DEFAULT_SERVER_MODEL
+    # Told of each request and tool call as it starts and ends (OpenTelemetry: runner/trace.py).
+    trace: Trace = field(default_factory=NullTrace)
 
 
 @dataclass
@@ -231,13 +234,15 @@ def _send(
     # tail: what precedes a compaction block is what the server ignores).
     setup.recorder.request(state.turn, {**request, "messages": state.messages})
     response: ModelResponse | None = None
-    for item in setup.client.stream(request):
-        if isinstance(item, Progress):
-            yield ProgressEvent(state.turn, item.kind, item.chars, item.tool_name)
-        else:
-            response = item
-    if response is None:
-        raise ApiError("the model client returned no response")
+    with setup.trace.request(state.turn, request) as traced:
+        for item in setup.client.stream(request):
+            if isinstance(item, Progress):
+                yield ProgressEvent(state.turn, item.kind, item.chars, item.tool_name)
+            else:
+                response = item
+        if response is None:
+            raise ApiError("the model client returned no response")
+        traced(response)
     setup.recorder.response(state.turn, response)
     return response
 
@@ -316,18 +321,16 @@ def _run_tool(
     tool_input = block.get("input")
     tool_input = dict(tool_input) if isinstance(tool_input, Mapping) else {}
     name = str(block.get("name", ""))
-    # The tool's progress messages go to the status line while it runs.
-    outcome = yield from relay(
-        setup.tools.run(name, tool_input, turn=turn, tool_use_id=str(block.get("id", ""))),
-        lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
-    )
-    call = ToolCall(
-        str(block.get("id", "")),
-        str(block.get("name", "")),
-        tool_input,
-        outcome.is_error,
-        len(outcome.content),
-    )
+    with setup.trace.tool(turn, name, tool_input) as traced:
+        # The tool's progress messages go to the status line while it runs.
+        outcome = yield from relay(
+            setup.tools.run(name, tool_input, turn=turn, tool_use_id=str(block.get("id", ""))),
+            lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
+        )
+        call = ToolCall(
+            str(block.get("id", "")), name, tool_input, outcome.is_error, len(outcome.content)
+        )
+        traced(call)
     setup.recorder.tool_result(turn, call, outcome.content)
     result: dict[str, Any] = {
         "type": "tool_result",

@@ -12,8 +12,10 @@ from agentctl.agent.loop import RunControl
 from agentctl.runner.execute import RunResult, connect, credentials, execute, open_client, run
 from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, resolve, task_of
 from agentctl.runner.record import session_header
+from agentctl.runner.trace import BatchTrace, traced_batch, traces_from_env
 
 __all__ = [
+    "BatchTrace",
     "Plan",
     "RunControl",
     "RunResult",
@@ -28,4 +30,6 @@ __all__ = [
     "run",
     "session_header",
     "task_of",
+    "traced_batch",
+    "traces_from_env",
 ]

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
+from agentctl.agent.trace import Trace
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
+from agentctl.runner.trace import steps, traced_run, tracing
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
 from agentctl.tools.mcp import mcp_tools
@@ -149,8 +151,17 @@ def connect(
     policy = RetryPolicy(max_retries=api.max_retries, gate=gate)
     creds = credentials(offline)
     wire = WireLimits(deadline_s=api.deadline_s)
+    # While agentctl traces, its `chat` spans replace the SDK's own (runner.trace.tracing).
+    sdk_spans = not tracing()
     if not offline:
-        yield kind(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire)
+        yield kind(
+            **creds,
+            base_url=api.base_url,
+            timeout_s=api.timeout_s,
+            retry=policy,
+            wire=wire,
+            sdk_spans=sdk_spans,
+        )
         return
     from agentctl.emulator import running
 
@@ -161,7 +172,12 @@ def connect(
         context_window=emulator_window(),
     ) as emulator:
         yield kind(
-            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
+            **creds,
+            base_url=emulator.base_url,
+            timeout_s=api.timeout_s,
+            retry=policy,
+            wire=wire,
+            sdk_spans=sdk_spans,
         )
 
 
@@ -201,8 +217,10 @@ def execute(
     )
     # Started once per run, stopped on every exit; what they cannot offer is said at the start.
     servers = mcp_tools(plan.profile.mcp.servers, plan.warnings.append)
-    with recorder, connection as model, servers as mcp:
-        result = _drive(plan, model, recorder, emit, mcp, control or RunControl())
+    # The run's span (runner.trace) covers starting the emulator and the MCP servers too.
+    with traced_run(plan) as traced, recorder, connection as model, servers as mcp:
+        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), steps(traced))
+        traced.ended(result)
     return _result(plan, result, tuple(turns), recorder.opened)
 
 
@@ -213,6 +231,7 @@ def _drive(
     emit: Callable[[Event], None],
     mcp: ToolSource,
     control: RunControl,
+    trace: Trace,
 ) -> ResultEvent:
     setup = LoopSetup(
         profile=plan.profile,
@@ -226,6 +245,7 @@ def _drive(
         control=control,
         measured=plan.measured,
         server=plan.server.model,
+        trace=trace,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
