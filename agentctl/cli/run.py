@@ -219,12 +219,14 @@ class _Screen:
 def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
     from agentctl.render.answer import render_answer
     from agentctl.render.factory import make_renderer
+    from agentctl.runner import traces_from_env
 
     note = None if quiet else _memory_note(plan.profile, stdin_task=plan.task_source == "<stdin>")
     renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
     screen = _Screen(renderer, note, None if quiet else plan.warnings)
     # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
-    with ctrl_c_once():
+    # OTEL_TRACES_EXPORTER: the run's spans go there (docs/tracing.md).
+    with traces_from_env(), ctrl_c_once():
         result = _stop_or_finish(plan, renderer, screen, json_mode=json_mode, quiet=quiet)
     if not quiet:
         _print_ledger(result)

@@ -37,10 +37,6 @@ AGENT = "agentctl"  # gen_ai.agent.name
 MEMORY_WRITES = frozenset({"create", "str_replace", "insert", "delete", "rename"})
 EXPORTER_ENV = "OTEL_TRACES_EXPORTER"
 DISABLED_ENV = "OTEL_SDK_DISABLED"
-NO_SDK = (
-    "${env}={value} asks for traces, but the OpenTelemetry SDK is not installed: "
-    "pip install 'agentctl[otel]' (or unset ${env})"
-)
 
 
 def tracer() -> Tracer | None:
@@ -395,8 +391,10 @@ def _provider(names: list[str], env: Mapping[str, str]) -> TracerProvider:
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
     except ImportError:
-        message = NO_SDK.replace("${env}", EXPORTER_ENV).replace("${value}", env[EXPORTER_ENV])
-        raise UsageError(message) from None
+        raise UsageError(
+            f"${EXPORTER_ENV}={env[EXPORTER_ENV]} asks for traces, but the OpenTelemetry SDK is"
+            f" not installed: pip install 'agentctl[otel]' (or unset {EXPORTER_ENV})"
+        ) from None
     resource = Resource.create()
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": AGENT}))
