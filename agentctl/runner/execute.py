@@ -18,7 +18,7 @@ from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitE
 from agentctl.profile.loader import Overrides
 from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
-from agentctl.runner.trace import steps, traced_run, tracing
+from agentctl.runner.trace import traced_run, tracing
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
 from agentctl.tools.mcp import mcp_tools
@@ -219,7 +219,7 @@ def execute(
     servers = mcp_tools(plan.profile.mcp.servers, plan.warnings.append)
     # The run's span (runner.trace) covers starting the emulator and the MCP servers too.
     with traced_run(plan) as traced, recorder, connection as model, servers as mcp:
-        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), steps(traced))
+        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), traced.steps)
         traced.ended(result)
     return _result(plan, result, tuple(turns), recorder.opened)
 

@@ -73,6 +73,11 @@ class RunTrace:
         self._parent = trace.set_span_in_context(span)
         self._cost = cost
 
+    @property
+    def steps(self) -> Trace:
+        """The loop's trace of the run's requests and tool calls: spans under the run's."""
+        return self
+
     def request(self, turn: int, request: Mapping[str, Any]) -> AbstractContextManager[OnResponse]:
         from opentelemetry.trace import SpanKind
 
@@ -153,11 +158,6 @@ def traced_run(plan: Plan) -> Iterator[RunTrace | _NoRun]:
         except BaseException as exc:
             _fail(span, exc)
             raise
-
-
-def steps(run: RunTrace | _NoRun) -> Trace:
-    """The loop's trace of `run`'s requests and tool calls."""
-    return run if isinstance(run, RunTrace) else run.steps
 
 
 def _run_attributes(plan: Plan) -> dict[str, AttributeValue]:

@@ -311,3 +311,38 @@ def test_the_cli_without_the_sdk_says_how_to_install_it(tmp_path: Path) -> None:
     assert "pip install 'agentctl[otel]'" in done.stderr
     assert "OTEL_TRACES_EXPORTER=otlp" in done.stderr
     assert done.stdout == ""
+
+
+HOSTILE_SCRIPT = """
+[[turn]]
+text = "Checking."
+[[turn.tool_use]]
+name = "memory"
+input = {command = "view", path = "/memories/\\u001b[2J\\u001b]0;owned\\u0007.md"}
+
+[[turn]]
+text = "done"
+"""
+
+
+@pytest.mark.dates
+@pytest.mark.slow  # a fresh interpreter
+def test_console_spans_carry_what_the_model_sent_without_control_characters(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "task.md").write_text("# T\n\nGo.\n")
+    script = tmp_path / "script.toml"
+    script.write_text(HOSTILE_SCRIPT)
+    with running(script=script) as emulator:
+        env = {
+            **os.environ,
+            "AGENTCTL_HOME": str(tmp_path / "home"),
+            "OTEL_TRACES_EXPORTER": "console",
+            "ANTHROPIC_BASE_URL": emulator.base_url,
+            "ANTHROPIC_API_KEY": "test-key",
+        }
+        done = _cli(["run", "task.md", "-q"], tmp_path, env)
+    assert done.returncode == 0, done.stderr
+    assert "execute_tool memory" in done.stderr
+    assert "\\u001b[2J" in done.stderr  # the path, escaped as JSON
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
