@@ -11,6 +11,7 @@ one a run costs a dictionary lookup and each step a `nullcontext`.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import sys
@@ -385,16 +386,32 @@ def traces_from_env(environ: Mapping[str, str] | None = None) -> Iterator[None]:
         provider.shutdown()
 
 
+def exporter_problem(names: list[str], env: Mapping[str, str]) -> str | None:
+    """Why spans cannot go to the exporters `names` (the SDK, or one of them, is not
+    installed), or None; imports neither."""
+    from importlib.metadata import entry_points
+
+    if importlib.util.find_spec("opentelemetry.sdk") is None:
+        return (
+            f"${EXPORTER_ENV}={env.get(EXPORTER_ENV, '')} asks for traces, but the OpenTelemetry"
+            f" SDK is not installed: pip install 'agentctl[otel]' (or unset {EXPORTER_ENV})"
+        )
+    installed = {e.name for e in entry_points(group="opentelemetry_traces_exporter")}
+    for name in names:
+        if name != "console" and name not in installed:
+            hint = " (pip install opentelemetry-exporter-otlp)" if name.startswith("otlp") else ""
+            return f"${EXPORTER_ENV}: no span exporter named {name!r} is installed{hint}"
+    return None
+
+
 def _provider(names: list[str], env: Mapping[str, str]) -> TracerProvider:
-    try:
-        # The SDK is an optional extra (agentctl[otel]): only when traces are asked for.
-        from opentelemetry.sdk.resources import Resource
-        from opentelemetry.sdk.trace import TracerProvider
-    except ImportError:
-        raise UsageError(
-            f"${EXPORTER_ENV}={env[EXPORTER_ENV]} asks for traces, but the OpenTelemetry SDK is"
-            f" not installed: pip install 'agentctl[otel]' (or unset {EXPORTER_ENV})"
-        ) from None
+    problem = exporter_problem(names, env)
+    if problem is not None:
+        raise UsageError(problem)
+    # The SDK is an optional extra (agentctl[otel]): only when traces are asked for.
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+
     resource = Resource.create()
     if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
         resource = resource.merge(Resource({"service.name": AGENT}))
@@ -417,8 +434,5 @@ def _processor(name: str) -> Any:
 
     if name == "console":
         return SimpleSpanProcessor(ConsoleSpanExporter(out=sys.stderr))
-    found = [e for e in entry_points(group="opentelemetry_traces_exporter") if e.name == name]
-    if not found:
-        hint = " (pip install opentelemetry-exporter-otlp)" if name.startswith("otlp") else ""
-        raise UsageError(f"${EXPORTER_ENV}: no span exporter named {name!r} is installed{hint}")
-    return BatchSpanProcessor(found[0].load()())
+    (found,) = [e for e in entry_points(group="opentelemetry_traces_exporter") if e.name == name]
+    return BatchSpanProcessor(found.load()())

@@ -17,8 +17,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from opentelemetry.util._once import Once
+from typer.testing import CliRunner
 
 import agentctl
+from agentctl.cli.main import app
 from agentctl.emulator import running
 from agentctl.errors import UsageError
 from agentctl.runner.trace import traces_from_env, tracing, wanted_exporters
@@ -346,3 +348,38 @@ def test_console_spans_carry_what_the_model_sent_without_control_characters(
     assert "execute_tool memory" in done.stderr
     assert "\\u001b[2J" in done.stderr  # the path, escaped as JSON
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "value", "ok"),
+    [
+        ({"OTEL_TRACES_EXPORTER": "console"}, "console ($OTEL_TRACES_EXPORTER)", True),
+        (
+            {"OTEL_TRACES_EXPORTER": "console,otlp"},
+            "$OTEL_TRACES_EXPORTER: no span exporter named 'otlp' is installed"
+            " (pip install opentelemetry-exporter-otlp)",
+            False,
+        ),
+        (
+            {"OTEL_TRACES_EXPORTER": "console", "OTEL_SDK_DISABLED": "true"},
+            "off ($OTEL_TRACES_EXPORTER, $OTEL_SDK_DISABLED)",
+            None,
+        ),
+    ],
+)
+def test_doctor_says_where_spans_would_go(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    env: dict[str, str],
+    value: str,
+    ok: bool | None,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, setting in env.items():
+        monkeypatch.setenv(name, setting)
+    result = CliRunner().invoke(app, ["doctor", "--json"])
+    checks = {c["check"]: c for c in json.loads(result.stdout)}
+    assert checks["traces"] == {"check": "traces", "value": value, "ok": ok}
+    monkeypatch.delenv("OTEL_TRACES_EXPORTER")
+    plain = CliRunner().invoke(app, ["doctor", "--json"])
+    assert "traces" not in {c["check"] for c in json.loads(plain.stdout)}
