@@ -190,8 +190,8 @@ def trace_checks() -> list[Check]:
     """Where runs send their spans, when $OTEL_TRACES_EXPORTER names an exporter."""
     if not os.environ.get("OTEL_TRACES_EXPORTER"):
         return []
-    # The tracing module, only when the environment asks for traces (it loads no SDK).
-    from agentctl.runner.trace import exporter_problem, wanted_exporters
+    # The runner (its tracing part), only when the environment asks for traces; no SDK.
+    from agentctl.runner import exporter_problem, wanted_exporters
 
     names = wanted_exporters(os.environ)
     if not names:

@@ -12,7 +12,14 @@ from agentctl.agent.loop import RunControl
 from agentctl.runner.execute import RunResult, connect, credentials, execute, open_client, run
 from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, resolve, task_of
 from agentctl.runner.record import session_header
-from agentctl.runner.trace import BatchTrace, traced_batch, traces_from_env
+from agentctl.runner.trace import (
+    BatchTrace,
+    exporter_problem,
+    traced_batch,
+    traces_from_env,
+    tracing,
+    wanted_exporters,
+)
 
 __all__ = [
     "BatchTrace",
@@ -22,6 +29,7 @@ __all__ = [
     "connect",
     "credentials",
     "execute",
+    "exporter_problem",
     "load_profile",
     "open_client",
     "plan_new",
@@ -32,4 +40,6 @@ __all__ = [
     "task_of",
     "traced_batch",
     "traces_from_env",
+    "tracing",
+    "wanted_exporters",
 ]
