@@ -1,0 +1,61 @@
+"""Follow-ups for the default policy: a user turn typed after the first (not tool results),
+answered from what the conversation and the notes in memory hold.
+
+A follow-up arrives after the model answered (`agentctl run --continue`), or beside tool
+results (a fork given a prompt): the policy finishes the task's work first, then answers
+the follow-up with the facts that bear on its words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentctl.emulator.notes import keywords
+
+Json = dict[str, Any]
+MAX_QUOTE = 200
+# Words of a question that name no fact ("which note mentions X?").
+QUESTION_WORDS = frozenset("note notes mention mentions tell says show find know".split())
+
+
+def follow_up(messages: list[Json]) -> tuple[int, str] | None:
+    """(index, text) of the latest user message after the first that carries typed text."""
+    for index in range(len(messages) - 1, 0, -1):
+        message = messages[index]
+        if message.get("role") != "user":
+            continue
+        text = typed_text(message.get("content"))
+        if text:
+            return index, text
+    return None
+
+
+def typed_text(content: object) -> str:
+    """The text a user typed: a string content, or its text blocks (not tool results)."""
+    if isinstance(content, str):
+        return content.strip()
+    blocks = content if isinstance(content, list) else []
+    parts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    return "\n".join(p for p in parts if isinstance(p, str)).strip()
+
+
+def turns_since(messages: list[Json], index: int) -> int:
+    """Assistant turns after message `index`."""
+    return sum(1 for m in messages[index + 1 :] if m.get("role") == "assistant")
+
+
+def follow_up_answer(question: str, facts: dict[str, str], source: str) -> str:
+    """The answer to `question`: the facts naming one of its words, else all of them."""
+    quoted = " ".join(question.split())[:MAX_QUOTE]
+    if not facts:
+        return f"You asked: {quoted}\nI have nothing on it: I found nothing to report."
+    words = [w for w in keywords(question) if w not in QUESTION_WORDS]
+    hits = {path: text for path, text in facts.items() if any(w in text.lower() for w in words)}
+    chosen = hits or facts
+    lead = (
+        f"From {source}, {len(hits)} of {len(facts)} file(s) bear on it:"
+        if hits
+        else f"Nothing in {source} names {', '.join(words[:5]) or 'that'}; all I have:"
+    )
+    lines = [f"- {path}: {text}" for path, text in chosen.items()]
+    return f"You asked: {quoted}\n{lead}\n" + "\n".join(lines)
