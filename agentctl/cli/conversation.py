@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
 
     Runner = Callable[[Plan, Callable[[Event], None]], RunResult]
     ExecutePlan = Callable[..., None]
+
+# Lazy imports: the runner (and through it the SDK's client module) loads when a run starts,
+# not for `run --help`.
 
 INPUT_FORMATS = ("text", "ndjson")
 
@@ -70,23 +74,26 @@ def _is_option(arg: str) -> bool:
     return arg.startswith("-") and len(arg) > 1
 
 
+@dataclass(frozen=True)
+class Talk:
+    """The flags a conversation is planned by: --continue, --fork, and the run's own."""
+
+    follow: str | None
+    fork: str | None
+    workspace: Path | None
+    offline: bool
+    trust_task: bool
+
+
 def plan_flags(
-    task: str | None,
-    prompt: str | None,
-    profile: str | None,
-    overrides: Overrides,
-    *,
-    follow: str | None,
-    fork: str | None,
-    workspace: Path | None,
-    offline: bool,
-    trust_task: bool,
+    task: str | None, prompt: str | None, profile: str | None, overrides: Overrides, talk: Talk
 ) -> Plan:
     """The plan of a run given as -p TEXT, or a --continue / --fork (the follow-up from -p,
     or from stdin with TASK -)."""
     from agentctl.agent.task import parse_task, read_stdin
     from agentctl.runner import plan_call
 
+    follow, fork = talk.follow, talk.fork
     if (follow is not None or fork is not None) and task not in (None, "-"):
         raise UsageError(
             f"--continue/--fork take the follow-up as -p TEXT (or - for stdin), not TASK {task}"
@@ -104,9 +111,9 @@ def plan_flags(
         parsed or text,
         profile=profile,
         overrides=overrides,
-        workspace=workspace,
-        offline=offline,
-        trust_task=trust_task,
+        workspace=talk.workspace,
+        offline=talk.offline,
+        trust_task=talk.trust_task,
         continue_session=follow,
         fork=fork,
     )
@@ -136,12 +143,8 @@ def converse(
     stdin: TextIO,
     profile: str | None,
     overrides: Overrides,
+    talk: Talk,
     *,
-    follow: str | None,
-    fork: str | None,
-    workspace: Path | None,
-    offline: bool,
-    trust_task: bool,
     execute_plan: ExecutePlan,
     on_error: Callable[[AgentctlError], None],
 ) -> None:
@@ -152,12 +155,12 @@ def converse(
 
     session = Session(
         profile,
-        offline=offline,
-        workspace=workspace,
+        offline=talk.offline,
+        workspace=talk.workspace,
         overrides=overrides,
-        trust_task=trust_task,
-        continue_session=follow,
-        fork=fork,
+        trust_task=talk.trust_task,
+        continue_session=talk.follow,
+        fork=talk.fork,
     )
     turns = user_turns(stdin)
     with session:

@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import click
 import typer
+from typer._click.core import Context as ClickContext
 from typer.core import TyperCommand
 
+from agentctl.cli import conversation
+from agentctl.cli.conversation import latest_by_default
 from agentctl.cli.lifetime import ctrl_c_once, stop_with_parent
 from agentctl.cli.memory import ReviewOption, review_sets
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
@@ -56,9 +58,7 @@ Examples:
 class _RunCommand(TyperCommand):
     """`--continue`/`-c` with its SESSION left out means the latest session."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        from agentctl.cli.conversation import latest_by_default
-
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
         return super().parse_args(ctx, latest_by_default(args))
 
 
@@ -153,26 +153,22 @@ def run(
         ),
     ] = "text",
 ) -> None:
-    from agentctl.cli import conversation
-
     conversation.check_flags(task, prompt, resume, follow, fork, input_format)
     if not quiet and sys.stderr.isatty():  # the SDK and the emulator take a moment to load
         print("agentctl: starting the run…", file=sys.stderr, flush=True)
     sets = [*(set_ or []), *review_sets(memory_review)]
     overrides = flag_overrides(model, max_turns, max_usd, sets)
-    talk = {"follow": follow, "fork": fork, "workspace": workspace, "offline": offline}
+    talk = conversation.Talk(follow, fork, workspace, offline, trust_task)
     if input_format == "ndjson":  # each turn's errors are reported as a run's are
         conversation.converse(
-            sys.stdin, profile, overrides, **talk, trust_task=trust_task,
+            sys.stdin, profile, overrides, talk,
             execute_plan=functools.partial(_announce_and_execute, json_mode=json_mode, quiet=quiet),
             on_error=functools.partial(_error_event, json_mode=json_mode),
         )  # fmt: skip
         return
     try:
         if prompt is not None or follow is not None or fork is not None:
-            plan = conversation.plan_flags(
-                task, prompt, profile, overrides, **talk, trust_task=trust_task
-            )
+            plan = conversation.plan_flags(task, prompt, profile, overrides, talk)
         else:
             plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
     except AgentctlError as err:

@@ -15,7 +15,9 @@ from agentctl.emulator.notes import keywords
 Json = dict[str, Any]
 MAX_QUOTE = 200
 # Words of a question that name no fact ("which note mentions X?").
-QUESTION_WORDS = frozenset("note notes mention mentions tell says show find know".split())
+QUESTION_WORDS = frozenset(
+    ["note", "notes", "mention", "mentions", "tell", "says", "show", "find", "know"]
+)
 
 
 def follow_up(messages: list[Json]) -> tuple[int, str] | None:
