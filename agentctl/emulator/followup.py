@@ -46,6 +46,24 @@ def turns_since(messages: list[Json], index: int) -> int:
     return sum(1 for m in messages[index + 1 :] if m.get("role") == "assistant")
 
 
+def viewed_since(messages: list[Json], index: int, path: str) -> bool:
+    """Whether a memory `view` of `path` was called after message `index`."""
+    for message in messages[index + 1 :]:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "tool_use":
+                continue
+            arguments = block.get("input")
+            if (
+                block.get("name") == "memory"
+                and isinstance(arguments, dict)
+                and arguments.get("command") == "view"
+                and arguments.get("path") == path
+            ):
+                return True
+    return False
+
+
 def follow_up_answer(question: str, facts: dict[str, str], source: str) -> str:
     """The answer to `question`: the facts naming one of its words, else all of them."""
     quoted = " ".join(question.split())[:MAX_QUOTE]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentctl.emulator.echo import quoted_result
-from agentctl.emulator.followup import follow_up, follow_up_answer, turns_since
+from agentctl.emulator.followup import follow_up, follow_up_answer, turns_since, viewed_since
 from agentctl.emulator.model import Block, Reply, TextOut, ThinkingOut, ToolCall, assistant_turns
 from agentctl.emulator.notes import (
     NOTES_END,
@@ -87,6 +87,12 @@ class DefaultPolicy:
         calls, why = _next_calls(state, offered, notes, task)
         if assistant_turns(request) >= MAX_TURNS or state.idle_turns >= MAX_IDLE_TURNS:
             calls, why = [], "I am not making progress; answering with what I have."
+        if (
+            not calls
+            and question is not None
+            and _recheck(request, state, offered, notes, question[0])
+        ):
+            calls, why = [_memory("view", path=notes)], "Check my notes for the follow-up."
         blocks: list[Block] = [ThinkingOut(why)] if thinking_enabled(request) else []
         if calls:
             return Reply((*blocks, *calls))
@@ -94,6 +100,14 @@ class DefaultPolicy:
             facts, source = known_facts(state, offered, notes, task)
             return Reply((*blocks, TextOut(follow_up_answer(question[1], facts, source))))
         return Reply((*blocks, TextOut(answer(state, offered, notes, task))))
+
+
+def _recheck(request: Json, state: Recall, offered: set[str], notes: str, since: int) -> bool:
+    """View the notes once per follow-up: the views made before may be cleared, and another
+    session sharing the memory folder may have changed them since."""
+    if "memory" not in offered or not state.notes_exist:
+        return False
+    return not viewed_since(request["messages"], since, notes)
 
 
 def _with_thinking(request: Json, reply: Reply, why: str) -> Reply:
