@@ -8,12 +8,14 @@ the follow-up with the facts that bear on its words.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from agentctl.emulator.notes import keywords
 
 Json = dict[str, Any]
 MAX_QUOTE = 200
+STEM = 5
 # Words of a question that name no fact ("which note mentions X?").
 QUESTION_WORDS = frozenset(
     ["note", "notes", "mention", "mentions", "tell", "says", "show", "find", "know"]
@@ -64,18 +66,27 @@ def viewed_since(messages: list[Json], index: int, path: str) -> bool:
     return False
 
 
+def question_words(question: str) -> list[str]:
+    """What a fact must name to bear on `question`: its keywords cut to STEM letters (so
+    "renews" finds "renewal"), and its numbers of 4+ digits (years)."""
+    words = [w[:STEM] for w in keywords(question) if w not in QUESTION_WORDS]
+    return list(dict.fromkeys([*words, *re.findall(r"\d{4,}", question)]))
+
+
 def follow_up_answer(question: str, facts: dict[str, str], source: str) -> str:
-    """The answer to `question`: the facts naming one of its words, else all of them."""
+    """The answer to `question`: the facts naming the most of its words, else all of them."""
     quoted = " ".join(question.split())[:MAX_QUOTE]
     if not facts:
         return f"You asked: {quoted}\nI have nothing on it: I found nothing to report."
-    words = [w for w in keywords(question) if w not in QUESTION_WORDS]
-    hits = {path: text for path, text in facts.items() if any(w in text.lower() for w in words)}
+    words = question_words(question)
+    scores = {path: sum(w in text.lower() for w in words) for path, text in facts.items()}
+    best = max(scores.values(), default=0)
+    hits = {path: text for path, text in facts.items() if best and scores[path] == best}
     chosen = hits or facts
     lead = (
         f"From {source}, {len(hits)} of {len(facts)} file(s) bear on it:"
         if hits
-        else f"Nothing in {source} names {', '.join(words[:5]) or 'that'}; all I have:"
+        else f"Nothing in {source} bears on it; all I have:"
     )
     lines = [f"- {path}: {text}" for path, text in chosen.items()]
     return f"You asked: {quoted}\n{lead}\n" + "\n".join(lines)
