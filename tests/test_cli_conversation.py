@@ -159,6 +159,14 @@ def test_fork_at_a_turn_leaves_the_original_byte_identical() -> None:
     shown = invoke("sessions", "show", new.stem).stdout
     assert f"forked from session {original.stem}" in shown.replace("\n", " ").replace("  ", " ")
 
+    fork_turns = [r["turn"] for r in read_records(new) if r["type"] == "response"]
+    follow = run("--continue", new.stem, "-p", "Which note was about Lima?", "--json")
+    assert follow.exit_code == 0, follow.output
+    assert events(follow.stdout, "turn")[0]["turn"] == fork_turns[-1] + 1
+    replay = invoke("simulate", new.stem, "--profile", str(CONFIGS / "aggressive.toml"), "--json")
+    data = json.loads(replay.stdout)
+    assert data["replay_matches_recording"] is True and data["turns"][0]["turn"] == 4
+
     last = read_records(original)
     final_turn = max(r["turn"] for r in last if r["type"] == "response")
     needs_prompt = run("--fork", f"{original.stem}@{final_turn}", "--offline")
