@@ -70,7 +70,7 @@ def test_inline_prompt_then_follow_ups_keep_one_session_that_replays_as_one(
     turns = events(follow.stdout, "turn")
     assert turns[0]["turn"] == turns_before + 1  # numbering goes on
 
-    again = run("--continue", path.stem[:12], "-p", "And the highest ratio?", "-q")
+    again = run("--continue", path.stem[:12], "-", "-q", input="And the highest ratio?\n")
     assert again.exit_code == 0, again.output
     assert "51% in Lima" in again.stdout
     assert files() == [path]  # one transcript
@@ -223,6 +223,7 @@ def test_ndjson_bad_line_names_its_number() -> None:
         (["-c", "--fork", "x", "-p", "hi"], "give one"),
         (["task.md", "--input-format", "ndjson"], "give - as TASK"),
         (["-", "--input-format", "yaml"], "text or ndjson"),
+        (["-", "--input-format", "ndjson", "--resume", "last"], "finish it first"),
         (["--continue", "last", "--profile", "p.toml", "-p", "hi"], "recorded profile"),
         (["-c", "task.md"], "-p TEXT"),
     ],

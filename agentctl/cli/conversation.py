@@ -40,6 +40,11 @@ def check_flags(
     """UsageError for flags that do not go together."""
     if input_format not in INPUT_FORMATS:
         raise UsageError(f"--input-format {input_format}: choose text or ndjson")
+    if resume is not None and input_format == "ndjson":
+        raise UsageError(
+            "--resume finishes a run that stopped; to go on with NDJSON user turns, finish "
+            "it first, then --continue SESSION --input-format ndjson"
+        )
     if resume is not None and (prompt is not None or follow is not None or fork is not None):
         raise UsageError(
             "--resume finishes a run that stopped; a follow-up to a finished one is "
@@ -57,7 +62,7 @@ CONTINUE_FLAGS = ("-c", "--continue")
 
 
 def latest_by_default(args: list[str]) -> list[str]:
-    """`-c`/`--continue` with no SESSION after it (the end, or another option next) gets
+    """`-c`/`--continue` with no SESSION after it (the end, another option, or `-` next) gets
     `last`, so `run -c -p TEXT` asks the latest session."""
     out: list[str] = []
     for index, arg in enumerate(args):
@@ -71,7 +76,8 @@ def latest_by_default(args: list[str]) -> list[str]:
 
 
 def _is_option(arg: str) -> bool:
-    return arg.startswith("-") and len(arg) > 1
+    """An option, or `-` (stdin: never a session id)."""
+    return arg.startswith("-")
 
 
 @dataclass(frozen=True)

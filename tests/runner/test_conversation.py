@@ -148,3 +148,4 @@ def test_continue_without_a_session_means_the_latest() -> None:
     assert latest_by_default(["-p", "x", "--continue"]) == ["-p", "x", "--continue", "last"]
     assert latest_by_default(["--continue", "abc", "-p", "x"]) == ["--continue", "abc", "-p", "x"]
     assert latest_by_default(["-p", "--", "-c"]) == ["-p", "--", "-c"]
+    assert latest_by_default(["-c", "-"]) == ["-c", "last", "-"]
