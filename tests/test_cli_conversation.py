@@ -242,3 +242,31 @@ def test_a_prompt_naming_a_file_is_text_not_the_file(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     (path,) = files()
     assert read_records(path)[0]["task"] == "secret.md"
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_a_follow_up_after_clearing_reaches_the_notes_and_says_what_the_ledger_covers() -> None:
+    clearing = [
+        "--set", "context_editing.tool_uses.trigger=1200",
+        "--set", "context_editing.tool_uses.keep=1",
+        "--set", "context_editing.tool_uses.clear_at_least=1",
+    ]  # fmt: skip
+    first = run("-p", TASK, "--offline", "--workspace", "ws", "--set", "memory.root=mem", *clearing)
+    assert first.exit_code == 0, first.output
+    assert "cache accounting per edit" in first.stderr  # something was cleared
+    follow = run("-c", "-p", "Which note was about Lima?", "--offline")
+    assert follow.exit_code == 0, follow.output
+    assert "From my notes" in follow.stdout and "note1.txt" in follow.stdout
+    assert "note0.txt" not in follow.stdout
+    assert "continued at turn" in follow.stderr and "the whole session" in follow.stderr
+    (path,) = files()
+    (follow_up,) = [r for r in read_records(path) if r["type"] == "follow_up"]
+    views = [
+        r
+        for r in read_records(path)
+        if r["type"] == "tool_result"
+        and r["turn"] > follow_up["from_turn"]
+        and r["input"].get("command") == "view"
+    ]
+    assert views  # it read its notes in memory again

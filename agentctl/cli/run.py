@@ -291,7 +291,7 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool, runner: Runner | None 
             plan, renderer, screen, json_mode=json_mode, quiet=quiet, runner=runner
         )
     if not quiet:
-        _print_ledger(result)
+        _print_ledger(result, plan)
     if not json_mode:
         render_answer(result.text, sys.stdout)
 
@@ -351,16 +351,18 @@ def _memory_note(profile: Profile, *, stdin_task: bool) -> str | None:
     return f"agentctl: memory: {root}{'' if root.exists() else ' (a new folder)'}"
 
 
-def _print_ledger(result: RunResult) -> None:
-    """Did each clearing pay for its cache rewrite? For the whole session, said so on resume."""
+def _print_ledger(result: RunResult, plan: Plan) -> None:
+    """Did each clearing pay for its cache rewrite? For the whole session, said so on resume
+    (and after a follow-up or a fork, whose turn numbers go on too)."""
     from agentctl.sessions.breakeven import ledger_line
 
     line = ledger_line(result.balances, result.session_id)
     if line and result.resumed:
         first, last = result.first_turn + 1, result.first_turn + len(result.turns)
         scope = "the whole session" if result.balances_cover_session else "these turns only"
+        how = "forked" if plan.forked_from else "continued" if plan.follow_up else "resumed"
         line += (
-            f"\n  resumed at turn {first}: the table covers turns {first}-{last}; "
+            f"\n  {how} at turn {first}: the table covers turns {first}-{last}; "
             f"the cache accounting covers {scope}"
         )
     if line:
