@@ -52,6 +52,10 @@ Examples:
   agentctl run task.md --json | jq -c 'select(.event == "turn")'
   echo "Summarise ./notes" | agentctl run - --workspace ./notes
   agentctl run --resume last --max-turns 20              continue the last run
+  agentctl run -p "Summarise ./notes" --offline          the task as text
+  agentctl run -c -p "And the open questions?"           a follow-up to the last session
+  agentctl run --fork last@3 -p "Try another route"      a new session from turn 3
+  program | agentctl run - --input-format ndjson --json  one {"text": ...} a line
 """
 
 
@@ -112,7 +116,7 @@ def run(
         bool, typer.Option("--offline", help="Use the in-process emulator, no API key.")
     ] = False,
     resume: Annotated[
-        str | None, typer.Option(metavar="SESSION", help="Continue a session (id, prefix, last).")
+        str | None, typer.Option(metavar="SESSION", help="Continue a run that stopped (id, prefix, last).")
     ] = None,
     trust_task: Annotated[
         bool,
