@@ -116,7 +116,8 @@ def run(
         bool, typer.Option("--offline", help="Use the in-process emulator, no API key.")
     ] = False,
     resume: Annotated[
-        str | None, typer.Option(metavar="SESSION", help="Continue a run that stopped (id, prefix, last).")
+        str | None,
+        typer.Option(metavar="SESSION", help="Continue a run that stopped (id, prefix, last)."),
     ] = None,
     trust_task: Annotated[
         bool,
