@@ -104,7 +104,7 @@ def plan_fork(
     answered = [t.turn for t in session.turns]
     turn = turn if turn is not None else session.last_turn
     if turn not in answered:
-        span = f"1-{session.last_turn}" if answered else "none"
+        span = f"{min(answered)}-{max(answered)}" if answered else "none"
         raise UsageError(
             f"--fork {spec}: session {session.id} has no answered turn {turn} (turns: {span})"
         )
