@@ -13,11 +13,12 @@ from typing import Any
 
 from agentctl.agent.model import ModelClient
 from agentctl.agent.task import Task, parse_task
-from agentctl.errors import UsageError
+from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner.execute import RunResult, execute, open_client, run
 from agentctl.runner.followup import plan_call
 from agentctl.runner.plan import Plan, ProfileArg
+from agentctl.sessions.transcript import session_path
 from agentctl.types import Event, Totals, TurnEvent
 
 
@@ -60,11 +61,13 @@ class Session:
         self._continue, self._fork = continue_session, fork
         self._stack = ExitStack()
         self.results: list[RunResult] = []
+        self._id: str | None = None
 
     @property
     def id(self) -> str | None:
-        """The session id (None before the first send)."""
-        return self.results[-1].session_id if self.results else None
+        """The session id (None until a send was answered: one that failed before the
+        model answered leaves no session)."""
+        return self._id
 
     @property
     def totals(self) -> Totals:
@@ -93,7 +96,15 @@ class Session:
         """Run a plan from `prepare`, its events to `on_event` (default: the session's)."""
         client = self._client or self._stack.enter_context(open_client(plan))
         self._client = client
-        result = execute(plan, client=client, on_event=on_event or self._on_event)
+        try:
+            result = execute(plan, client=client, on_event=on_event or self._on_event)
+        except AgentctlError:
+            # Stopped after an answer (a limit, Ctrl-C): the session is recorded, and the
+            # next send is refused until it is finished (`agentctl run --resume`).
+            if session_path(plan.session).exists():
+                self._id = plan.session
+            raise
+        self._id = result.session_id
         self.results.append(result)
         return result
 

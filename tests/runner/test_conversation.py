@@ -121,6 +121,12 @@ def test_python_errors_are_usage_errors() -> None:
     with pytest.raises(UsageError, match="give the follow-up"):
         agentctl.run(continue_session="last", offline=True)
     assert len(files()) == 1
+    with agentctl.Session(offline=True, workspace="ws", overrides={"max_turns": 2}) as cut:
+        with pytest.raises(agentctl.LimitError):
+            cut.send(TASK)
+        assert cut.id is not None and cut.results == []  # recorded, not finished
+        with pytest.raises(UsageError, match=r"did not finish.*--resume"):
+            cut.send("And then?")
 
 
 def test_parse_fork() -> None:
