@@ -3,6 +3,7 @@ real SDK and the emulator over HTTP (`--offline`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -270,3 +271,28 @@ def test_a_follow_up_after_clearing_reaches_the_notes_and_says_what_the_ledger_c
         and r["input"].get("command") == "view"
     ]
     assert views  # it read its notes in memory again
+
+
+def test_the_from_column_shows_only_with_a_fork_and_gives_way_before_the_task() -> None:
+    from rich.console import Console
+
+    from agentctl.render.sessions_view import sessions_table
+    from agentctl.sessions.catalog import SessionSummary
+
+    plain = SessionSummary(
+        "20261204-100000-aaaaaa", 0.0, "A task", "", "claude-x", 3, "end_turn", 12345, 10, 0.0123
+    )
+    fork = dataclasses.replace(
+        plain, id="20261204-110000-bbbbbb", forked_from=plain.id, forked_at=2
+    )
+
+    def text(rows: list[SessionSummary], width: int) -> str:
+        console = Console(width=width, record=True, color_system=None)
+        console.print(sessions_table(rows, width))
+        return console.export_text()
+
+    assert " from " not in text([plain], 160)
+    wide = text([fork, plain], 160)
+    assert " from " in wide and f"{plain.id}@2" in wide
+    narrow = text([fork, plain], 80)
+    assert " from " not in narrow and "$0.0123" in narrow and "A task" in narrow
