@@ -365,25 +365,32 @@ def wanted_exporters(environ: Mapping[str, str]) -> list[str]:
     return [n for n in names if n and n != "none"]
 
 
+_from_env: list[TracerProvider] = []  # the provider traces_from_env set in this process
+
+
 @contextmanager
 def traces_from_env(environ: Mapping[str, str] | None = None) -> Iterator[None]:
     """While the block runs, a global tracer provider exporting to what `OTEL_TRACES_EXPORTER`
     names (`console`: to stderr; others: the exporters installed under that name, `otlp` with
-    `opentelemetry-exporter-otlp`); shut down (flushed) after. Nothing when it names none.
+    `opentelemetry-exporter-otlp`), flushed after. Nothing when it names none. The provider is
+    set once per process (a global provider cannot be replaced): a later block, such as the
+    next line of a conversation on stdin, uses it again; the SDK shuts it down at exit.
     UsageError (exit 2) when the SDK or a named exporter is missing."""
     env = os.environ if environ is None else environ
     names = wanted_exporters(env)
     if not names:
         yield
         return
-    provider = _provider(names, env)
-    from opentelemetry import trace
+    if not _from_env:
+        from opentelemetry import trace
 
-    trace.set_tracer_provider(provider)
+        provider = _provider(names, env)
+        trace.set_tracer_provider(provider)
+        _from_env.append(provider)
     try:
         yield
     finally:
-        provider.shutdown()
+        _from_env[0].force_flush()
 
 
 def exporter_problem(names: list[str], env: Mapping[str, str]) -> str | None:
