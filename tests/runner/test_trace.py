@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry import trace
@@ -291,10 +292,7 @@ def test_the_cli_console_exporter_writes_spans_to_stderr(tmp_path: Path) -> None
     events = [json.loads(line) for line in done.stdout.splitlines()]  # stdout: NDJSON only
     result = events[-1]
     assert result["event"] == "result"
-    decoder, text, at, found = json.JSONDecoder(), done.stderr, 0, []
-    while (at := text.find("{\n", at)) >= 0:
-        span, at = decoder.raw_decode(text, at)
-        found.append(span)
+    found = console_spans(done.stderr)
     names = [s["name"] for s in found]
     assert names.count(f"chat {agentctl.Profile().model}") == result["turns"]
     assert names[-1] == "invoke_agent agentctl"
@@ -383,3 +381,38 @@ def test_doctor_says_where_spans_would_go(
     monkeypatch.delenv("OTEL_TRACES_EXPORTER")
     plain = CliRunner().invoke(app, ["doctor", "--json"])
     assert "traces" not in {c["check"] for c in json.loads(plain.stdout)}
+
+
+def console_spans(stderr: str) -> list[dict[str, Any]]:
+    """The spans the console exporter wrote, in the order they ended."""
+    decoder, at, found = json.JSONDecoder(), 0, []
+    while (at := stderr.find("{\n", at)) >= 0:
+        span, at = decoder.raw_decode(stderr, at)
+        found.append(span)
+    return found
+
+
+@pytest.mark.dates
+@pytest.mark.slow  # a fresh interpreter
+def test_a_conversation_on_stdin_is_one_conversation_id_across_its_runs(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "AGENTCTL_HOME": str(tmp_path / "home"),
+        "OTEL_TRACES_EXPORTER": "console",
+    }
+    lines = '{"text": "Say hello."}\n{"text": "Say it again."}\n'
+    code = "import sys\nfrom agentctl.cli.main import main\n"
+    code += (
+        "sys.argv = ['agentctl', 'run', '-', '--input-format', 'ndjson', '--offline', '--json']\n"
+    )
+    code += "main()\n"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, input=lines,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(x) for x in done.stdout.splitlines() if '"event": "result"' in x]
+    runs = [s for s in console_spans(done.stderr) if s["name"] == "invoke_agent agentctl"]
+    assert len(runs) == len(results) == 2  # the second line's spans were not lost
+    ids = {s["attributes"]["gen_ai.conversation.id"] for s in runs}
+    assert ids == {results[0]["session"]}
