@@ -21,6 +21,7 @@ from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 if TYPE_CHECKING:
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
+    from agentctl.tools.approval import Approver
 
 # Lazy imports: the runner, renderers and transcript readers load when the run starts,
 # not for `run --help` (and the SDK only in the client module, on first use).
@@ -241,7 +242,7 @@ def _stop_or_finish(
     try:
         # SIGTERM/SIGHUP stop it as Ctrl-C does; with MCP servers the parent's end too.
         with stop_with_parent(bool(plan.profile.mcp.servers)):
-            return execute(plan, on_event=screen.handle)
+            return execute(plan, on_event=screen.handle, approve=_approver(renderer))
     except AgentctlError as err:
         renderer.close()
         # Ctrl-C or a limit: what the run did so far (not when the reader went away).
@@ -253,6 +254,19 @@ def _stop_or_finish(
         raise
     finally:
         renderer.close()
+
+
+def _approver(renderer: Renderer) -> Approver | None:
+    """The approval prompt on the terminal (the live table paused while it asks); None
+    without a terminal on stdin and stderr: the calls the rules ask about are denied."""
+    from agentctl.render.base import Pausable
+    from agentctl.render.prompt import TerminalApprover
+
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    if isinstance(renderer, Pausable):
+        return TerminalApprover(sys.stdin, sys.stderr, renderer.paused)
+    return TerminalApprover(sys.stdin, sys.stderr)
 
 
 def _print_partial_summary(session: str) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
@@ -161,6 +162,19 @@ class LiveRenderer:
         if not self._closed:
             self._closed = True
             self._stop_live()
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The live region cleared for the block (a question on the terminal), then redrawn."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+        try:
+            yield
+        finally:
+            if live is not None and not self._closed:
+                self._live = self._start_live()
+                self._live.update(self._renderable(), refresh=True)
 
     def renderable(self) -> RenderableType:
         """What the live display shows now (the table and, while a turn runs, the status line)."""

@@ -1,0 +1,148 @@
+"""Tool approvals: the profile's [approval] rules, the decision for one call, and who is asked.
+
+A call is named by its tool (`read_file`, `mcp__git__status`); a memory call also by its
+command (`memory:delete`), so `memory` matches every memory command and `memory:delete` one.
+Patterns are shell-style globs (fnmatch, case-sensitive). The first kind of rule that matches,
+in the order deny, ask, allow, decides; a call no pattern matches gets the rules' `default`.
+An "ask" goes to an `Approver` (the terminal prompt of the CLI, or the `approve=` callback of
+`agentctl.run`); with none, the call is denied. A denied call is answered with an is_error
+tool_result and counted (`ToolCall.denied`, `Totals.tool_denials`).
+
+Server tools (web search, web fetch, code execution) run on the API's side, where no one can
+be asked: one that the rules deny or ask for is not offered at all (`offered_server_tools`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentctl.profile.settings import ApprovalSettings
+from agentctl.types import MEMORY_TOOL
+
+Decision = Literal["allow", "ask", "deny"]
+DENIED = "denied by the user's approval rules: "
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One tool call that the rules say to ask about: what an `Approver` is shown."""
+
+    tool: str
+    input: Mapping[str, Any]
+    # The memory command (`view`, `delete`, ...) of a memory call, else None.
+    command: str | None = None
+    turn: int = 0
+    tool_use_id: str = ""
+
+    @property
+    def label(self) -> str:
+        """`memory:delete` for a memory call, the tool name otherwise."""
+        return f"{self.tool}:{self.command}" if self.command else self.tool
+
+    @property
+    def subjects(self) -> tuple[str, ...]:
+        """The names a pattern may match: the tool's, and a memory call's `memory:COMMAND`."""
+        return (self.tool, self.label) if self.command else (self.tool,)
+
+
+# What an approver answers: True allows the call, False denies it, "always" allows it and
+# every later call of the same tool (memory: the same command) for the rest of the session.
+Answer = bool | Literal["always"]
+# The `approve=` callback of `agentctl.run`, or the CLI's terminal prompt.
+Approver = Callable[[ApprovalRequest], Answer]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The rules' decision for one call, and the pattern that made it ("" for the default)."""
+
+    decision: Decision
+    pattern: str = ""
+
+
+def request_for(
+    name: str, tool_input: Mapping[str, Any], *, turn: int = 0, tool_use_id: str = ""
+) -> ApprovalRequest:
+    """The request of one call (a memory call's command read from its input)."""
+    command = tool_input.get("command") if name == MEMORY_TOOL else None
+    command = command if isinstance(command, str) and command else None
+    return ApprovalRequest(name, tool_input, command, turn, tool_use_id)
+
+
+def decide(rules: ApprovalSettings, subjects: Sequence[str]) -> Verdict:
+    """deny, then ask, then allow: the first list with a pattern matching a subject decides."""
+    for decision, patterns in (("deny", rules.deny), ("ask", rules.ask), ("allow", rules.allow)):
+        for pattern in patterns:
+            if any(fnmatch.fnmatchcase(subject, pattern) for subject in subjects):
+                return Verdict(decision, pattern)  # type: ignore[arg-type]
+    return Verdict(rules.default)
+
+
+def has_asks(rules: ApprovalSettings) -> bool:
+    """Whether some call may need the user's yes."""
+    return bool(rules.ask) or rules.default == "ask"
+
+
+@dataclass
+class Gate:
+    """Answers "may this call run?" for one run: the rules, who is asked, and what the user
+    allowed for the rest of the session (`a` at the prompt)."""
+
+    rules: ApprovalSettings = field(default_factory=ApprovalSettings)
+    approver: Approver | None = None
+    # Why nobody can be asked (the denial's text says it when `approver` is None).
+    no_approver: str = "nobody can be asked (no terminal, no approve= callback)"
+    allowed: set[str] = field(default_factory=set)
+
+    def refusal(self, request: ApprovalRequest) -> str | None:
+        """None when the call may run; else the is_error text the model gets."""
+        verdict = decide(self.rules, request.subjects)
+        if verdict.decision == "allow" or (
+            verdict.decision == "ask" and request.label in self.allowed
+        ):
+            return None
+        label = request.label
+        rule = (
+            f'{verdict.decision} pattern "{verdict.pattern}"'
+            if verdict.pattern
+            else f'default "{verdict.decision}"'
+        )
+        if verdict.decision == "deny":
+            return f"{DENIED}{label} is refused ({rule})"
+        if self.approver is None:
+            return f"{DENIED}{label} needs the user's yes ({rule}) and {self.no_approver}"
+        answer = self.approver(request)
+        if answer == "always":
+            self.allowed.add(request.label)  # asked about again: allowed unasked
+        if answer is True or answer == "always":
+            return None
+        return f"{DENIED}the user refused this {label} call ({rule})"
+
+
+def offered_server_tools(
+    rules: ApprovalSettings, tools: Sequence[Mapping[str, Any]]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The server tools the rules let run unasked, and a warning for each one left out."""
+    offered: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for tool in tools:
+        name = str(tool.get("name", ""))
+        verdict = decide(rules, (name,))
+        rule = (
+            f'{verdict.decision} pattern "{verdict.pattern}"'
+            if verdict.pattern
+            else (f'default "{verdict.decision}"')
+        )
+        if verdict.decision == "allow":
+            offered.append(dict(tool))
+        elif verdict.decision == "deny":
+            warnings.append(f"approval: server tool {name} is not offered ({rule})")
+        else:
+            warnings.append(
+                f"approval: server tool {name} is not offered: the API runs it, where nobody"
+                f" can be asked ({rule})"
+            )
+    return offered, warnings
