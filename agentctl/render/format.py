@@ -180,7 +180,7 @@ def peak_prompt(turns: Sequence[TurnEvent]) -> TurnEvent | None:
 def denials_text(count: int) -> str:
     """What `tool_denials` means, for the summary."""
     calls = "call" if count == 1 else "calls"
-    return f"{count} tool {calls} refused by the approval rules or at the prompt ({DENIED_MARK})"
+    return f"{count} tool {calls} refused by the approval rules or at the prompt"
 
 
 def failures_text(count: int) -> str:
