@@ -30,7 +30,7 @@ DENIED = "denied by the user's approval rules: "
 class ApprovalRequest:
     """One tool call that the rules say to ask about: what an `Approver` is shown."""
 
-    tool: str
+    name: str  # the tool the model called, as in `ToolCall.name`
     input: Mapping[str, Any]
     # The memory command (`view`, `delete`, ...) of a memory call, else None.
     command: str | None = None
@@ -40,12 +40,12 @@ class ApprovalRequest:
     @property
     def label(self) -> str:
         """`memory:delete` for a memory call, the tool name otherwise."""
-        return f"{self.tool}:{self.command}" if self.command else self.tool
+        return f"{self.name}:{self.command}" if self.command else self.name
 
     @property
     def subjects(self) -> tuple[str, ...]:
         """The names a pattern may match: the tool's, and a memory call's `memory:COMMAND`."""
-        return (self.tool, self.label) if self.command else (self.tool,)
+        return (self.name, self.label) if self.command else (self.name,)
 
 
 # What an approver answers: True allows the call, False denies it, "always" allows it and

@@ -17,7 +17,7 @@ from agentctl.cli.main import app
 from agentctl.emulator import Emulator, Script, ScriptTurn, ToolCall, running
 from agentctl.home import sessions_dir
 from agentctl.sessions.transcript import read_records
-from agentctl.tools.approval import DENIED, ApprovalRequest
+from agentctl.tools.approval import DENIED, Answer, ApprovalRequest
 
 VIEW = ToolCall("memory", {"command": "view", "path": "/memories"})
 DELETE = ToolCall("memory", {"command": "delete", "path": "/memories/old.md"})
@@ -101,17 +101,17 @@ def test_the_callback_answers_the_asks_and_always_stops_the_asking(
         '[memory]\nroot = "mem"\n[approval]\nask = ["read_file", "memory:delete"]\n'
     )
     asked: list[ApprovalRequest] = []
-    answers: list[bool | str] = [True, False, "always"]
+    answers: list[Answer] = [True, False, "always"]
 
-    def approve(request: ApprovalRequest) -> bool | str:
+    def approve(request: ApprovalRequest) -> Answer:
         asked.append(request)
         return answers.pop(0)
 
     with running(script=script) as emu:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
-        result = run(folder, emu, approve=approve)  # type: ignore[arg-type]
+        result = run(folder, emu, approve=approve)
         results = results_in_order(emu)
-    assert [(r.tool, r.command, r.label, r.turn) for r in asked] == [
+    assert [(r.name, r.command, r.label, r.turn) for r in asked] == [
         ("read_file", None, "read_file", 1),
         ("memory", "delete", "memory:delete", 1),
         ("read_file", None, "read_file", 2),

@@ -113,7 +113,7 @@ def test_server_tools_that_would_need_asking_or_are_denied_are_not_offered() -> 
 
 def test_the_prompt_shows_hostile_input_inert_and_cut() -> None:
     request = request_for("read_\x1bfile", {"path": "\x1b]0;owned\x07\u202e\x9b" + "x" * 2000})
-    request = ApprovalRequest(request.tool, request.input, turn=4)
+    request = ApprovalRequest(request.name, request.input, turn=4)
     shown = question(request)
     assert not any(c in shown for c in "\x1b\x07\u202e\x9b")
     assert "\\u001b]0;owned\\u0007\\u202e\\x9b" in shown and "read_\\x1bfile" in shown
