@@ -180,15 +180,18 @@ class MemoryOp:
     command: str
     path: str
     ok: bool
+    denied: bool = False  # refused by the approval rules: never ran
 
     @classmethod
     def from_call(cls, call: ToolCall) -> MemoryOp:
         """The memory command of one `memory` tool call and the path it named."""
         path = call.input.get("path", call.input.get("old_path", ""))
-        return cls(str(call.input.get("command", "?")), str(path), not call.is_error)
+        command = str(call.input.get("command", "?"))
+        return cls(command, str(path), not call.is_error, call.denied)
 
     def to_json(self) -> dict[str, Any]:
-        return {"command": self.command, "path": self.path, "ok": self.ok}
+        data = {"command": self.command, "path": self.path, "ok": self.ok}
+        return {**data, "denied": True} if self.denied else data
 
 
 @dataclass(frozen=True)

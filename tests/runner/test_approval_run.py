@@ -6,6 +6,7 @@ What the model is told (the is_error tool_result the emulator receives), what is
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,7 @@ def test_ndjson_and_transcript_carry_the_denials(
     (first, _) = [e for e in events if e["event"] == "turn"]
     assert [c.get("denied", False) for c in first["tool_calls"]] == [False, True, True]
     assert "denied" not in first["tool_calls"][0]  # only a denied call carries the flag
+    assert [op.get("denied", False) for op in first["memory_ops"]] == [False, True]
     (result,) = [e for e in events if e["event"] == "result"]
     assert result["totals"]["tool_denials"] == 2
     assert "warning: approval: nobody can be asked" in cli.stderr
@@ -182,6 +184,7 @@ def test_ndjson_and_transcript_carry_the_denials(
     shown = CliRunner().invoke(app, ["sessions", "show", path.stem])
     assert shown.exit_code == 0, shown.stderr
     assert "memory:delete⊘, read_file⊘" in shown.stdout and "tool denials        2" in shown.stdout
+    assert re.search(r"1 +delete +/memories/old.md +denied", shown.stdout)
 
 
 def test_a_server_tool_the_rules_ask_for_is_not_offered(
