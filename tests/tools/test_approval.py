@@ -4,6 +4,7 @@ the prompt's safe text, and what a task's front matter may (not) change."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +200,20 @@ def test_profile_validates_the_approval_table(tmp_path: Path) -> None:
     assert profile.approval == ApprovalSettings(deny=("memory:delete",), default="ask")
     with pytest.raises(ConfigError, match=r"p\.toml.*approval\.default"):
         build_profile({"approval": {"default": "maybe"}}, source="p.toml", base_dir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("rules", "words"),
+    [
+        ({"deny": ["memory:remove"]}, "approval.deny[0]: 'memory:remove': memory has no command"),
+        ({"ask": ["read_file", " "]}, "approval.ask[1]: an empty pattern matches no tool"),
+    ],
+)
+def test_patterns_that_match_nothing_are_refused(
+    tmp_path: Path, rules: dict[str, Any], words: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(f"profile p.toml: {words}")):
+        build_profile({"approval": rules}, source="p.toml", base_dir=tmp_path)
+    build_profile(
+        {"approval": {"deny": ["memory:*", "memory:delete"]}}, source="p.toml", base_dir=tmp_path
+    )
