@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentctl.errors import ConfigError
 from agentctl.profile.loader import build_profile
@@ -217,3 +219,48 @@ def test_patterns_that_match_nothing_are_refused(
     build_profile(
         {"approval": {"deny": ["memory:*", "memory:delete"]}}, source="p.toml", base_dir=tmp_path
     )
+
+
+PATTERNS = ("a", "a*", "b", "*", "memory", "memory:view", "memory:*")
+CALLS = (("a",), ("ab",), ("b",), ("c",), ("memory", "memory:view"), ("memory", "memory:delete"))
+RANK = {"allow": 0, "ask": 1, "deny": 2}
+pattern_lists = st.lists(st.sampled_from(PATTERNS), max_size=3, unique=True)
+defaults = st.sampled_from(("allow", "ask", "deny"))
+
+
+@pytest.mark.slow  # 300 examples: about 2 s
+@settings(max_examples=300)
+@given(
+    base=st.fixed_dictionaries(
+        {"allow": pattern_lists, "ask": pattern_lists, "deny": pattern_lists, "default": defaults}
+    ),
+    data=st.data(),
+)
+def test_front_matter_the_check_lets_through_never_loosens_any_call(
+    base: dict[str, Any], data: st.DataObject
+) -> None:
+    front: dict[str, Any] = {}
+    for name in ("allow", "ask", "deny"):  # left out, grown or shrunk from the base, or anew
+        kind = data.draw(st.sampled_from(("out", "grown", "shrunk", "new")))
+        if kind == "grown":
+            front[name] = list(dict.fromkeys([*base[name], *data.draw(pattern_lists)]))
+        elif kind == "shrunk":
+            front[name] = [p for p in base[name] if data.draw(st.booleans())]
+        elif kind == "new":
+            front[name] = data.draw(pattern_lists)
+    if data.draw(st.booleans()):
+        front["default"] = data.draw(defaults)
+    try:
+        check(front, base)
+    except ConfigError:
+        return
+    before = ApprovalSettings(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in base.items()}
+    )
+    merged = {**base, **front}
+    after = ApprovalSettings(
+        **{k: tuple(v) if isinstance(v, list) else v for k, v in merged.items()}
+    )
+    for subjects in CALLS:
+        was, now = decide(before, subjects).decision, decide(after, subjects).decision
+        assert RANK[now] >= RANK[was], (subjects, was, now)
