@@ -19,7 +19,7 @@ from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
-from agentctl.tools.approval import Approver, Gate, has_asks, offered_server_tools
+from agentctl.tools.approval import NOBODY, Approver, Gate, has_asks, offered_server_tools
 from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox, ToolSource
@@ -252,8 +252,7 @@ def approval_gate(plan: Plan, approve: Approver | None) -> Gate:
     rules = plan.profile.approval
     if approve is None and has_asks(rules):
         plan.warnings.append(
-            "approval: nobody can be asked (no terminal, no approve= callback): the calls the"
-            " [approval] rules ask for will be denied"
+            f"approval: {NOBODY}: the calls the [approval] rules ask for will be denied"
         )
     return Gate(rules, approve)
 

@@ -24,6 +24,7 @@ from agentctl.types import MEMORY_TOOL
 
 Decision = Literal["allow", "ask", "deny"]
 DENIED = "denied by the user's approval rules: "
+NOBODY = "nobody can be asked (no terminal, no approve= callback)"
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,13 @@ class Verdict:
     decision: Decision
     pattern: str = ""
 
+    @property
+    def rule(self) -> str:
+        """`deny pattern "memory:*"`, or `default "ask"`: what a denial's text names."""
+        if self.pattern:
+            return f'{self.decision} pattern "{self.pattern}"'
+        return f'default "{self.decision}"'
+
 
 def request_for(
     name: str, tool_input: Mapping[str, Any], *, turn: int = 0, tool_use_id: str = ""
@@ -74,10 +82,15 @@ def request_for(
 
 def decide(rules: ApprovalSettings, subjects: Sequence[str]) -> Verdict:
     """deny, then ask, then allow: the first list with a pattern matching a subject decides."""
-    for decision, patterns in (("deny", rules.deny), ("ask", rules.ask), ("allow", rules.allow)):
+    order: tuple[tuple[Decision, tuple[str, ...]], ...] = (
+        ("deny", rules.deny),
+        ("ask", rules.ask),
+        ("allow", rules.allow),
+    )
+    for decision, patterns in order:
         for pattern in patterns:
             if any(fnmatch.fnmatchcase(subject, pattern) for subject in subjects):
-                return Verdict(decision, pattern)  # type: ignore[arg-type]
+                return Verdict(decision, pattern)
     return Verdict(rules.default)
 
 
@@ -93,33 +106,24 @@ class Gate:
 
     rules: ApprovalSettings = field(default_factory=ApprovalSettings)
     approver: Approver | None = None
-    # Why nobody can be asked (the denial's text says it when `approver` is None).
-    no_approver: str = "nobody can be asked (no terminal, no approve= callback)"
+    # The labels (`read_file`, `memory:create`) answered "always": allowed unasked from now on.
     allowed: set[str] = field(default_factory=set)
 
     def refusal(self, request: ApprovalRequest) -> str | None:
         """None when the call may run; else the is_error text the model gets."""
-        verdict = decide(self.rules, request.subjects)
-        if verdict.decision == "allow" or (
-            verdict.decision == "ask" and request.label in self.allowed
-        ):
+        verdict, label = decide(self.rules, request.subjects), request.label
+        if verdict.decision == "allow" or (verdict.decision == "ask" and label in self.allowed):
             return None
-        label = request.label
-        rule = (
-            f'{verdict.decision} pattern "{verdict.pattern}"'
-            if verdict.pattern
-            else f'default "{verdict.decision}"'
-        )
         if verdict.decision == "deny":
-            return f"{DENIED}{label} is refused ({rule})"
+            return f"{DENIED}{label} is refused ({verdict.rule})"
         if self.approver is None:
-            return f"{DENIED}{label} needs the user's yes ({rule}) and {self.no_approver}"
+            return f"{DENIED}{label} needs the user's yes ({verdict.rule}) and {NOBODY}"
         answer = self.approver(request)
         if answer == "always":
-            self.allowed.add(request.label)  # asked about again: allowed unasked
-        if answer is True or answer == "always":
+            self.allowed.add(label)
+        if answer is True or answer == "always":  # anything else refuses: no truthy "no"
             return None
-        return f"{DENIED}the user refused this {label} call ({rule})"
+        return f"{DENIED}the user refused this {label} call ({verdict.rule})"
 
 
 def offered_server_tools(
@@ -131,11 +135,7 @@ def offered_server_tools(
     for tool in tools:
         name = str(tool.get("name", ""))
         verdict = decide(rules, (name,))
-        rule = (
-            f'{verdict.decision} pattern "{verdict.pattern}"'
-            if verdict.pattern
-            else (f'default "{verdict.decision}"')
-        )
+        rule = verdict.rule
         if verdict.decision == "allow":
             offered.append(dict(tool))
         elif verdict.decision == "deny":
