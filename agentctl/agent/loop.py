@@ -30,7 +30,8 @@ from agentctl.agent.trace import NullTrace, Trace
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
-from agentctl.tools.registry import ToolBox, relay
+from agentctl.tools.approval import Gate, request_for
+from agentctl.tools.registry import ToolBox, ToolOutcome, relay
 from agentctl.types import (
     Event,
     ProgressEvent,
@@ -147,6 +148,8 @@ class LoopSetup:
     server: ServerModel = DEFAULT_SERVER_MODEL
     # Told of each request and tool call as it starts and ends (OpenTelemetry: runner/trace.py).
     trace: Trace = field(default_factory=NullTrace)
+    # The [approval] rules and who answers their "ask" (tools/approval.py): allow all by default.
+    gate: Gate = field(default_factory=Gate)
 
 
 @dataclass
@@ -320,15 +323,24 @@ def _run_tool(
 ) -> Generator[Event, None, tuple[ToolCall, dict[str, Any]]]:
     tool_input = block.get("input")
     tool_input = dict(tool_input) if isinstance(tool_input, Mapping) else {}
-    name = str(block.get("name", ""))
+    name, tool_use_id = str(block.get("name", "")), str(block.get("id", ""))
+    request = request_for(name, tool_input, turn=turn, tool_use_id=tool_use_id)
+    refusal = setup.gate.refusal(request)  # before the span: a prompt's wait is not the tool's
     with setup.trace.tool(turn, name, tool_input) as traced:
-        # The tool's progress messages go to the status line while it runs.
-        outcome = yield from relay(
-            setup.tools.run(name, tool_input, turn=turn, tool_use_id=str(block.get("id", ""))),
-            lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
-        )
+        if refusal is not None:
+            outcome = ToolOutcome(refusal, True)
+        else:  # the tool's progress messages go to the status line while it runs
+            outcome = yield from relay(
+                setup.tools.run(name, tool_input, turn=turn, tool_use_id=tool_use_id),
+                lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
+            )
         call = ToolCall(
-            str(block.get("id", "")), name, tool_input, outcome.is_error, len(outcome.content)
+            tool_use_id,
+            name,
+            tool_input,
+            outcome.is_error,
+            len(outcome.content),
+            denied=refusal is not None,
         )
         traced(call)
     setup.recorder.tool_result(turn, call, outcome.content)

@@ -267,10 +267,14 @@ def _called(span: Span, call: ToolCall) -> None:
         {
             "gen_ai.tool.call.id": call.id,
             "agentctl.tool.is_error": call.is_error,
+            "agentctl.tool.denied": call.denied,
             "agentctl.tool.result_chars": call.result_chars,
         }
     )
-    if call.is_error:
+    if call.denied:
+        span.set_attribute("error.type", "denied")
+        span.set_status(Status(StatusCode.ERROR, "denied by the [approval] rules"))
+    elif call.is_error:
         span.set_attribute("error.type", "tool_error")
         span.set_status(Status(StatusCode.ERROR, "the tool's result is an error (is_error)"))
 

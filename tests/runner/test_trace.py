@@ -184,6 +184,16 @@ def test_a_tool_error_and_an_api_error_set_error_status(
     for span in found:
         assert span.status.status_code == StatusCode.ERROR
         assert span.attributes and span.attributes["error.type"] == "api"
+    spans.clear()
+    strict = tmp_path / "strict.toml"
+    strict.write_text('[approval]\ndeny = ["memory"]\n')
+    with running(script=script) as emulator:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emulator.base_url)
+        agentctl.run("Go.", profile=strict, memory_root=tmp_path / "mem", record=False)
+    (denied,) = named(spans.get_finished_spans(), "execute_tool")
+    assert denied.status.status_code == StatusCode.ERROR and denied.attributes
+    assert denied.attributes["error.type"] == "denied"
+    assert denied.attributes["agentctl.tool.denied"] is True
 
 
 @pytest.mark.dates
