@@ -26,6 +26,7 @@ from agentctl.agent.request import (
     build_request,
     reported_size,
 )
+from agentctl.context.batching import Steering
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
@@ -155,6 +156,7 @@ class _State:
     last_prompt: int = 0  # prompt tokens of the latest response
     # what each response reported of its prompt, by the messages it answered (steering)
     measured: dict[int, int] = field(default_factory=dict)
+    steering: Steering = field(default_factory=Steering)  # batched clearing's walk so far
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -224,7 +226,9 @@ def _send(
 ) -> Generator[Event, None, ModelResponse]:
     tools = setup.tools.definitions()
     if compaction is None:
-        request = build_request(setup.profile, state.messages, tools, state.measured, setup.server)
+        request = build_request(
+            setup.profile, state.messages, tools, state.measured, setup.server, state.steering
+        )
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
     # The transcript counts the whole history (a request after a summary sends only its
