@@ -103,6 +103,11 @@ class ThreadStore:
             while len(self._held) > self._limit:
                 self._held.popitem(last=False)
 
+    def forget(self) -> None:
+        """Forget every thread (as a server that lost what it held)."""
+        with self._lock:
+            self._held.clear()
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._held)
