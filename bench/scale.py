@@ -38,7 +38,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 RESULT_BYTES = 9_000  # ~2.2k tokens of text per tool result
-WORDS = ("shard replica queue worker batch lease token window budget flush commit").split()
+WORDS = ["shard", "replica", "queue", "worker", "batch", "lease", "token", "window", "budget", "flush", "commit"]
 
 
 def file_text(seed: int, size: int = RESULT_BYTES) -> str:
@@ -166,8 +166,9 @@ def measured_session(turns: int, threads: bool) -> dict[str, float]:
         work, script = write_workload(Path(tmp), turns)
         server = Server(script)
         try:
-            import agentctl  # noqa: F401  (imports before the baseline RSS)
             import anthropic  # noqa: F401
+
+            import agentctl  # noqa: F401  (imports before the baseline RSS)
 
             base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             session = run_agentctl(server.url, work, turns, threads, {})

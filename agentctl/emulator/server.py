@@ -90,6 +90,7 @@ class Emulator:
         # most `keep_bytes` in all (a body larger than that is recorded without it).
         self.keep_requests = keep_requests
         self.keep_bytes = keep_bytes
+        self.max_body_bytes = MAX_BODY_BYTES  # the API's request limit (lower it in tests)
         self._kept_bytes = 0
         self._count = 0
         self.errors: list[str] = []  # tracebacks of unexpected exceptions (answered with 500)
@@ -240,10 +241,11 @@ class _Handler(BaseHTTPRequestHandler):
         route = urlsplit(self.path).path.rstrip("/")
         headers = {k.lower(): v for k, v in self.headers.items()}
         size = int(self.headers.get("content-length") or 0)
-        if size > MAX_BODY_BYTES:  # answered unread, so the connection cannot be reused
+        limit = self.emulator.max_body_bytes
+        if size > limit:  # answered unread, so the connection cannot be reused
             self.emulator.record("POST", self.path, headers, None, size)
             self.close_connection = True
-            message = f"Request exceeds the maximum allowed number of bytes ({MAX_BODY_BYTES})"
+            message = f"Request exceeds the maximum allowed number of bytes ({limit})"
             self._send(failure_response(ApiFailure(413, message)), None)
             return
         body = self._read_json(size)
