@@ -38,6 +38,10 @@ from agentctl.emulator.sse import encode_event, message_events
 
 ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
 REDACTED_HEADERS = ("x-api-key", "authorization")
+# What a long-lived emulator (`emulator serve`, `run --offline`) keeps of the requests it was
+# sent: the last 50, and of their bodies 8 MiB at most (as parsed JSON some 40 MB of memory).
+KEEP_REQUESTS = 50
+KEEP_BYTES = 8 << 20
 MAX_BODY_BYTES = 32 << 20  # the API's request size limit: larger bodies get 413 unread
 
 

@@ -159,9 +159,11 @@ def connect(
     if not offline:
         yield kind(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire)
         return
-    from agentctl.emulator import running
+    from agentctl.emulator import KEEP_BYTES, KEEP_REQUESTS, running
 
     with running(
+        keep_requests=KEEP_REQUESTS,  # a long run must not keep every body it sent
+        keep_bytes=KEEP_BYTES,
         script=script,
         web=web,
         server_model=server,

@@ -90,8 +90,8 @@ def test_a_continue_takes_system_and_tools_from_the_thread() -> None:
         )  # fmt: skip
         follow = {"type": "continue", "previous_message_id": first["id"]}  # type: ignore[index]
         turn = [{"role": "user", "content": "and then?"}]
-        client.post("/v1/messages", cast_to=object, options={"headers": headers},
-                    body={"model": MODEL, "max_tokens": 50, "messages": turn, "thread": follow})  # fmt: skip
+        body = {"model": MODEL, "max_tokens": 50, "messages": turn, "thread": follow}
+        client.post("/v1/messages", cast_to=object, options={"headers": headers}, body=body)
         with pytest.raises(anthropic.BadRequestError) as caught:
             client.post("/v1/messages", cast_to=object, options={"headers": headers},
                         body={"model": MODEL, "max_tokens": 50, "messages": turn,
