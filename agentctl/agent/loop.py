@@ -24,7 +24,9 @@ from agentctl.agent.request import (
     build_compaction_request,
     build_context_management,
     build_request,
+    is_summary,
     reported_size,
+    summary_start,
 )
 from agentctl.agent.thread import Thread
 from agentctl.context.batching import Steering
@@ -159,6 +161,7 @@ class _State:
     measured: dict[int, int] = field(default_factory=dict)
     steering: Steering = field(default_factory=Steering)  # batched clearing's walk so far
     thread: Thread = field(default_factory=lambda: Thread(on=False))  # api.threads
+    summary_at: int = 0  # where requests start: the last on-demand summary (summary_start)
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -169,6 +172,7 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     """
     state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
     state.thread.on = setup.profile.api.threads
+    state.summary_at = summary_start(state.messages)
     setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
@@ -230,7 +234,13 @@ def _send(
     tools = setup.tools.definitions()
     if compaction is None:
         request = build_request(
-            setup.profile, state.messages, tools, state.measured, setup.server, state.steering
+            setup.profile,
+            state.messages,
+            tools,
+            state.measured,
+            setup.server,
+            state.steering,
+            state.summary_at,
         )
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
@@ -273,6 +283,8 @@ def _stream(
 
 def _append(setup: LoopSetup, state: _State, message: Message) -> None:
     setup.recorder.message(len(state.messages), message)
+    if is_summary(message):
+        state.summary_at = len(state.messages)
     state.messages.append(message)
 
 

@@ -62,14 +62,16 @@ def build_request(
     measured: Mapping[int, int] | None = None,
     server: ServerModel = DEFAULT_SERVER_MODEL,
     steering: Steering | None = None,
+    start: int | None = None,
 ) -> dict[str, Any]:
     """The full request; `messages` and `tools` are never modified (the request holds the
     same message objects, and copies of what it changes: the cache markers). A history that
     holds a signed compaction block is sent from the last one on. `measured`: the prompt sizes
     earlier responses reported, by the number of messages of `messages` they answered;
     `server`: the server model the run plays (batched clearing counts tool uses by it);
-    `steering`: batched clearing's walk kept from this run's previous request."""
-    start = summary_start(messages)
+    `steering`: batched clearing's walk kept from this run's previous request; `start`:
+    `summary_start(messages)` when the caller keeps it."""
+    start = summary_start(messages) if start is None else start
     messages = messages[start:] if start else messages
     sent = (
         measured if not start else {n - start: v for n, v in (measured or {}).items() if n > start}
