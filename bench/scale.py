@@ -26,7 +26,6 @@ import json
 import math
 import os
 import pstats
-import resource
 import subprocess
 import sys
 import tempfile
@@ -36,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 RESULT_BYTES = 9_000  # ~2.2k tokens of text per tool result
-WORDS = ["shard", "replica", "queue", "worker", "batch", "lease", "token", "window", "budget", "flush", "commit"]
+WORDS = ["shard", "replica", "queue", "worker", "batch", "lease", "token", "window"]
 
 
 def file_text(seed: int, size: int = RESULT_BYTES) -> str:
@@ -82,13 +82,16 @@ class Server:
 class Session:
     label: str
     times: list[float] = field(default_factory=list)  # process CPU after each turn
+    last_prompt: int = 0  # prompt tokens of the last turn
 
     def per_turn_ms(self, first: int, last: int) -> float:
         last = min(last, len(self.times) - 1)
         return (self.times[last] - self.times[first]) * 1000 / (last - first)
 
 
-def run_agentctl(url: str, work: Path, turns: int, threads: bool, sets: dict[str, Any]) -> Session:
+def run_agentctl(
+    url: str, work: Path, turns: int, threads: bool, sets: dict[str, Any], counting: bool = False
+) -> Session:
     import agentctl
     from agentctl.types import TurnEvent
 
@@ -104,9 +107,11 @@ def run_agentctl(url: str, work: Path, turns: int, threads: bool, sets: dict[str
     def on_event(event: object) -> None:
         if isinstance(event, TurnEvent):
             session.times.append(time.process_time() - start)
+            session.last_prompt = event.usage.prompt_tokens
 
+    client = counting_client(url) if counting else None
     agentctl.run("Read the files.", profile=profile, workspace=work, on_event=on_event,
-                 record=False)  # fmt: skip
+                 record=False, client=client)  # fmt: skip
     return session
 
 
@@ -150,39 +155,111 @@ def per_turn_rows(turns: int = 111) -> list[tuple[str, float]]:
     return [(s.label, s.per_turn_ms(10, 110)) for s in sessions]
 
 
-def child_session(turns: int, threads: bool) -> dict[str, float]:
-    """One agentctl session in a fresh process: CPU, peak RSS growth, bytes sent."""
-    code = (
-        "import sys, json, resource; sys.path.insert(0, %r); import scale; "
-        "print(json.dumps(scale.measured_session(%d, %r)))" % (str(REPO / "bench"), turns, threads)
-    )
+def child_session(
+    turns: int, threads: bool, sets: dict[str, Any] | None = None
+) -> dict[str, float]:
+    """One agentctl session in a fresh process: CPU, peak RSS growth, bytes written."""
+    args = json.dumps([turns, threads, sets or {}])
+    code = f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import scale; " \
+        f"print(json.dumps(scale.measured_session(*json.loads({args!r}))))"  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=REPO, check=True)  # fmt: skip
+                         cwd=REPO, check=False)  # fmt: skip
+    if out.returncode:
+        raise SystemExit(f"child session failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def measured_session(turns: int, threads: bool) -> dict[str, float]:
+def rss_kb() -> int:
+    """The resident set size of this process now (/proc/self/status VmRSS)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+SENT = [0]  # request body bytes, counted by `counting_client`'s request hook
+
+
+def counting_client(url: str) -> Any:
+    """agentctl's SDK client, counting the body bytes of the requests it sends."""
+    from agentctl.agent.client import AnthropicClient
+    from agentctl.agent.retry import RetryPolicy
+
+    class Counting(AnthropicClient):
+        def _stamp(self, request: Any) -> None:
+            SENT[0] += int(request.headers.get("content-length") or 0)
+            super()._stamp(request)
+
+    return Counting(api_key="sk-bench", base_url=url, timeout_s=600, retry=RetryPolicy())
+
+
+def measured_session(turns: int, threads: bool, sets: dict[str, Any]) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="agentctl-scale-") as tmp:
         work, script = write_workload(Path(tmp), turns)
         server = Server(script)
         try:
-            import anthropic  # noqa: F401
+            import anthropic  # noqa: F401  (imported before the baseline RSS)
 
-            import agentctl  # noqa: F401  (imports before the baseline RSS)
+            import agentctl  # noqa: F401
 
-            base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            session = run_agentctl(server.url, work, turns, threads, {})
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base
+            base = rss_kb()
+            session = run_agentctl(server.url, work, turns, threads, sets, counting=True)
+            rss = max(rss_kb() - base, 1)
+            wrote = SENT[0]
         finally:
             server.close()
-    return {"cpu_s": session.times[-1], "rss_kb": rss, "turns": len(session.times)}
+    t = session.times
+    return {
+        "cpu_s": t[-1] - t[0],
+        "rss_kb": rss,
+        "bytes": wrote,
+        "turns": len(t),
+        "first_100_ms": (t[min(100, len(t) - 1)] - t[0]) * 1000 / min(100, len(t) - 1),
+        "last_100_ms": (t[-1] - t[max(0, len(t) - 101)]) * 1000 / min(100, len(t) - 1),
+        "last_prompt": session.last_prompt,
+    }
 
 
 def exponent(xs: list[float], ys: list[float]) -> float:
+    """k of y ~ x^k, least squares on the logs."""
     lx, ly = [math.log(x) for x in xs], [math.log(max(y, 1e-9)) for y in ys]
     mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
     num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
     return num / sum((a - mx) ** 2 for a in lx)
+
+
+def growth_rows(lengths: list[int], threads: bool) -> list[str]:
+    runs = [child_session(n, threads) for n in lengths]
+    mode = "threads" if threads else "whole history"
+    xs = [float(n) for n in lengths]
+    out = [
+        f"  {mode}: {n} turns: CPU {r['cpu_s']:.2f} s, RSS +{r['rss_kb'] / 1024:.0f} MB, "
+        f"sent {r['bytes'] / 1e6:.1f} MB"
+        for n, r in zip(lengths, runs, strict=True)
+    ]
+    out.append(
+        f"exponents ({mode}, {lengths[0]}-{lengths[-1]} turns): CPU "
+        f"{exponent(xs, [r['cpu_s'] for r in runs]):.2f}, bytes sent "
+        f"{exponent(xs, [r['bytes'] for r in runs]):.2f}, RSS growth "
+        f"{exponent(xs, [max(r['rss_kb'], 1) for r in runs]):.2f}"
+    )
+    return out
+
+
+LONG_SETS = {
+    "context_editing.compaction.enabled": True,
+    "context_editing.compaction.trigger": 100_000,
+}
+
+
+def long_rows(turns: int) -> list[str]:
+    r = child_session(turns, True, LONG_SETS)
+    return [
+        f"long run ({turns} turns asked, threads, clearing + compaction at 100k): "
+        f"{r['turns']:.0f} turns, prompt at the end {r['last_prompt']:.0f} tokens, "
+        f"RSS +{r['rss_kb'] / 1024:.0f} MB, CPU per turn: first 100 {r['first_100_ms']:.2f} ms, "
+        f"last 100 {r['last_100_ms']:.2f} ms (ratio {r['last_100_ms'] / r['first_100_ms']:.2f})"
+    ]
 
 
 def profile_session(turns: int, threads: bool) -> None:
@@ -213,9 +290,18 @@ def main() -> None:
         profile_session(args.profile, threads=not args.full)
         return
     rows = per_turn_rows()
-    sdk = rows[0][1]
+    sdk, sdk_full = rows[0][1], rows[1][1]
     for label, ms in rows:
-        print(f"per-turn CPU, turns 10-110: {label}: {ms:.2f} ms ({ms / sdk:.2f}x SDK default)")
+        print(f"per-turn CPU, turns 10-110: {label}: {ms:.2f} ms ({ms / sdk:.2f}x SDK default, "
+              f"{ms / sdk_full:.2f}x SDK thread=False)", flush=True)  # fmt: skip
+    short = [50, 100, 200] if args.quick else [100, 300, 1000]
+    for line in growth_rows(short, threads=True):
+        print(line, flush=True)
+    for line in growth_rows([50, 100, 200] if args.quick else [100, 200, 400], threads=False):
+        print(line, flush=True)
+    if args.long:
+        for line in long_rows(args.long):
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
