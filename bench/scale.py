@@ -3,7 +3,8 @@
 Usage: python bench/scale.py [--quick] [--long N] [--profile TURNS] [--markdown]
 
 Every session is scripted (the emulator's `[[turn]]` script: one `read_file` call a turn,
-each answered with a ~9 kB file, about 2.2k tokens) and served by `agentctl emulator serve`
+each answered with a ~9 kB file, about 2.2k tokens, by agentctl's workspace `read_file` in
+both agentctl and the SDK's runner) and served by `agentctl emulator serve`
 in its own process, so the CPU measured here is the client's alone (`time.process_time` of
 this process). Measured in one run:
 - per-turn client CPU over turns 10-110 of agentctl (`agentctl.run`, default profile, no
@@ -119,10 +120,14 @@ def run_sdk(url: str, work: Path, turns: int, threads: bool) -> Session:
     import anthropic
     from anthropic import beta_tool
 
+    from agentctl.tools.workspace import WorkspaceTools
+
+    files = WorkspaceTools(work, 20_000)  # the same tool, so the same work and results
+
     @beta_tool
     def read_file(path: str, limit: int = 2000) -> str:
         """Read a text file of the workspace."""
-        return (work / path).read_text()
+        return files.read_file({"path": path, "limit": limit})
 
     client = anthropic.Anthropic(base_url=url, api_key="sk-bench", max_retries=0)
     session = Session(f"SDK tool_runner, thread={'default' if threads else 'False'}")
@@ -267,7 +272,7 @@ def profile_session(turns: int, threads: bool) -> None:
         work, script = write_workload(Path(tmp), turns)
         server = Server(script)
         try:
-            prof = cProfile.Profile()
+            prof = cProfile.Profile(time.process_time)
             prof.enable()
             session = run_agentctl(server.url, work, turns, threads, {})
             prof.disable()

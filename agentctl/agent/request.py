@@ -16,7 +16,6 @@ run an estimate only ever covers what was added since the latest response.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -83,7 +82,7 @@ def build_request(
     if thinking is not None:
         request["thinking"] = thinking
     if tools:
-        request["tools"] = [copy.deepcopy(dict(t)) for t in tools]
+        request["tools"] = list(tools)  # the cache marker goes on a copy of the last one
     request["messages"] = list(messages)
     cm = build_context_management(profile.context_editing, request, server, sent, steering=steering)
     if cm is not None:
