@@ -116,7 +116,7 @@ def run_agentctl(
     return session
 
 
-def run_sdk(url: str, work: Path, turns: int, threads: bool) -> Session:
+def run_sdk(url: str, work: Path, turns: int, threads: bool, stream: bool = False) -> Session:
     import anthropic
     from anthropic import beta_tool
 
@@ -130,15 +130,21 @@ def run_sdk(url: str, work: Path, turns: int, threads: bool) -> Session:
         return files.read_file({"path": path, "limit": limit})
 
     client = anthropic.Anthropic(base_url=url, api_key="sk-bench", max_retries=0)
-    session = Session(f"SDK tool_runner, thread={'default' if threads else 'False'}")
+    mode = f"thread={'default' if threads else 'False'}" + (", stream=True" if stream else "")
+    session = Session(f"SDK tool_runner, {mode}")
     start = time.process_time()
     kwargs: dict[str, Any] = {} if threads else {"thread": False}
+    if stream:
+        kwargs["stream"] = True
     runner = client.beta.messages.tool_runner(
         model="claude-sonnet-5", max_tokens=4096, tools=[read_file],
         messages=[{"role": "user", "content": "Read the files."}], max_iterations=turns + 5,
         **kwargs,
     )  # fmt: skip
-    for _message in runner:
+    for item in runner:
+        if stream:  # a streamed turn: read it to the end, as agentctl does
+            for _event in item:
+                pass
         session.times.append(time.process_time() - start)
     return session
 
@@ -151,6 +157,7 @@ def per_turn_rows(turns: int = 111) -> list[tuple[str, float]]:
             runs: list[Callable[[], Session]] = [
                 lambda: run_sdk(server.url, work, turns, True),
                 lambda: run_sdk(server.url, work, turns, False),
+                lambda: run_sdk(server.url, work, turns, True, stream=True),
                 lambda: run_agentctl(server.url, work, turns, True, {}),
                 lambda: run_agentctl(server.url, work, turns, False, {}),
             ]
@@ -260,7 +267,8 @@ LONG_SETS = {
 def long_rows(turns: int) -> list[str]:
     r = child_session(turns, True, LONG_SETS)
     return [
-        f"long run ({turns} turns asked, threads, clearing + compaction at 100k): "
+        f"long run ({turns} turns asked, threads, clearing + compaction at "
+        f"{LONG_SETS['context_editing.compaction.trigger']:,} tokens): "
         f"{r['turns']:.0f} turns, prompt at the end {r['last_prompt']:.0f} tokens, "
         f"RSS +{r['rss_kb'] / 1024:.0f} MB, CPU per turn: first 100 {r['first_100_ms']:.2f} ms, "
         f"last 100 {r['last_100_ms']:.2f} ms (ratio {r['last_100_ms'] / r['first_100_ms']:.2f})"
@@ -290,6 +298,7 @@ def main() -> None:
     parser.add_argument("--full", action="store_true", help="--profile without threads")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--long", type=int, default=0, metavar="N")
+    parser.add_argument("--per-turn", action="store_true", help="only the per-turn CPU rows")
     args = parser.parse_args()
     if args.profile:
         profile_session(args.profile, threads=not args.full)
@@ -299,6 +308,8 @@ def main() -> None:
     for label, ms in rows:
         print(f"per-turn CPU, turns 10-110: {label}: {ms:.2f} ms ({ms / sdk:.2f}x SDK default, "
               f"{ms / sdk_full:.2f}x SDK thread=False)", flush=True)  # fmt: skip
+    if args.per_turn:
+        return
     short = [50, 100, 200] if args.quick else [100, 300, 1000]
     for line in growth_rows(short, threads=True):
         print(line, flush=True)
@@ -307,6 +318,11 @@ def main() -> None:
     if args.long:
         for line in long_rows(args.long):
             print(line, flush=True)
+
+
+def long_only(turns: int) -> None:
+    for line in long_rows(turns):
+        print(line, flush=True)
 
 
 if __name__ == "__main__":
