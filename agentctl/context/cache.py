@@ -180,7 +180,7 @@ class PromptCache:
         """Forget the entries whose TTL ran out (as the real cache does): memory stays
         bounded by what a TTL's worth of requests writes."""
         while self._expiry and self._expiry[0][0] <= now:
-            expires, key = heapq.heappop(self._expiry)
+            _, key = heapq.heappop(self._expiry)
             entry = self._entries.get(key)
             if entry is not None and entry[0] <= now:
                 del self._entries[key]
