@@ -87,3 +87,25 @@ def test_a_lost_thread_is_created_again_with_the_whole_history(
     assert kinds[5] == "create" and kinds[6] == "continue"
     assert len(bodies[5]["messages"]) == 9  # task + 4 turns of use and result
     assert result.stop_reason == "end_turn"
+
+
+@pytest.mark.slow
+def test_after_a_pause_turn_a_continue_sends_nothing_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server holds the paused turn: the continue carries an empty `messages`."""
+    from agentctl.emulator import Script, ScriptTurn
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    script = Script((ScriptTurn(text="thinking it over", stop_reason="pause_turn"),
+                     ScriptTurn(text="the answer", stop_reason="end_turn")))  # fmt: skip
+    profile = tmp_path / "t.toml"
+    profile.write_text("[api]\nthreads = true\n")
+    with running(script=script) as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        result = agentctl.run("go", profile=profile, record=False)
+        bodies = sent(emu)
+    assert result.text == "the answer" and [t.stop_reason for t in result.turns] == [
+        "pause_turn", "end_turn"]  # fmt: skip
+    assert bodies[1]["thread"]["type"] == "continue" and bodies[1]["messages"] == []
