@@ -19,6 +19,7 @@ from agentctl.runner.execute import RunResult, execute, open_client, run
 from agentctl.runner.followup import plan_call
 from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.sessions.transcript import session_path
+from agentctl.tools.approval import Approver
 from agentctl.types import Event, Totals, TurnEvent
 
 
@@ -49,6 +50,7 @@ class Session:
         trust_task: bool = False,
         continue_session: str | None = None,
         fork: str | None = None,
+        approve: Approver | None = None,
     ) -> None:
         given = overrides if isinstance(overrides, Overrides) else Overrides(values=overrides or {})
         values = dict(given.values)
@@ -59,6 +61,7 @@ class Session:
         self._workspace = Path(workspace) if workspace is not None else None
         self._on_event, self._trust = on_event, trust_task
         self._continue, self._fork = continue_session, fork
+        self._approve = approve
         self._stack = ExitStack()
         self.results: list[RunResult] = []
         self._id: str | None = None
@@ -92,12 +95,23 @@ class Session:
         `source`: what the session header names as the task's origin."""
         return self._plan(parse_task(text, source, Path.cwd()))
 
-    def execute(self, plan: Plan, on_event: Callable[[Event], None] | None = None) -> RunResult:
-        """Run a plan from `prepare`, its events to `on_event` (default: the session's)."""
+    def execute(
+        self,
+        plan: Plan,
+        on_event: Callable[[Event], None] | None = None,
+        approve: Approver | None = None,
+    ) -> RunResult:
+        """Run a plan from `prepare`, its events to `on_event` (default: the session's), the
+        calls the [approval] rules ask about to `approve` (default: the session's)."""
         client = self._client or self._stack.enter_context(open_client(plan))
         self._client = client
         try:
-            result = execute(plan, client=client, on_event=on_event or self._on_event)
+            result = execute(
+                plan,
+                client=client,
+                on_event=on_event or self._on_event,
+                approve=approve or self._approve,
+            )
         except AgentctlError:
             # Stopped after an answer (a limit, Ctrl-C): the session is recorded, and the
             # next send is refused until it is finished (`agentctl run --resume`).
@@ -124,6 +138,7 @@ class Session:
             overrides=self._overrides,
             on_event=self._on_event,
             fork=spec,
+            approve=self._approve,
         )
 
     def _plan(self, text: Task) -> Plan:

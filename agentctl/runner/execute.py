@@ -27,6 +27,7 @@ from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
+from agentctl.tools.approval import NOBODY, Approver, Gate, has_asks, offered_server_tools
 from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox, ToolSource
@@ -79,6 +80,8 @@ def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
     from agentctl.agent.request import server_tools
 
     settings = plan.profile.tools
+    offered, left_out = offered_server_tools(plan.profile.approval, server_tools(plan.profile))
+    plan.warnings.extend(left_out)
     tools: list[Tool] = []
     if settings.memory:
         tools.append(open_memory_tool(plan.profile.memory, plan.session))
@@ -87,7 +90,7 @@ def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
     return ToolBox(
         tools,
         max_result_chars=settings.max_result_chars,
-        server_tools=server_tools(plan.profile),
+        server_tools=offered,
         sources=[mcp] if mcp is not None else [],
     )
 
@@ -183,10 +186,12 @@ def execute(
     record: bool = True,
     transcript_write: WriteFn = os.write,
     control: RunControl | None = None,
+    approve: Approver | None = None,
 ) -> RunResult:
     """Run the plan; every event goes to `on_event` and the transcript. On failure an
     ErrorEvent goes out, then the AgentctlError propagates (Ctrl-C: InterruptedRunError).
     `control`: asks the running loop for a compaction (`RunControl.compact_before_next_turn`).
+    `approve`: answers the calls the profile's [approval] rules ask about (None: denied).
 
     A resumed plan appends to the file it was read from. `transcript_write` is the os.write-like
     call the transcript uses (a seam: tests give it a full disk)."""
@@ -211,8 +216,9 @@ def execute(
     )
     # Started once per run, stopped on every exit; what they cannot offer is said at the start.
     servers = mcp_tools(plan.profile.mcp.servers, plan.warnings.append)
+    gate = approval_gate(plan, approve)
     with recorder, connection as model, servers as mcp:
-        result = _drive(plan, model, recorder, emit, mcp, control or RunControl())
+        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), gate)
     return _result(plan, result, tuple(turns), recorder.opened)
 
 
@@ -223,6 +229,7 @@ def _drive(
     emit: Callable[[Event], None],
     mcp: ToolSource,
     control: RunControl,
+    gate: Gate,
 ) -> ResultEvent:
     setup = LoopSetup(
         profile=plan.profile,
@@ -236,6 +243,7 @@ def _drive(
         control=control,
         measured=plan.measured,
         server=plan.server.model,
+        gate=gate,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
@@ -247,6 +255,16 @@ def _drive(
         error = with_resume_hint(error, plan.session)
     emit(ErrorEvent(error.kind, str(error)))
     raise error
+
+
+def approval_gate(plan: Plan, approve: Approver | None) -> Gate:
+    """The run's approval gate; rules that ask, with nobody to ask, are warned about."""
+    rules = plan.profile.approval
+    if approve is None and has_asks(rules):
+        plan.warnings.append(
+            f"approval: {NOBODY}: the calls the [approval] rules ask for will be denied"
+        )
+    return Gate(rules, approve)
 
 
 def _consume(events: Iterator[Event], emit: Callable[[Event], None]) -> ResultEvent:
@@ -305,6 +323,7 @@ def run(
     control: RunControl | None = None,
     continue_session: str | None = None,
     fork: str | None = None,
+    approve: Approver | None = None,
 ) -> RunResult:
     """Run `task` (its text, or a task file) to the end and return what happened.
 
@@ -315,7 +334,10 @@ def run(
     `compact_before_next_turn()` (from `on_event` or another thread) makes the next request
     an on-demand compaction; `continue_session` (an id, prefix or "last"): `task` is a
     follow-up to that finished session; `fork` ("SESSION[@TURN]"): a new session from that
-    turn's history, `task` (optional) its next prompt. Raises the agentctl exception tree.
+    turn's history, `task` (optional) its next prompt; `approve`: called with an
+    `ApprovalRequest` for each call the profile's [approval] rules ask about, returns True to
+    allow it, False to deny it, or "always" to allow that tool for the rest of the run (None:
+    such calls are denied). Raises the agentctl exception tree.
     """
     values = {} if memory_root is None else {"memory.root": str(memory_root)}
     plan = plan_call(
@@ -328,4 +350,6 @@ def run(
         continue_session=continue_session,
         fork=fork,
     )
-    return execute(plan, client=client, on_event=on_event, record=record, control=control)
+    return execute(
+        plan, client=client, on_event=on_event, record=record, control=control, approve=approve
+    )
