@@ -16,8 +16,6 @@ from agentctl.render.safe import error_line, visible
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from agentctl.sessions.catalog import SessionSummary
-
 # Lazy imports: each subcommand imports its own part of sessions/ and render/ (the catalog
 # for `list`, the simulator for `simulate` and `tune`, charts for `stats`), and Rich only
 # when it draws: one subcommand does not load the others' code, `sessions --help` none of it.
@@ -96,38 +94,42 @@ def list_(
             "--search", "-s", metavar="TEXT", help="Only sessions whose id, task or model has TEXT."
         ),
     ] = None,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "--status", metavar="STATUS", help="Only sessions with STATUS (end_turn, limit...)."
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", metavar="TEXT", help="Only sessions whose model has TEXT."),
+    ] = None,
 ) -> None:
     """List recorded sessions, newest first: id, start time (UTC; from 100 columns, and always
-    when piped), task, model, turns, status, prompt tokens sent (all turns), cost.
+    when piped), task, model, turns, status, prompt tokens sent (all turns), cost. Served by
+    the sessions index (kept as runs write, refreshed from the files when stale).
 
     Exit codes: 0 listed (also when there is none yet), 2 bad option.
 
     \b
     Examples:
       agentctl sessions list -n 5
-      agentctl sessions list --search kestrel
+      agentctl sessions list --search kestrel --status end_turn
       agentctl sessions list --json | jq -r '.[].session'
     """
-    from agentctl.render.sessions_view import sessions_table
-    from agentctl.sessions.catalog import list_summaries
+    from agentctl.sessions.index import Filters, listing
 
-    rows = matching(list(reversed(list_summaries())), search)[:count]
+    rows = listing(Filters(count, search, status, model))
     if as_json:
         _emit_json([row.to_json() for row in rows])
     elif not rows:
-        what = f"no session matches {search!r}" if search else "no sessions yet"
+        asked = search or status or model
+        what = f"no session matches {asked!r}" if asked else "no sessions yet"
         print(f"{what} (agentctl run records one per run)", file=sys.stderr)
     else:
+        from agentctl.render.sessions_view import sessions_table
+
         _print(sessions_table(rows, _console().width))
-
-
-def matching(rows: list[SessionSummary], text: str | None) -> list[SessionSummary]:
-    """The rows whose id, task, task file or model holds `text` (any case)."""
-    if not text:
-        return rows
-    needle = text.casefold()
-    fields = ("id", "task", "task_source", "model")
-    return [r for r in rows if any(needle in str(getattr(r, f)).casefold() for f in fields)]
 
 
 @app.command()

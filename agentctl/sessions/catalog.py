@@ -27,7 +27,7 @@ from agentctl.sessions.record import (
     to_json,
     with_history,
 )
-from agentctl.sessions.transcript import find_session, in_use, list_sessions, read_transcript
+from agentctl.sessions.transcript import find_session, in_use, read_transcript
 from agentctl.types import CACHE_CREATION, AppliedEdit, MemoryOp, Turn, Usage, usage_fields
 
 EXPORT_FORMAT = "agentctl-session-export"
@@ -286,43 +286,69 @@ class SessionSummary:
         }
 
 
+class SummaryTally:
+    """A list row built record by record: from a file's header, resume and event records
+    (`summarize`), or as a writer appends them (the sessions index)."""
+
+    ONLY = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE)
+
+    def __init__(self) -> None:
+        self.header: SessionHeader | None = None
+        self.pricing = LIST_PRICE
+        self.turns: list[tuple[Turn, str]] = []  # each turn event with its segment's pricing
+        self.status = "incomplete"
+
+    def add(self, record: Record) -> None:
+        if isinstance(record, SessionHeader):
+            if self.header is None:
+                self.header, self.pricing = record, record.pricing
+        elif isinstance(record, ResumeRecord):
+            self.pricing = record.pricing
+        elif isinstance(record, EventRecord):
+            self._event(record)
+
+    def _event(self, record: EventRecord) -> None:
+        name = record.name
+        if name == "turn":
+            self.turns.append((Turn.from_json(record.event), self.pricing))
+        elif name == "result":
+            self.status = str(record.event.get("stop_reason") or "done")
+        elif name == "error":
+            self.status = str(record.event.get("kind") or "error")
+
+    def summary(self, session: str) -> SessionSummary | None:
+        """The row of session `session` (None before its header)."""
+        header = self.header
+        if header is None:
+            return None
+        usage = sum((t.usage for t, _ in self.turns), Usage())
+        return SessionSummary(
+            id=session,
+            started=header.ts,
+            task=_first_line(header.task) or header.task_source,
+            task_source=header.task_source,
+            model=header.model,
+            turns=len(self.turns),
+            status=self.status,
+            prompt_tokens=usage.prompt_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=_summary_cost(header, session, self.turns),
+            compactions=usage.compactions,
+            pricing=pricing_label([p for _, p in self.turns] or [header.pricing]),
+        )
+
+
 def summarize(path: Path) -> SessionSummary | None:
     """The list row of one transcript (header, resume and event records only), None for a
     file without one."""
-    only = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE)
     try:
-        transcript = read_transcript(path, only=only)
+        transcript = read_transcript(path, only=SummaryTally.ONLY)
     except UsageError:
         return _unreadable(path)
-    header = transcript.header
-    events = [r.event for r in transcript.records if isinstance(r, EventRecord)]
-    turns = _priced_turns(transcript)
-    usage = sum((t.usage for t, _ in turns), Usage())
-    return SessionSummary(
-        id=transcript.id,
-        started=header.ts,
-        task=_first_line(header.task) or header.task_source,
-        task_source=header.task_source,
-        model=header.model,
-        turns=len(turns),
-        status=_status(events),
-        prompt_tokens=usage.prompt_tokens,
-        output_tokens=usage.output_tokens,
-        cost_usd=_summary_cost(header, path.stem, turns),
-        compactions=usage.compactions,
-        pricing=pricing_label([p for _, p in turns] or [header.pricing]),
-    )
-
-
-def _priced_turns(transcript: Transcript) -> list[tuple[Turn, str]]:
-    """Each turn event with the pricing of its segment (the header's, or the last resume's)."""
-    pricing, turns = transcript.header.pricing, []
+    tally = SummaryTally()
     for record in transcript.records:
-        if isinstance(record, ResumeRecord):
-            pricing = record.pricing
-        elif isinstance(record, EventRecord) and record.name == "turn":
-            turns.append((Turn.from_json(record.event), pricing))
-    return turns
+        tally.add(record)
+    return tally.summary(transcript.id)
 
 
 def _unreadable(path: Path) -> SessionSummary | None:
@@ -331,15 +357,6 @@ def _unreadable(path: Path) -> SessionSummary | None:
         return None
     started = path.stat().st_mtime
     return SessionSummary(path.stem, started, "", "", "", 0, "unreadable", 0, 0, None)
-
-
-def _status(events: Sequence[Mapping[str, Any]]) -> str:
-    for event in reversed(events):
-        if event.get("event") == "result":
-            return str(event.get("stop_reason") or "done")
-        if event.get("event") == "error":
-            return str(event.get("kind") or "error")
-    return "incomplete"
 
 
 def _first_line(text: str) -> str:
@@ -362,9 +379,10 @@ def _summary_cost(
 
 
 def list_summaries() -> list[SessionSummary]:
-    """Every recorded session, oldest first."""
-    rows = (summarize(path) for path in list_sessions())
-    return [row for row in rows if row is not None]
+    """Every recorded session, oldest first (from the sessions index)."""
+    from agentctl.sessions.index import listing
+
+    return listing()[::-1]
 
 
 def remove_session(session: Session) -> Path:

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentctl import clock
 from agentctl.agent.model import ModelResponse
@@ -40,6 +40,9 @@ from agentctl.sessions.record import (
     to_json,
 )
 from agentctl.types import Event, ToolCall
+
+if TYPE_CHECKING:
+    from agentctl.sessions.catalog import SummaryTally
 
 SUFFIX = ".jsonl"
 LAST = "last"
@@ -161,6 +164,7 @@ class TranscriptWriter:
             self.close()
             message = f"session {path.stem}: cannot end the cut last line of {path}: {_why(err)}"
             raise TranscriptWriteError(message) from None
+        self._tally = _new_tally() if self._end == 0 else None  # the index row of a new file
 
     def _lock(self) -> None:
         try:
@@ -213,6 +217,8 @@ class TranscriptWriter:
         self._end += len(data)
         self._saved += 1
         self._turn = max(self._turn, getattr(record, "turn", 0))
+        if self._tally is not None:
+            self._tally.add(stamped)
 
     def _write_all(self, data: bytes) -> None:
         while data:
@@ -245,6 +251,17 @@ class TranscriptWriter:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+            self._index()
+
+    def _index(self) -> None:
+        """The sessions index's row for a file this writer wrote whole (a resumed or failed
+        one is re-read by the next listing, which finds its row stale)."""
+        tally, self._tally = getattr(self, "_tally", None), None
+        if tally is None or self._failed:
+            return
+        from agentctl.sessions.index import note_written
+
+        note_written(self.path, tally)
 
     def __enter__(self) -> TranscriptWriter:
         return self
@@ -273,6 +290,12 @@ class TranscriptWriter:
         event_json = getattr(event, "to_json", None)
         if event_json is not None:
             self.append(EventRecord(event_json()))
+
+
+def _new_tally() -> SummaryTally:
+    from agentctl.sessions.catalog import SummaryTally
+
+    return SummaryTally()
 
 
 def _encode(record: Record) -> bytes:
