@@ -58,6 +58,15 @@ def listing(filters: Filters = Filters()) -> list[SessionSummary]:
         return _query(db, filters)
 
 
+def reindex() -> int:
+    """Bring the index in line with the transcripts; how many files it had to read."""
+    folder = sessions_dir()
+    if not folder.is_dir():
+        return 0
+    with _open(folder) as db:
+        return refresh(db, folder)
+
+
 def refresh(db: sqlite3.Connection, folder: Path) -> int:
     """Bring the rows in line with the transcripts in `folder`; how many files were read."""
     files = _transcripts(folder)
