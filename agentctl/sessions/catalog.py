@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.request import summary_start
+from agentctl.agent.request import is_summary
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
@@ -18,14 +18,15 @@ from agentctl.sessions.record import (
     BATCH_PRICE,
     LIST_PRICE,
     EventRecord,
+    MessageRecord,
     Record,
     RequestRecord,
     ResponseRecord,
     ResumeRecord,
     SessionHeader,
     Transcript,
+    apply_message,
     to_json,
-    with_history,
 )
 from agentctl.sessions.transcript import find_session, in_use, read_transcript
 from agentctl.types import CACHE_CREATION, AppliedEdit, MemoryOp, Turn, Usage, usage_fields
@@ -41,7 +42,7 @@ class TurnRecord:
     turn: int
     ts: float  # when the request was recorded (the cache clock of a replay)
     body: dict[str, Any]  # the request without `messages`
-    messages: tuple[dict[str, Any], ...]  # the unedited history this request carried
+    messages: Sequence[dict[str, Any]]  # the unedited history this request carried (a view)
     response: dict[str, Any]  # the API's message object
     event: Turn
     segment: int = 0  # how many times the run had been resumed before this turn
@@ -133,12 +134,71 @@ def pricing_label(pricings: Sequence[str]) -> str:
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
+class MessagesView(Sequence[dict[str, Any]]):
+    """Messages `start` to `stop` of a list that only grows: what one request carried,
+    without a copy of the history for every turn."""
+
+    __slots__ = ("_items", "_start", "_stop")
+
+    def __init__(self, items: list[dict[str, Any]], start: int, stop: int) -> None:
+        self._items, self._start, self._stop = items, start, stop
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._items[i] for i in range(self._start, self._stop)[index]]
+        return self._items[range(self._start, self._stop)[index]]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for index in range(self._start, self._stop):
+            yield self._items[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MessagesView({list(self)!r})"
+
+
+class _History:
+    """The history rule (`record.apply_message`) with views of what each request sent that
+    stay valid: a message that rewrites the history (a resume going back) starts a new list,
+    so the old views keep the messages they had; the last summary is tracked as it comes."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.summaries: list[int] = []  # indexes of on-demand summaries, ascending
+
+    def apply(self, record: MessageRecord) -> None:
+        index, items = record.index, self.items
+        if index > len(items):
+            apply_message(items, record)  # raises MalformedRecord, naming the gap
+        if index < len(items):
+            self.items = items[:index]
+            self.summaries = [i for i in self.summaries if i < index]
+        self.items.append(record.message)
+        if is_summary(record.message):
+            self.summaries.append(index)
+
+    def sent(self, count: int | None) -> MessagesView:
+        """The first `count` messages (all without one) from the last summary among them on."""
+        stop = len(self.items) if count is None else min(count, len(self.items))
+        start = next((i for i in reversed(self.summaries) if i < stop), 0)
+        return MessagesView(self.items, start, stop)
+
+
 class _Builder:
     """Walks the records once, keeping the history as it stood at each request."""
 
     def __init__(self, pricing: str = LIST_PRICE) -> None:
         self.pricing = pricing
-        self.pending: tuple[RequestRecord, tuple[dict[str, Any], ...]] | None = None
+        self.pending: tuple[RequestRecord, MessagesView] | None = None
         self.turns: list[TurnRecord] = []
         self.events: dict[int, Turn] = {}
         self.result: dict[str, Any] | None = None
@@ -146,11 +206,12 @@ class _Builder:
         self.segment = 0
         self.last_turn, self.last_stop, self.outcome = 0, "", "unknown"
 
-    def add(self, record: Record, history: list[dict[str, Any]]) -> None:
-        if isinstance(record, RequestRecord):
-            count = len(history) if record.messages_count is None else record.messages_count
-            sent = history[:count]  # from an on-demand summary on, as the request sent it
-            self.pending = (record, tuple(sent[summary_start(sent) :]))
+    def add(self, record: Record, history: _History) -> None:
+        if isinstance(record, MessageRecord):
+            history.apply(record)
+        elif isinstance(record, RequestRecord):
+            # from an on-demand summary on, as the request sent it
+            self.pending = (record, history.sent(record.messages_count))
         elif isinstance(record, ResponseRecord):
             # A request that got no response (interrupted, failed) is no turn: resume reuses
             # its number, so turns stay 1, 2, 3, ... and each number names one answered request.
@@ -209,15 +270,15 @@ def parse_session(transcript: Transcript) -> Session:
     """The Session of a transcript: its turns, final history and outcome. The one walk over
     a transcript's records: `sessions` commands, resume, replay and simulate all read it."""
     builder = _Builder(transcript.header.pricing)
-    history: list[dict[str, Any]] = []
-    for record, history in with_history(transcript.records):
+    history = _History()
+    for record in transcript.records:
         builder.add(record, history)
     return Session(
         id=transcript.id,
         path=transcript.path,
         header=transcript.header,
         turns=builder.finish(),
-        history=tuple(history),
+        history=tuple(history.items),
         result=builder.result,
         error=builder.error,
         records=transcript.records,
