@@ -256,9 +256,7 @@ def history_at(root_fd: int) -> list[dict[str, Any]]:
     return older + newer
 
 
-def newest_entries(
-    root: Path, limit: int = 0, session: str | None = None
-) -> list[dict[str, Any]]:
+def newest_entries(root: Path, limit: int = 0, session: str | None = None) -> list[dict[str, Any]]:
     """`read_history` newest first, its first `limit` (0: all) of `session`'s (any: None),
     read from the journal's end: the cost is in the entries shown, not the journal's size."""
     try:
