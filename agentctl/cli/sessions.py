@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
@@ -77,8 +77,11 @@ def _print(*renderables: RenderableType, width: int | None = None) -> None:
     sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+def _emit_json(data: Any, out: TextIO | None = None) -> None:
+    """Written piece by piece as it is encoded (a long session's export is never one string)."""
+    out = out or sys.stdout
+    json.dump(data, out, indent=2, ensure_ascii=False)
+    out.write("\n")
 
 
 @app.command("list")
@@ -233,7 +236,8 @@ def export(
         _emit_json(data)
         return
     try:
-        output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        with output.open("w", encoding="utf-8") as f:
+            _emit_json(data, f)
     except OSError as err:
         raise UsageError(f"{output}: cannot write: {err.strerror or err}") from None
     count = f" ({len(data)} exchanges)" if exchanges is not None else ""
