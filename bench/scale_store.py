@@ -1,0 +1,285 @@
+"""Listings and stores at scale: `sessions list` on 10,000 sessions, `sessions show`/`export`
+on long sessions, `memory log` on a large journal, the memory store's first write in a large
+tree, and the startup of the light commands. Every figure comes from this one run.
+
+Usage: python bench/scale_store.py [--sessions 10000] [--turns 8000] [--journal-mb 100]
+                                   [--files 100000] [--runs 7]
+
+Each command runs as its own process (the console script beside this interpreter); its wall
+time is the median of RUNS runs (the first, which builds what is cached, is reported apart),
+its peak RSS comes from wait4(). Sessions are copies of one real scripted run; the long
+sessions are written record by record in the transcript format (a tool call and a ~2.2 kB
+result per turn); the journal holds ordinary `create` outcome lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RESULT = "line of a tool result, as a file's text would be\n" * 45  # ~2.2 kB
+
+
+def agentctl() -> list[str]:
+    script = Path(sys.executable).parent / "agentctl"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agentctl"]
+
+
+def run_once(cmd: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one run of `cmd`, its output thrown away."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def measure(cmd: Sequence[str], env: dict[str, str], runs: int) -> tuple[float, float]:
+    """(median wall seconds, peak RSS MB) over `runs` runs after one warm-up."""
+    run_once(cmd, env)
+    results = [run_once(cmd, env) for _ in range(runs)]
+    return statistics.median(w for w, _ in results), max(r for _, r in results)
+
+
+def environment(home: Path) -> dict[str, str]:
+    return {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "120"}
+
+
+# -- sessions ------------------------------------------------------------------------------
+
+
+def real_transcript(home: Path) -> Path:
+    """One scripted run of three tool turns, recorded by agentctl itself."""
+    code = (
+        "import agentctl\n"
+        "from agentctl.testing import reply, tool_use\n"
+        "calls = [reply(tool_use('memory', {'command': 'view', 'path': '/memories'},"
+        " f'toolu_{i}'), stop='tool_use') for i in range(3)]\n"
+        "agentctl.run('Summarise the kestrel outage.',"
+        " client=agentctl.ScriptedClient(*calls, 'Done.'), memory_root='mem')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], env=environment(home), cwd=home, check=True)
+    return next((home / "sessions").glob("*.jsonl"))
+
+
+def many_sessions(home: Path, count: int) -> Path:
+    source = real_transcript(home)
+    data = source.read_bytes()
+    folder = source.parent
+    for n in range(count - 1):
+        (folder / f"20260101-{n // 1_000_000:06d}-{n % 1_000_000:06x}.jsonl").write_bytes(data)
+    return source
+
+
+def long_session(folder: Path, header: dict[str, Any], turns: int) -> str:
+    """A transcript of `turns` tool turns and a final answer, written line by line."""
+    name = f"20260102-000000-{turns:06x}"
+    lines = [{**header, "session": name}, _message(0, {"role": "user", "content": "Go."})]
+    for turn in range(1, turns + 1):
+        lines += _turn(turn, last=turn == turns)
+    lines.append(_record("event", event={"event": "result", "stop_reason": "end_turn"}))
+    with (folder / f"{name}.jsonl").open("w") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+    return name
+
+
+def _record(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"v": 1, "type": kind, "ts": 1.0, **fields}
+
+
+def _message(index: int, message: dict[str, Any]) -> dict[str, Any]:
+    return _record("message", index=index, message=message)
+
+
+def _turn(turn: int, *, last: bool) -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": f"toolu_{turn}", "name": "read_file", "input": {"path": "a"}}
+    content = [{"type": "text", "text": "Done."}] if last else [call]
+    usage = {"input_tokens": 100 + 550 * turn, "output_tokens": 40}
+    stop = "end_turn" if last else "tool_use"
+    response = {"role": "assistant", "content": content, "stop_reason": stop, "usage": usage}
+    body = {"model": "claude-sonnet-5", "max_tokens": 8192}
+    event = {"event": "turn", "turn": turn, "stop_reason": stop, "usage": usage}
+    records = [
+        _record("request", turn=turn, messages_count=2 * turn - 1, request=body),
+        _record("response", turn=turn, request_id=f"req_{turn}", message=response),
+        _message(2 * turn - 1, {"role": "assistant", "content": content}),
+    ]
+    if not last:
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": RESULT}
+        records += [
+            _record("tool_result", turn=turn, tool_use_id=f"toolu_{turn}", name="read_file",
+                    input={"path": "a"}, is_error=False, content=RESULT),
+            _message(2 * turn, {"role": "user", "content": [result]}),
+        ]  # fmt: skip
+    records.append(_record("event", event=event))
+    return records
+
+
+def bench_list(tmp: Path, count: int, runs: int) -> list[str]:
+    home = tmp / "list"
+    home.mkdir()
+    many_sessions(home, count)
+    env, app = environment(home), agentctl()
+    listing = [*app, "sessions", "list", "--json"]
+    build, _ = run_once(listing, env)  # no index yet: every transcript read once
+    warm, rss = measure(listing, env, runs)
+    table, table_rss = measure([*app, "sessions", "list"], env, max(1, runs // 3))
+    newest, _ = measure([*app, "sessions", "list", "-n", "20"], env, runs)
+    search, _ = measure([*app, "sessions", "list", "--json", "-s", "kestrel", "-n", "5"], env, runs)
+    touched = next((home / "sessions").glob("*.jsonl"))
+    os.utime(touched)
+    one_stale, _ = run_once(listing, env)
+    return [
+        f"sessions list, {count:,} sessions (JSON):",
+        f"  building the index (reads every transcript)  {build:7.2f} s",
+        f"  --json from the index                        {warm:7.3f} s  ({rss:.0f} MB)",
+        f"  --json after one transcript changed          {one_stale:7.3f} s",
+        f"  -n 20 (table)                                {newest:7.3f} s",
+        f"  --json -s kestrel -n 5                       {search:7.3f} s",
+        f"  the whole table, piped                       {table:7.3f} s  ({table_rss:.0f} MB)",
+        f"  index build / warm --json                    {build / warm:7.1f} x",
+    ]
+
+
+def bench_show(tmp: Path, turns: int, runs: int) -> list[str]:
+    home = tmp / "show"
+    home.mkdir()
+    header = json.loads(real_transcript(home).read_text().splitlines()[0])
+    folder, env, app = home / "sessions", environment(home), agentctl()
+    rows, figures = [f"sessions show / export (tool turns, {len(RESULT):,} B results):"], {}
+    for n in (turns // 4, turns):
+        name = long_session(folder, header, n)
+        size = (folder / f"{name}.jsonl").stat().st_size / 1e6
+        for what in ("show", "export"):
+            wall, rss = measure([*app, "sessions", what, name], env, max(1, runs // 3))
+            figures[what, n] = (wall, rss)
+            rows.append(f"  {what:<6} {n:>6,} turns ({size:5.0f} MB)  {wall:7.2f} s  {rss:6.0f} MB")
+    for what in ("show", "export"):
+        (w1, r1), (w2, r2) = figures[what, turns // 4], figures[what, turns]
+        rows.append(f"  {what}: 4x the turns -> time x{w2 / w1:.2f}, peak RSS x{r2 / r1:.2f}")
+    return rows
+
+
+# -- memory --------------------------------------------------------------------------------
+
+
+def journal(root: Path, megabytes: int) -> None:
+    root.mkdir(parents=True)
+    line = {"time": "2026-12-01T10:00:00.000Z", "command": "create", "path": "/memories/a.md"}
+    with (root / ".agentctl-journal.jsonl").open("w") as f:
+        n = 0
+        while f.tell() < megabytes * 1_000_000:
+            entry = {**line, "bytes": n, "session": f"s{n // 100}", "v": 1}
+            f.write(json.dumps(entry, separators=(",", ":")) + "\n")
+            n += 1
+
+
+def bench_log(tmp: Path, megabytes: int, runs: int) -> list[str]:
+    env, app = environment(tmp / "home"), agentctl()
+    rows = [f"memory log -n 20 (journal of {megabytes} MB and of 1 MB):"]
+    figures = []
+    for size in (1, megabytes):
+        root = tmp / f"journal{size}"
+        journal(root, size)
+        wall, rss = measure([*app, "memory", "log", "-n", "20", "--root", str(root)], env, runs)
+        figures.append(wall)
+        rows.append(f"  {size:>4} MB  {wall:7.3f} s  {rss:6.0f} MB")
+    rows.append(f"  {megabytes} MB / 1 MB time  x{figures[1] / figures[0]:.2f}")
+    return rows
+
+
+def bench_first_write(tmp: Path, files: int, runs: int) -> list[str]:
+    root = tmp / "tree"
+    for n in range(files):
+        folder = root / f"d{n // 1000}"
+        if n % 1000 == 0:
+            folder.mkdir(parents=True)
+        (folder / f"f{n}.md").write_text("x")
+    code = (
+        "import sys, time\n"
+        "from agentctl.memory.store import MemoryStore\n"
+        "store = MemoryStore(sys.argv[1], session='b')\n"
+        "t = time.perf_counter()\n"
+        "store.write_text('/memories/new' + sys.argv[2] + '.md', 'x')\n"
+        "first = time.perf_counter() - t\n"
+        "t = time.perf_counter()\n"
+        "store.write_text('/memories/new' + sys.argv[2] + 'b.md', 'x')\n"
+        "print(first, time.perf_counter() - t)\n"
+    )
+    firsts, seconds = [], []
+    for n in range(runs):
+        out = subprocess.run([sys.executable, "-c", code, str(root), str(n)], capture_output=True)
+        a, b = map(float, out.stdout.split())
+        firsts.append(a)
+        seconds.append(b)
+    first, second = statistics.median(firsts), statistics.median(seconds)
+    return [
+        f"memory store, {files:,} files: first create {first * 1000:.1f} ms, "
+        f"second {second * 1000:.1f} ms (x{first / second:.1f})"
+    ]
+
+
+# -- startup -------------------------------------------------------------------------------
+
+
+def bench_startup(tmp: Path, runs: int) -> list[str]:
+    home = tmp / "startup"
+    (home / "memory").mkdir(parents=True)
+    env, app, py = environment(home), agentctl(), sys.executable
+    base, _ = measure([py, "-c", "import typer, rich"], env, runs)
+    rows = [f"startup, median of {runs} (x `python -c \"import typer, rich\"`, {base * 1000:.0f} ms):"]
+    for name, args in (
+        ("--help", ["--help"]),
+        ("memory view", ["memory", "view", "--root", str(home / "memory")]),
+        ("sessions list", ["sessions", "list"]),
+        ("profile show", ["profile", "show"]),
+        ("doctor --offline", ["doctor", "--offline"]),
+    ):
+        wall, _ = measure([*app, *args], env, runs)
+        rows.append(f"  {name:<18} {wall * 1000:6.0f} ms  x{wall / base:.2f}")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=8_000)
+    parser.add_argument("--journal-mb", type=int, default=100)
+    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--only", default="list,show,log,store,startup")
+    args = parser.parse_args()
+    parts = args.only.split(",")
+    tmp = Path(tempfile.mkdtemp(prefix="agentctl-scale-"))
+    try:
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+        if "startup" in parts:
+            print("\n".join(bench_startup(tmp, args.runs * 2)))
+        if "list" in parts:
+            print("\n".join(bench_list(tmp, args.sessions, args.runs)))
+        if "show" in parts:
+            print("\n".join(bench_show(tmp, args.turns, args.runs)))
+        if "log" in parts:
+            print("\n".join(bench_log(tmp, args.journal_mb, args.runs)))
+        if "store" in parts:
+            print("\n".join(bench_first_write(tmp, args.files, args.runs)))
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
