@@ -55,7 +55,10 @@ def measure(cmd: Sequence[str], env: dict[str, str], runs: int) -> tuple[float, 
 
 
 def environment(home: Path) -> dict[str, str]:
-    return {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "120"}
+    """As a user runs it: bytecode caches written and used (an installed package has them)."""
+    env = {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "120"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 # -- sessions ------------------------------------------------------------------------------

@@ -130,7 +130,7 @@ def list_(
         what = f"no session matches {asked!r}" if asked else "no sessions yet"
         print(f"{what} (agentctl run records one per run)", file=sys.stderr)
     else:
-        from agentctl.render.sessions_view import sessions_table
+        from agentctl.render.sessions_list import sessions_table
 
         _print(sessions_table(rows, _console().width))
 

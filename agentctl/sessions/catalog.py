@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -14,6 +13,7 @@ from agentctl.agent.request import is_summary
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
+from agentctl.sessions.index import SessionSummary as SessionSummary
 from agentctl.sessions.record import (
     BATCH_PRICE,
     LIST_PRICE,
@@ -310,41 +310,6 @@ def session_profile_of(header: SessionHeader, name: str) -> Profile:
     source = f"session {name}"
     profile, _ = build_profile(data, source=source, base_dir=Path(header.cwd))
     return profile
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    """One row of `sessions list`."""
-
-    id: str
-    started: float
-    task: str  # the first line of the prompt
-    task_source: str
-    model: str
-    turns: int
-    status: str
-    prompt_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    compactions: int = 0
-    pricing: str = LIST_PRICE  # "list", "batch" or "mixed" (Session.pricing)
-
-    def to_json(self) -> dict[str, Any]:
-        cost = self.cost_usd
-        return {
-            "session": self.id,
-            "started": self.started,
-            "task": self.task,
-            "task_source": self.task_source,
-            "model": self.model,
-            "turns": self.turns,
-            "status": self.status,
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
-            "compactions": self.compactions,
-            "pricing": self.pricing,
-        }
 
 
 class SummaryTally:

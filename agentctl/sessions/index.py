@@ -9,17 +9,21 @@ index is a cache: whatever goes wrong with it, the listing reads the files inste
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agentctl import __version__
 from agentctl.errors import AgentctlError
+from agentctl.home import TRANSCRIPT_SUFFIX as SUFFIX
 from agentctl.home import sessions_dir
-from agentctl.sessions.catalog import SessionSummary, SummaryTally, summarize
-from agentctl.sessions.transcript import SUFFIX, make_private_dirs
+
+if TYPE_CHECKING:
+    from agentctl.sessions.catalog import SummaryTally
 
 INDEX_NAME = "index.sqlite3"
 # Rows are rebuilt when this or agentctl's version changes (a row holds a cost under the
@@ -30,6 +34,41 @@ _FIELDS = (
     "output_tokens", "cost_usd", "compactions", "pricing",
 )  # fmt: skip
 _SEARCHED = ("id", "task", "task_source", "model")
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One row of `sessions list`."""
+
+    id: str
+    started: float
+    task: str  # the first line of the prompt
+    task_source: str
+    model: str
+    turns: int
+    status: str
+    prompt_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    compactions: int = 0
+    pricing: str = "list"  # "list" (record.LIST_PRICE), "batch" or "mixed" (Session.pricing)
+
+    def to_json(self) -> dict[str, Any]:
+        cost = self.cost_usd
+        return {
+            "session": self.id,
+            "started": self.started,
+            "task": self.task,
+            "task_source": self.task_source,
+            "model": self.model,
+            "turns": self.turns,
+            "status": self.status,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
+            "compactions": self.compactions,
+            "pricing": self.pricing,
+        }
 
 
 def index_path() -> Path:
@@ -75,6 +114,9 @@ def refresh(db: sqlite3.Connection, folder: Path) -> int:
     gone = [(name,) for name in known.keys() - files.keys()]
     if not stale and not gone:
         return 0
+
+    from agentctl.sessions.catalog import summarize
+
     with db:
         db.executemany("DELETE FROM rows WHERE id = ?", gone)
         for name in stale:
@@ -160,7 +202,6 @@ def _open(folder: Path) -> Iterator[sqlite3.Connection]:
 
 def _connect(path: Path | None) -> sqlite3.Connection:
     if path is not None:
-        make_private_dirs(path.parent)
         os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600))
     db = sqlite3.connect(":memory:" if path is None else path, timeout=10)
     try:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from agentctl import clock
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import AgentctlError, UsageError
-from agentctl.home import sessions_dir, unusable_folder
+from agentctl.home import TRANSCRIPT_SUFFIX, sessions_dir, unusable_folder
 from agentctl.redact import redact
 from agentctl.sessions.record import (
     EventRecord,
@@ -44,7 +44,7 @@ from agentctl.types import Event, ToolCall
 if TYPE_CHECKING:
     from agentctl.sessions.catalog import SummaryTally
 
-SUFFIX = ".jsonl"
+SUFFIX = TRANSCRIPT_SUFFIX
 LAST = "last"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _CHUNK = 1 << 16
