@@ -130,9 +130,13 @@ def list_(
         what = f"no session matches {asked!r}" if asked else "no sessions yet"
         print(f"{what} (agentctl run records one per run)", file=sys.stderr)
     else:
-        from agentctl.render.sessions_list import sessions_table
+        from agentctl.render.sessions_list import sessions_table, sessions_text
 
-        _print(sessions_table(rows, _console().width))
+        text = None if sys.stdout.isatty() else sessions_text(rows, _console().width)
+        if text is None:
+            _print(sessions_table(rows, _console().width))
+        else:
+            sys.stdout.write(text)
 
 
 @app.command()

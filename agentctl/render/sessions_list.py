@@ -59,7 +59,7 @@ def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> 
     names, room = _fit(names, cells, width)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=PAD)
     for name in names:
-        right = name in ("turns", "tokens", "cost")
+        right = name in _RIGHT
         limit = room if name == "task" else None
         table.add_column(
             name,
@@ -71,6 +71,38 @@ def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> 
     for row_cells in cells:
         add_row(table, *(row_cells[name] for name in names), flex=None)
     return table
+
+
+def sessions_text(rows: Sequence[SessionSummary], width: int) -> str | None:
+    """`sessions_table(rows, width)` as the plain text a pipe gets (lines without trailing
+    spaces), laid out without Rich when no cell has to be cut (10,000 rows in a fraction of
+    the time); None when something must be cut (Rich draws it then)."""
+    narrow = width < 100
+    names = ["session", "UTC", "task", "model", "turns", "status", "tokens", "cost"]
+    if narrow:
+        names.remove("UTC")
+    cells = [
+        {k: visible(v, keep="") for k, v in _session_cells(row, narrow).items()} for row in rows
+    ]
+    kept, room = _fit(list(names), cells, width)
+    widths = {n: max([cell_len(n)] + [cell_len(c[n]) for c in cells]) for n in names}
+    if kept != names or (room is not None and room < widths["task"]):
+        return None
+    lines = [_line(dict(zip(names, names, strict=True)), names, widths)]
+    lines.append("─" * (sum(widths.values()) + 2 * (len(names) - 1)))
+    lines += [_line(c, names, widths) for c in cells]
+    return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def _line(cells: dict[str, str], names: list[str], widths: dict[str, int]) -> str:
+    out = []
+    for name in names:
+        pad = " " * (widths[name] - cell_len(cells[name]))
+        out.append(pad + cells[name] if name in _RIGHT else cells[name] + pad)
+    return "  ".join(out)
+
+
+_RIGHT = ("turns", "tokens", "cost")
 
 
 def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
