@@ -30,7 +30,7 @@ def rows(seed: int, count: int) -> list[SessionSummary]:
             prompt_tokens=rng.randint(0, 10**9),
             output_tokens=0,
             cost_usd=rng.choice([None, 0.0, rng.uniform(0, 900)]),
-        )  # fmt: skip
+        )
         for n in range(count)
     ]
 

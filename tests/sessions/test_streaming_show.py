@@ -17,7 +17,8 @@ from agentctl.sessions.catalog import MessagesView, Session, export_session, loa
 from agentctl.sessions.record import RequestRecord, with_history
 from agentctl.sessions.transcript import read_transcript
 
-SUMMARY = {"role": "assistant", "content": [{"type": "compaction", "content": "s", "signature": "x"}]}  # fmt: skip
+SIGNED = {"type": "compaction", "content": "s", "signature": "x"}
+SUMMARY = {"role": "assistant", "content": [SIGNED]}
 
 
 def reference(path: Path) -> list[list[dict[str, Any]]]:
@@ -69,10 +70,10 @@ def test_each_turns_view_is_what_the_history_rule_gives() -> None:
 
 
 def _final(path: Path) -> list[dict[str, Any]]:
-    history: list[dict[str, Any]] = []
+    final: list[dict[str, Any]] = []
     for _, history in with_history(read_transcript(path).records):
-        pass
-    return list(history)
+        final = history
+    return list(final)
 
 
 def test_recorded_sessions_match_the_reference(research: Session, resumed: Session) -> None:
