@@ -161,7 +161,8 @@ def _put(
 
 
 def _query(db: sqlite3.Connection, filters: Filters) -> list[SessionSummary]:
-    where, params = ["listed"], []
+    where: list[str] = ["listed"]
+    params: list[str | int] = []
     if filters.search:
         where.append("has(?, " + ", ".join(_SEARCHED) + ")")
         params.append(filters.search.casefold())
