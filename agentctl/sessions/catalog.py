@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -358,7 +360,7 @@ class SummaryTally:
             status=self.status,
             prompt_tokens=usage.prompt_tokens,
             output_tokens=usage.output_tokens,
-            cost_usd=_summary_cost(header, session, self.turns),
+            cost_usd=_summary_cost(header, self.turns),
             compactions=usage.compactions,
             pricing=pricing_label([p for _, p in self.turns] or [header.pricing]),
         )
@@ -390,18 +392,27 @@ def _first_line(text: str) -> str:
     return line.lstrip("# ")[:60]
 
 
-def _summary_cost(
-    header: SessionHeader, name: str, turns: Sequence[tuple[Turn, str]]
-) -> float | None:
+def _summary_cost(header: SessionHeader, turns: Sequence[tuple[Turn, str]]) -> float | None:
     """Summed per-turn cost under the recorded profile's prices, each turn at its segment's
     pricing (None when unknown)."""
-    try:
-        profile = session_profile_of(header, name)
-    except AgentctlError:  # a header this version cannot read: the list stays readable
+    profile = _prices_of(json.dumps(header.profile, sort_keys=True), header.cwd)
+    if profile is None:  # a header this version cannot read: the list stays readable
         return None
     model = header.model or profile.model
     costs = [priced(profile, model, pricing).usd(turn.usage) for turn, pricing in turns]
     return None if None in costs else sum(c or 0.0 for c in costs)
+
+
+@functools.lru_cache(maxsize=32)
+def _prices_of(profile: str, cwd: str) -> Profile | None:
+    """The profile of a header (as JSON, and its cwd), None if it cannot be built. Kept: the
+    sessions of one machine mostly share a few profiles, and building one is most of the
+    cost of reading a transcript's list row."""
+    header = SessionHeader(profile=json.loads(profile), cwd=cwd)
+    try:
+        return session_profile_of(header, "list")
+    except AgentctlError:
+        return None
 
 
 def list_summaries() -> list[SessionSummary]:
