@@ -3,11 +3,12 @@ on long sessions, `memory log` on a large journal, the memory store's first writ
 tree, and the startup of the light commands. Every figure comes from this one run.
 
 Usage: python bench/scale_store.py [--sessions 10000] [--turns 8000] [--journal-mb 100]
-                                   [--files 100000] [--runs 7]
+                                   [--files 100000] [--runs 7] [--baseline /work/main]
 
-Each command runs as its own process (the console script beside this interpreter); its wall
-time is the median of RUNS runs (the first, which builds what is cached, is reported apart),
-its peak RSS comes from wait4(). Sessions are copies of one real scripted run; the long
+Each command runs as its own process (the console script beside this interpreter), RUNS
+times after a warm-up; its CPU time (user + system, which a busy machine does not inflate)
+and peak RSS come from wait4(). `--baseline DIR` also runs show/export from another source
+tree (PYTHONPATH=DIR, once each). Sessions are copies of one real scripted run; the long
 sessions are written record by record in the transcript format (a tool call and a ~2.2 kB
 result per turn); the journal holds ordinary `create` outcome lines.
 """
@@ -53,11 +54,13 @@ def run_timed(cmd: Sequence[str], env: dict[str, str]) -> tuple[float, float, fl
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def measure(cmd: Sequence[str], env: dict[str, str], runs: int) -> tuple[float, float]:
-    """(median wall seconds, peak RSS MB) over `runs` runs after one warm-up."""
-    run_once(cmd, env)
-    results = [run_once(cmd, env) for _ in range(runs)]
-    return statistics.median(w for w, _ in results), max(r for _, r in results)
+def measure(cmd: Sequence[str], env: dict[str, str], runs: int) -> tuple[float, float, float]:
+    """(median wall s, median CPU s, peak RSS MB) over `runs` runs after one warm-up. CPU
+    time (user + system) is what a busy machine does not inflate: the ratios use it."""
+    run_timed(cmd, env)
+    results = [run_timed(cmd, env) for _ in range(runs)]
+    wall, cpu = (statistics.median(r[i] for r in results) for i in (0, 1))
+    return wall, cpu, max(r[2] for r in results)
 
 
 def environment(home: Path) -> dict[str, str]:
@@ -144,42 +147,66 @@ def bench_list(tmp: Path, count: int, runs: int) -> list[str]:
     many_sessions(home, count)
     env, app = environment(home), agentctl()
     listing = [*app, "sessions", "list", "--json"]
-    build, _ = run_once(listing, env)  # no index yet: every transcript read once
-    warm, rss = measure(listing, env, runs)
-    table, table_rss = measure([*app, "sessions", "list"], env, max(1, runs // 3))
-    newest, _ = measure([*app, "sessions", "list", "-n", "20"], env, runs)
-    search, _ = measure([*app, "sessions", "list", "--json", "-s", "kestrel", "-n", "5"], env, runs)
+    build = run_timed(listing, env)  # no index yet: every transcript read once
     touched = next((home / "sessions").glob("*.jsonl"))
     os.utime(touched)
-    one_stale, _ = run_once(listing, env)
-    return [
-        f"sessions list, {count:,} sessions (JSON):",
-        f"  building the index (reads every transcript)  {build:7.2f} s",
-        f"  --json from the index                        {warm:7.3f} s  ({rss:.0f} MB)",
-        f"  --json after one transcript changed          {one_stale:7.3f} s",
-        f"  -n 20 (table)                                {newest:7.3f} s",
-        f"  --json -s kestrel -n 5                       {search:7.3f} s",
-        f"  the whole table, piped                       {table:7.3f} s  ({table_rss:.0f} MB)",
-        f"  index build / warm --json                    {build / warm:7.1f} x",
+    stale = run_timed(listing, env)
+    rows = [
+        f"sessions list, {count:,} sessions: CPU s (wall s), peak RSS",
+        _row("building the index (reads every file)", build),
+        _row("--json, one transcript changed", stale),
     ]
+    for name, args in (
+        ("--json from the index", ["--json"]),
+        ("-n 20", ["-n", "20"]),
+        (
+            "--json -s kestrel --status end_turn -n 5",
+            ["--json", "-s", "kestrel", "--status", "end_turn", "-n", "5"],
+        ),
+        ("the whole table, piped", []),
+    ):
+        rows.append(_row(name, measure([*app, "sessions", "list", *args], env, runs)))
+    warm = measure(listing, env, runs)
+    rows.append(f"  index build / --json from the index (CPU)  x{build[1] / warm[1]:.1f}")
+    return rows
 
 
-def bench_show(tmp: Path, turns: int, runs: int) -> list[str]:
+def _row(name: str, figures: tuple[float, float, float]) -> str:
+    wall, cpu, rss = figures
+    return f"  {name:<42} {cpu:7.3f} ({wall:7.3f})  {rss:5.0f} MB"
+
+
+def bench_show(tmp: Path, turns: int, runs: int, baseline: str) -> list[str]:
     home = tmp / "show"
     home.mkdir()
     header = json.loads(real_transcript(home).read_text().splitlines()[0])
     folder, env, app = home / "sessions", environment(home), agentctl()
-    rows, figures = [f"sessions show / export (tool turns, {len(RESULT):,} B results):"], {}
+    rows = [f"sessions show / export (a {len(RESULT):,} B result a turn): CPU s (wall s), RSS"]
+    figures = {}
+    trees = [("", env)] + ([(baseline, {**env, "PYTHONPATH": baseline})] if baseline else [])
     for n in (turns // 4, turns):
         name = long_session(folder, header, n)
         size = (folder / f"{name}.jsonl").stat().st_size / 1e6
+        for tree, tree_env in trees:
+            for what in ("show", "export"):
+                cmd = [*app, "sessions", what, name]
+                got = measure(cmd, tree_env, max(1, runs // 3) if not tree else 1)
+                figures[tree, what, n] = got
+                label = f"{what} {n:,} turns ({size:.0f} MB){' ' + tree if tree else ''}"
+                rows.append(_row(label, got))
+    for tree, _ in trees:
         for what in ("show", "export"):
-            wall, rss = measure([*app, "sessions", what, name], env, max(1, runs // 3))
-            figures[what, n] = (wall, rss)
-            rows.append(f"  {what:<6} {n:>6,} turns ({size:5.0f} MB)  {wall:7.2f} s  {rss:6.0f} MB")
-    for what in ("show", "export"):
-        (w1, r1), (w2, r2) = figures[what, turns // 4], figures[what, turns]
-        rows.append(f"  {what}: 4x the turns -> time x{w2 / w1:.2f}, peak RSS x{r2 / r1:.2f}")
+            (_, c1, r1), (_, c2, r2) = figures[tree, what, turns // 4], figures[tree, what, turns]
+            rows.append(
+                f"  {what}{' ' + tree if tree else ''}: 4x the turns -> CPU x{c2 / c1:.2f}, "
+                f"peak RSS x{r2 / r1:.2f}"
+            )
+    if baseline:
+        for what in ("show", "export"):
+            (_, c, r), (_, bc, br) = figures["", what, turns], figures[baseline, what, turns]
+            rows.append(
+                f"  {what} at {turns:,} turns vs {baseline}: CPU x{c / bc:.3f}, RSS x{r / br:.2f}"
+            )
     return rows
 
 
@@ -199,15 +226,15 @@ def journal(root: Path, megabytes: int) -> None:
 
 def bench_log(tmp: Path, megabytes: int, runs: int) -> list[str]:
     env, app = environment(tmp / "home"), agentctl()
-    rows = [f"memory log -n 20 (journal of {megabytes} MB and of 1 MB):"]
+    rows = ["memory log -n 20: CPU s (wall s), peak RSS"]
     figures = []
     for size in (1, megabytes):
         root = tmp / f"journal{size}"
         journal(root, size)
-        wall, rss = measure([*app, "memory", "log", "-n", "20", "--root", str(root)], env, runs)
-        figures.append(wall)
-        rows.append(f"  {size:>4} MB  {wall:7.3f} s  {rss:6.0f} MB")
-    rows.append(f"  {megabytes} MB / 1 MB time  x{figures[1] / figures[0]:.2f}")
+        got = measure([*app, "memory", "log", "-n", "20", "--root", str(root)], env, runs)
+        figures.append(got[1])
+        rows.append(_row(f"{size} MB journal", got))
+    rows.append(f"  {megabytes} MB / 1 MB journal (CPU)  x{figures[1] / figures[0]:.2f}")
     return rows
 
 
@@ -283,6 +310,12 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--only", default="list,show,log,store,startup")
+    parser.add_argument(
+        "--baseline",
+        default="",
+        metavar="DIR",
+        help="also run show/export from this source tree (PYTHONPATH), e.g. a main checkout",
+    )
     args = parser.parse_args()
     parts = args.only.split(",")
     tmp = Path(tempfile.mkdtemp(prefix="agentctl-scale-"))
@@ -293,7 +326,7 @@ def main() -> None:
         if "list" in parts:
             print("\n".join(bench_list(tmp, args.sessions, args.runs)))
         if "show" in parts:
-            print("\n".join(bench_show(tmp, args.turns, args.runs)))
+            print("\n".join(bench_show(tmp, args.turns, args.runs, args.baseline)))
         if "log" in parts:
             print("\n".join(bench_log(tmp, args.journal_mb, args.runs)))
         if "store" in parts:
