@@ -19,7 +19,7 @@ from agentctl.render.format import fmt_compact, fmt_cost, fmt_int
 from agentctl.render.safe import safe_text, visible
 
 if TYPE_CHECKING:
-    from agentctl.sessions.index import SessionSummary
+    from agentctl.sessions.summary import SessionSummary
 
 PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
 

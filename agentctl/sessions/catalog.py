@@ -15,7 +15,6 @@ from agentctl.agent.request import is_summary
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
-from agentctl.sessions.index import SessionSummary as SessionSummary
 from agentctl.sessions.record import (
     BATCH_PRICE,
     LIST_PRICE,
@@ -30,7 +29,8 @@ from agentctl.sessions.record import (
     apply_message,
     to_json,
 )
-from agentctl.sessions.transcript import find_session, in_use, read_transcript
+from agentctl.sessions.summary import SessionSummary as SessionSummary
+from agentctl.sessions.transcript import find_session, in_use, list_sessions, read_transcript
 from agentctl.types import CACHE_CREATION, AppliedEdit, MemoryOp, Turn, Usage, usage_fields
 
 EXPORT_FORMAT = "agentctl-session-export"
@@ -416,10 +416,10 @@ def _prices_of(profile: str, cwd: str) -> Profile | None:
 
 
 def list_summaries() -> list[SessionSummary]:
-    """Every recorded session, oldest first (from the sessions index)."""
-    from agentctl.sessions.index import listing
-
-    return listing()[::-1]
+    """Every recorded session, oldest first, read from the files (`sessions.index.listing`
+    serves the same rows from the index)."""
+    rows = (summarize(path) for path in list_sessions())
+    return [row for row in rows if row is not None]
 
 
 def remove_session(session: Session) -> Path:

@@ -9,21 +9,22 @@ index is a cache: whatever goes wrong with it, the listing reads the files inste
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from agentctl import __version__
 from agentctl.errors import AgentctlError
 from agentctl.home import TRANSCRIPT_SUFFIX as SUFFIX
 from agentctl.home import sessions_dir
+from agentctl.sessions.summary import SessionSummary
 
 if TYPE_CHECKING:
     from agentctl.sessions.catalog import SummaryTally
+    from agentctl.sessions.record import Record
 
 INDEX_NAME = "index.sqlite3"
 # Rows are rebuilt when this or agentctl's version changes (a row holds a cost under the
@@ -34,41 +35,6 @@ _FIELDS = (
     "output_tokens", "cost_usd", "compactions", "pricing",
 )  # fmt: skip
 _SEARCHED = ("id", "task", "task_source", "model")
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    """One row of `sessions list`."""
-
-    id: str
-    started: float
-    task: str  # the first line of the prompt
-    task_source: str
-    model: str
-    turns: int
-    status: str
-    prompt_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    compactions: int = 0
-    pricing: str = "list"  # "list" (record.LIST_PRICE), "batch" or "mixed" (Session.pricing)
-
-    def to_json(self) -> dict[str, Any]:
-        cost = self.cost_usd
-        return {
-            "session": self.id,
-            "started": self.started,
-            "task": self.task,
-            "task_source": self.task_source,
-            "model": self.model,
-            "turns": self.turns,
-            "status": self.status,
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
-            "compactions": self.compactions,
-            "pricing": self.pricing,
-        }
 
 
 def index_path() -> Path:
@@ -133,6 +99,22 @@ def note_written(path: Path, tally: SummaryTally) -> None:
         summary = tally.summary(path.stem)
         with _open(path.parent) as db, db:
             _put(db, path.stem, stat.st_size, stat.st_mtime_ns, summary)
+
+
+class RowWriter:
+    """A transcript writer's observer: the list row tallied from the records as they are
+    written, put in the index when the writer closes the file."""
+
+    def __init__(self) -> None:
+        from agentctl.sessions.catalog import SummaryTally
+
+        self.tally = SummaryTally()
+
+    def add(self, record: Record) -> None:
+        self.tally.add(record)
+
+    def closed(self, path: Path) -> None:
+        note_written(path, self.tally)
 
 
 def _transcripts(folder: Path) -> dict[str, tuple[int, int]]:

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from agentctl import clock
 from agentctl.agent.model import ModelResponse
@@ -41,8 +41,15 @@ from agentctl.sessions.record import (
 )
 from agentctl.types import Event, ToolCall
 
-if TYPE_CHECKING:
-    from agentctl.sessions.catalog import SummaryTally
+
+class Observer(Protocol):
+    """Sees each record a writer appends to a new transcript, and its close (the sessions
+    index's row is written so: sessions.index.RowWriter)."""
+
+    def add(self, record: Record) -> None: ...
+
+    def closed(self, path: Path) -> None: ...
+
 
 SUFFIX = TRANSCRIPT_SUFFIX
 LAST = "last"
@@ -141,7 +148,12 @@ class TranscriptWriter:
     """
 
     def __init__(
-        self, path: Path, *, write: WriteFn = os.write, expect_size: int | None = None
+        self,
+        path: Path,
+        *,
+        write: WriteFn = os.write,
+        expect_size: int | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.path, self._write = path, write
         self.repaired = ""  # what was done to a cut last line, if anything
@@ -164,7 +176,7 @@ class TranscriptWriter:
             self.close()
             message = f"session {path.stem}: cannot end the cut last line of {path}: {_why(err)}"
             raise TranscriptWriteError(message) from None
-        self._tally = _new_tally() if self._end == 0 else None  # the index row of a new file
+        self._observer = observer if self._end == 0 else None  # sees a new file's records
 
     def _lock(self) -> None:
         try:
@@ -217,8 +229,8 @@ class TranscriptWriter:
         self._end += len(data)
         self._saved += 1
         self._turn = max(self._turn, getattr(record, "turn", 0))
-        if self._tally is not None:
-            self._tally.add(stamped)
+        if self._observer is not None:
+            self._observer.add(stamped)
 
     def _write_all(self, data: bytes) -> None:
         while data:
@@ -254,14 +266,11 @@ class TranscriptWriter:
             self._index()
 
     def _index(self) -> None:
-        """The sessions index's row for a file this writer wrote whole (a resumed or failed
-        one is re-read by the next listing, which finds its row stale)."""
-        tally, self._tally = getattr(self, "_tally", None), None
-        if tally is None or self._failed:
-            return
-        from agentctl.sessions.index import note_written
-
-        note_written(self.path, tally)
+        """Tell the observer of a file this writer wrote whole that it is closed (a resumed or
+        failed one is left to the next listing, which finds the index's row stale)."""
+        observer, self._observer = getattr(self, "_observer", None), None
+        if observer is not None and not self._failed:
+            observer.closed(self.path)
 
     def __enter__(self) -> TranscriptWriter:
         return self
@@ -290,12 +299,6 @@ class TranscriptWriter:
         event_json = getattr(event, "to_json", None)
         if event_json is not None:
             self.append(EventRecord(event_json()))
-
-
-def _new_tally() -> SummaryTally:
-    from agentctl.sessions.catalog import SummaryTally
-
-    return SummaryTally()
 
 
 def _encode(record: Record) -> bytes:
