@@ -121,10 +121,11 @@ def list_(
       agentctl sessions list --json | jq -r '.[].session'
     """
     from agentctl.sessions.index import Filters, listing
+    from agentctl.sessions.summary import rows_json
 
     rows = listing(Filters(count, search, status, model))
     if as_json:
-        _emit_json([row.to_json() for row in rows])
+        sys.stdout.write(rows_json(rows) + "\n")
     elif not rows:
         asked = search or status or model
         what = f"no session matches {asked!r}" if asked else "no sessions yet"

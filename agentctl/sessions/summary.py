@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any
 
 
@@ -40,3 +41,28 @@ class SessionSummary:
             "compactions": self.compactions,
             "pricing": self.pricing,
         }
+
+
+def rows_json(rows: list[SessionSummary]) -> str:
+    """`json.dumps([row.to_json() for row in rows], indent=2, ensure_ascii=False)`, the same
+    text, written with the C string encoder (json's indented mode is pure Python: most of
+    `sessions list --json` for 10,000 rows)."""
+    if not rows:
+        return "[]"
+    objects = []
+    for row in rows:
+        fields = ",\n".join(
+            f"    {encode_basestring(k)}: {_scalar(v)}" for k, v in row.to_json().items()
+        )
+        objects.append("  {\n" + fields + "\n  }")
+    return "[\n" + ",\n".join(objects) + "\n]"
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, str):
+        return encode_basestring(value)
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return repr(value)  # int and float, as json writes them

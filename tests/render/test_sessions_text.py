@@ -58,3 +58,17 @@ def test_a_cut_is_left_to_rich() -> None:
     long_task = dataclasses.replace(rows(0, 1)[0], task="y" * 90)
     assert sessions_text([long_task], 80) is None
     assert sessions_text([long_task], 1_000) == drawn([long_task], 1_000)
+
+
+def test_rows_json_is_what_json_dumps_writes() -> None:
+    import json
+    import math
+
+    from agentctl.sessions.summary import rows_json
+
+    for seed in range(20):
+        some = rows(seed, seed % 5)
+        if seed == 3:
+            some = [dataclasses.replace(r, started=math.inf, cost_usd=math.nan) for r in some]
+        expected = json.dumps([r.to_json() for r in some], indent=2, ensure_ascii=False)
+        assert rows_json(some) == expected
