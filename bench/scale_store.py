@@ -248,7 +248,9 @@ def bench_first_write(tmp: Path, files: int, runs: int) -> list[str]:
     code = (
         "import sys, time\n"
         "from agentctl.memory.store import MemoryStore\n"
-        "store = MemoryStore(sys.argv[1], session='b')\n"
+        "from agentctl.profile.settings import MemorySettings\n"
+        "settings = MemorySettings(max_files=10**7)  # the default limit is below the tree\n"
+        "store = MemoryStore(sys.argv[1], settings, session='b')\n"
         "t = time.perf_counter()\n"
         "store.write_text('/memories/new' + sys.argv[2] + '.md', 'x')\n"
         "first = time.perf_counter() - t\n"
@@ -258,7 +260,10 @@ def bench_first_write(tmp: Path, files: int, runs: int) -> list[str]:
     )
     firsts, seconds = [], []
     for n in range(runs):
-        out = subprocess.run([sys.executable, "-c", code, str(root), str(n)], capture_output=True)
+        cmd = [sys.executable, "-c", code, str(root), str(n)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise SystemExit(f"first write: {out.stderr.strip().splitlines()[-1:]}")
         a, b = map(float, out.stdout.split())
         firsts.append(a)
         seconds.append(b)
