@@ -52,9 +52,7 @@ def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> 
     where it is still too narrow the model goes, then the task (cut with `…` first), so the
     figures are never cut."""
     narrow = width is not None and width < 100
-    names = ["session", "task", "model", "turns", "status", "tokens", "cost"]
-    if not narrow:
-        names.insert(1, "UTC")
+    names = _columns(rows, narrow)
     cells = [_session_cells(row, narrow) for row in rows]
     names, room = _fit(names, cells, width)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=PAD)
@@ -78,9 +76,7 @@ def sessions_text(rows: Sequence[SessionSummary], width: int) -> str | None:
     spaces), laid out without Rich when no cell has to be cut (10,000 rows in a fraction of
     the time); None when something must be cut (Rich draws it then)."""
     narrow = width < 100
-    names = ["session", "UTC", "task", "model", "turns", "status", "tokens", "cost"]
-    if narrow:
-        names.remove("UTC")
+    names = _columns(rows, narrow)
     cells = [
         {k: visible(v, keep="") for k, v in _session_cells(row, narrow).items()} for row in rows
     ]
@@ -92,6 +88,15 @@ def sessions_text(rows: Sequence[SessionSummary], width: int) -> str | None:
     lines.append("─" * (sum(widths.values()) + 2 * (len(names) - 1)))
     lines += [_line(c, names, widths) for c in cells]
     return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def _columns(rows: Sequence[SessionSummary], narrow: bool) -> list[str]:
+    names = ["session", "task", "model", "turns", "status", "tokens", "cost"]
+    if not narrow:
+        names.insert(1, "UTC")
+    if any(row.lineage for row in rows):  # forks: where each came from
+        names.insert(names.index("status") + 1, "from")
+    return names
 
 
 def _line(cells: dict[str, str], names: list[str], widths: dict[str, int]) -> str:
@@ -116,12 +121,13 @@ def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
         "status": row.status,
         "tokens": fmt_compact(row.prompt_tokens) if narrow else fmt_int(row.prompt_tokens),
         "cost": fmt_cost(row.cost_usd),
+        "from": row.lineage,
     }
 
 
 # What gives way on a narrow terminal, first to last: a figure is never cut.
 # The model goes before the task: the task tells sessions apart, the model rarely does.
-DROP_ORDER = ("model", "task", "status", "turns")
+DROP_ORDER = ("model", "from", "task", "status", "turns")
 TASK_MIN = 8
 
 
@@ -138,7 +144,7 @@ def _fit(
 
     kept, room = list(names), 0
     for dropped in (None, *DROP_ORDER):
-        if dropped is not None:
+        if dropped is not None and dropped in kept:
             kept.remove(dropped)
         others = sum(widest(name) for name in kept if name != "task")
         room = width - others - 2 * (len(kept) - 1)

@@ -19,6 +19,7 @@ from agentctl.sessions.record import (
     BATCH_PRICE,
     LIST_PRICE,
     EventRecord,
+    FollowUpRecord,
     MessageRecord,
     Record,
     RequestRecord,
@@ -47,7 +48,9 @@ class TurnRecord:
     messages: Sequence[dict[str, Any]]  # the unedited history this request carried (a view)
     response: dict[str, Any]  # the API's message object
     event: Turn
-    segment: int = 0  # how many times the run had been resumed before this turn
+    # how many times the run had been continued by a new client before this turn (each
+    # resume; each follow-up from a new process)
+    segment: int = 0
     pricing: str = LIST_PRICE  # how it was billed: its segment's header or resume record
 
     @property
@@ -78,6 +81,8 @@ class Session:
     # how the last segment ended: "result", an error kind ("limit", "interrupted", "api",
     # ...), or "unknown" (no outcome recorded since the run or its last resume began)
     outcome: str = "unknown"
+    # Each follow-up (`run --continue`): the number of its first turn and its text.
+    follow_ups: tuple[tuple[int, str], ...] = ()
 
     @property
     def model(self) -> str:
@@ -207,6 +212,7 @@ class _Builder:
         self.error: dict[str, Any] | None = None
         self.segment = 0
         self.last_turn, self.last_stop, self.outcome = 0, "", "unknown"
+        self.follow_ups: list[tuple[int, str]] = []
 
     def add(self, record: Record, history: _History) -> None:
         if isinstance(record, MessageRecord):
@@ -223,11 +229,15 @@ class _Builder:
                 self._close_turn(record)
         elif isinstance(record, EventRecord):
             self._event(record.event)
-        elif isinstance(record, ResumeRecord):
-            self.segment += 1
+        elif isinstance(record, ResumeRecord | FollowUpRecord):
+            # A follow-up from the process that answered the turn before keeps its client
+            # (offline: the same emulator and its cache); a resume never does.
+            self.segment += not isinstance(record, FollowUpRecord) or record.new_client
             self.pricing = record.pricing
             self.result = self.error = None
             self.outcome = "unknown"
+            if isinstance(record, FollowUpRecord):
+                self.follow_ups.append((record.from_turn + 1, record.text))
 
     def _close_turn(self, record: ResponseRecord) -> None:
         assert self.pending is not None
@@ -289,6 +299,7 @@ def parse_session(transcript: Transcript) -> Session:
         last_turn=builder.last_turn,
         last_stop=builder.last_stop,
         outcome=builder.outcome,
+        follow_ups=tuple(builder.follow_ups),
     )
 
 
@@ -318,20 +329,22 @@ class SummaryTally:
     """A list row built record by record: from a file's header, resume and event records
     (`summarize`), or as a writer appends them (the sessions index)."""
 
-    ONLY = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE)
+    ONLY = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE, FollowUpRecord.TYPE)
 
     def __init__(self) -> None:
         self.header: SessionHeader | None = None
         self.pricing = LIST_PRICE
         self.turns: list[tuple[Turn, str]] = []  # each turn event with its segment's pricing
         self.status = "incomplete"
+        self.follow_ups = 0  # user turns after the first (`run --continue`)
 
     def add(self, record: Record) -> None:
         if isinstance(record, SessionHeader):
             if self.header is None:
                 self.header, self.pricing = record, record.pricing
-        elif isinstance(record, ResumeRecord):
+        elif isinstance(record, ResumeRecord | FollowUpRecord):
             self.pricing = record.pricing
+            self.follow_ups += isinstance(record, FollowUpRecord)
         elif isinstance(record, EventRecord):
             self._event(record)
 
@@ -363,6 +376,9 @@ class SummaryTally:
             cost_usd=_summary_cost(header, self.turns),
             compactions=usage.compactions,
             pricing=pricing_label([p for _, p in self.turns] or [header.pricing]),
+            forked_from=header.forked_from,
+            forked_at=header.forked_at,
+            follow_ups=self.follow_ups,
         )
 
 

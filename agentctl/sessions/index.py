@@ -29,10 +29,11 @@ if TYPE_CHECKING:
 INDEX_NAME = "index.sqlite3"
 # Rows are rebuilt when this or agentctl's version changes (a row holds a cost under the
 # price table of the version that wrote it).
-SCHEMA = 1
+SCHEMA = 2
 _FIELDS = (
     "id", "started", "task", "task_source", "model", "turns", "status", "prompt_tokens",
-    "output_tokens", "cost_usd", "compactions", "pricing",
+    "output_tokens", "cost_usd", "compactions", "pricing", "forked_from", "forked_at",
+    "follow_ups",
 )  # fmt: skip
 _SEARCHED = ("id", "task", "task_source", "model")
 
@@ -208,5 +209,6 @@ def _schema(db: sqlite3.Connection) -> None:
             "CREATE TABLE IF NOT EXISTS rows (id TEXT PRIMARY KEY, started REAL, task TEXT,"
             " task_source TEXT, model TEXT, turns INTEGER, status TEXT, prompt_tokens INTEGER,"
             " output_tokens INTEGER, cost_usd REAL, compactions INTEGER, pricing TEXT,"
+            " forked_from TEXT, forked_at INTEGER, follow_ups INTEGER,"
             " size INTEGER, mtime INTEGER, listed INTEGER)"
         )

@@ -24,6 +24,14 @@ class SessionSummary:
     cost_usd: float | None
     compactions: int = 0
     pricing: str = "list"  # "list" (record.LIST_PRICE), "batch" or "mixed" (Session.pricing)
+    forked_from: str | None = None  # a fork: the session and turn it was started from
+    forked_at: int | None = None
+    follow_ups: int = 0  # user turns after the first (`run --continue`)
+
+    @property
+    def lineage(self) -> str:
+        """`SESSION@TURN` for a fork, else ""."""
+        return f"{self.forked_from}@{self.forked_at}" if self.forked_from else ""
 
     def to_json(self) -> dict[str, Any]:
         cost = self.cost_usd
@@ -40,6 +48,9 @@ class SessionSummary:
             "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
             "compactions": self.compactions,
             "pricing": self.pricing,
+            "forked_from": self.forked_from,
+            "forked_at": self.forked_at,
+            "follow_ups": self.follow_ups,
         }
 
 

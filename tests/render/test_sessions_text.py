@@ -30,6 +30,9 @@ def rows(seed: int, count: int) -> list[SessionSummary]:
             prompt_tokens=rng.randint(0, 10**9),
             output_tokens=0,
             cost_usd=rng.choice([None, 0.0, rng.uniform(0, 900)]),
+            forked_from=rng.choice([None, None, "20261130-080922-d774dd"]),
+            forked_at=rng.randint(1, 40),
+            follow_ups=rng.randint(0, 3),
         )
         for n in range(count)
     ]
