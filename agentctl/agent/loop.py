@@ -26,6 +26,7 @@ from agentctl.agent.request import (
     build_request,
     reported_size,
 )
+from agentctl.agent.structured import parse_output
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
@@ -144,6 +145,8 @@ class LoopSetup:
     measured: Mapping[int, int] = field(default_factory=dict)
     # The server rules batched clearing counts tool uses by (the run's, resolved once).
     server: ServerModel = DEFAULT_SERVER_MODEL
+    # The JSON Schema the final answer must match (agent/structured.py); None: free text.
+    output_schema: Mapping[str, Any] | None = None
 
 
 @dataclass
@@ -180,8 +183,10 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
         if response.stop_reason in FINAL_STOPS:
             setup.control.take_compaction()  # asked for after the last turn: nothing to send
             totals = replace(state.totals, tool_failures=setup.tools.failures)
+            schema, text = setup.output_schema, response.text
+            output = None if schema is None else parse_output(text, schema, response.stop_reason)
             yield ResultEvent(
-                setup.session, state.turns_run, response.stop_reason, response.text, totals
+                setup.session, state.turns_run, response.stop_reason, text, totals, output
             )
             return
         check_stop(setup.profile, response, state.turn)
@@ -224,7 +229,14 @@ def _send(
 ) -> Generator[Event, None, ModelResponse]:
     tools = setup.tools.definitions()
     if compaction is None:
-        request = build_request(setup.profile, state.messages, tools, state.measured, setup.server)
+        request = build_request(
+            setup.profile,
+            state.messages,
+            tools,
+            state.measured,
+            setup.server,
+            setup.output_schema,
+        )
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
     # The transcript counts the whole history (a request after a summary sends only its
@@ -233,7 +245,9 @@ def _send(
     response: ModelResponse | None = None
     for item in setup.client.stream(request):
         if isinstance(item, Progress):
-            yield ProgressEvent(state.turn, item.kind, item.chars, item.tool_name)
+            yield ProgressEvent(
+                state.turn, item.kind, item.chars, item.tool_name, text=item.text, at=item.at
+            )
         else:
             response = item
     if response is None:

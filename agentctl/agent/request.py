@@ -22,6 +22,7 @@ from typing import Any
 
 from agentctl.agent.server_tools import betas as server_betas
 from agentctl.agent.server_tools import definitions
+from agentctl.agent.structured import output_config
 from agentctl.context.batching import Marks, batched_edit
 from agentctl.context.engine import apply_context_edits
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
@@ -61,11 +62,13 @@ def build_request(
     tools: Sequence[Mapping[str, Any]],
     measured: Mapping[int, int] | None = None,
     server: ServerModel = DEFAULT_SERVER_MODEL,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The full request; `messages` and `tools` are copied, never modified. A history that
     holds a signed compaction block is sent from the last one on. `measured`: the prompt sizes
     earlier responses reported, by the number of messages of `messages` they answered;
-    `server`: the server model the run plays (batched clearing counts tool uses by it)."""
+    `server`: the server model the run plays (batched clearing counts tool uses by it);
+    `output_schema`: the JSON Schema answers must match (`output_config.format`)."""
     start = summary_start(messages)
     messages = messages[start:]
     sent = {n - start: v for n, v in (measured or {}).items() if n > start}
@@ -77,6 +80,8 @@ def build_request(
         request["thinking"] = thinking
     if tools:
         request["tools"] = [copy.deepcopy(dict(t)) for t in tools]
+    if output_schema is not None:
+        request["output_config"] = output_config(copy.deepcopy(dict(output_schema)))
     request["messages"] = [copy.deepcopy(dict(m)) for m in messages]
     cm = build_context_management(profile.context_editing, request, server, sent)
     if cm is not None:

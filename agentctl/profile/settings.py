@@ -402,6 +402,18 @@ class LimitSettings:
 
 
 @dataclass(frozen=True)
+class OutputSettings:
+    """What form the final answer takes."""
+
+    schema: Path | None = setting(
+        None,
+        "JSON Schema file the final answer must match (structured output; relative: to this"
+        " file); the answer is parsed and checked against it. Left out: free text.",
+        api="output_config.format",
+    )
+
+
+@dataclass(frozen=True)
 class ApiSettings:
     """How to reach the Messages API."""
 
@@ -505,6 +517,7 @@ class Profile:
         " are the newest the installed anthropic SDK knows.",
     )
     limits: LimitSettings = table(LimitSettings, "Budgets that stop a run with exit code 3.")
+    output: OutputSettings = table(OutputSettings, "The form of the final answer.")
     api: ApiSettings = table(
         ApiSettings,
         "How to reach the Messages API.",

@@ -3,15 +3,17 @@ the `RunResult`. `run` plans and executes in one call for Python users."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
+from agentctl.agent.structured import schema_argument
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
@@ -19,6 +21,7 @@ from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
+from agentctl.tools.functions import function_tools
 from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox, ToolSource
@@ -59,6 +62,8 @@ class RunResult:
     first_turn: int = 0
     recorded: bool = True
     warnings: tuple[str, ...] = ()
+    # The answer parsed and checked against the output schema (None: the run had none).
+    output: Any = None
 
     @property
     def resumed(self) -> bool:
@@ -76,6 +81,10 @@ def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
         tools.append(open_memory_tool(plan.profile.memory, plan.session))
     if plan.workspace is not None:
         tools.extend(WorkspaceTools(plan.workspace, settings.max_result_chars).tools())
+    clash = {t.name for t in tools} & {f.name for f in plan.functions}
+    if clash:
+        raise UsageError(f"tools: {sorted(clash)[0]!r} is the name of one of agentctl's tools")
+    tools.extend(plan.functions)
     return ToolBox(
         tools,
         max_result_chars=settings.max_result_chars,
@@ -226,6 +235,7 @@ def _drive(
         control=control,
         measured=plan.measured,
         server=plan.server.model,
+        output_schema=plan.output_schema,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
@@ -275,6 +285,7 @@ def _result(
         first_turn=plan.first_turn,
         recorded=recorded,
         warnings=tuple(plan.warnings),
+        output=result.output,
     )
 
 
@@ -290,6 +301,8 @@ def run(
     record: bool = True,
     trust_task: bool = False,
     control: RunControl | None = None,
+    output_schema: Mapping[str, Any] | str | Path | None = None,
+    tools: Sequence[Callable[..., Any]] = (),
 ) -> RunResult:
     """Run `task` (its text, or a task file) to the end and return what happened.
 
@@ -298,9 +311,14 @@ def run(
     writes no transcript; `trust_task=True` lets a task file's front matter set what only the
     caller may (`agentctl run --trust-task`); `control`: a `RunControl` whose
     `compact_before_next_turn()` (from `on_event` or another thread) makes the next request
-    an on-demand compaction. Raises the agentctl exception tree.
+    an on-demand compaction; `output_schema`: a JSON Schema (dict) or its file, which the
+    final answer must match (`RunResult.output` holds it parsed; OutputError if it does not);
+    `tools`: Python functions (sync or async) offered to the model as tools. Raises the
+    agentctl exception tree.
     """
     values = {} if memory_root is None else {"memory.root": str(memory_root)}
+    if isinstance(output_schema, str | Path):
+        values["output.schema"] = str(Path(output_schema).expanduser().resolve())
     plan = plan_new(
         task_of(task),
         profile,
@@ -309,4 +327,19 @@ def run(
         offline=offline,
         trust_task=trust_task,
     )
+    plan = with_programs(plan, output_schema, tools)
     return execute(plan, client=client, on_event=on_event, record=record, control=control)
+
+
+def with_programs(
+    plan: Plan,
+    output_schema: Mapping[str, Any] | str | Path | None,
+    tools: Sequence[Callable[..., Any]],
+) -> Plan:
+    """`plan` with a schema given as a dict (a file is a profile key already) and the
+    caller's Python functions as tools."""
+    if isinstance(output_schema, Mapping):
+        plan = dataclasses.replace(plan, output_schema=schema_argument(output_schema))
+    if tools:
+        plan = dataclasses.replace(plan, functions=function_tools(tools))
+    return plan
