@@ -59,7 +59,11 @@ def test_a_matching_answer_is_parsed() -> None:
 @pytest.mark.parametrize(
     ("text", "stop", "words"),
     [
-        ("Here you are: {}", "end_turn", "the answer is not JSON (line 1 column 1: Expecting value)"),
+        (
+            "Here you are: {}",
+            "end_turn",
+            "the answer is not JSON (line 1 column 1: Expecting value)",
+        ),
         ('{"items": [{"count": "3"}]}', "end_turn", "at $.items[0].count: '3' is not of type"),
         ('{"item": []}', "end_turn", "at $: 'items' is a required property"),
         ("I can't help with that.", "refusal", "the model refused"),

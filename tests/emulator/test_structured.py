@@ -12,6 +12,7 @@ from jsonschema.validators import validator_for
 
 from agentctl.emulator import Script, ScriptTurn, running
 from agentctl.emulator.structured import example, shaped_answer
+
 from .helpers import MODEL, make_client, user
 
 REPORT = {
@@ -47,7 +48,10 @@ def fmt(schema: dict[str, Any]) -> dict[str, Any]:
         REPORT,
         {"type": "string"},
         {"type": "array", "items": {"type": "number", "exclusiveMinimum": 4}},
-        {"type": "object", "properties": {"x": {"const": "fixed"}, "y": {"type": ["null", "integer"]}}},
+        {
+            "type": "object",
+            "properties": {"x": {"const": "fixed"}, "y": {"type": ["null", "integer"]}},
+        },
         {"allOf": [{"type": "object", "properties": {"a": {"type": "boolean"}}}]},
     ],
 )
