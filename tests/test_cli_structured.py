@@ -118,6 +118,9 @@ def test_an_answer_that_does_not_match_is_exit_1_with_why_and_where(
     assert plain.exit_code == 1
     assert words in plain.stderr
     assert plain.stdout == ""  # no answer printed for an answer that is not the output
+    again = CliRunner().invoke(app, ["run", "--resume", "last"])
+    assert again.exit_code == 2
+    assert "finished with an answer that did not match its output schema" in again.stderr
 
 
 @pytest.mark.parametrize(

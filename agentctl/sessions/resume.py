@@ -63,6 +63,11 @@ def load_run(ref: str) -> SavedRun:
         raise UsageError(
             f"session {run.session}: already finished ({run.last_stop}); start a new run instead"
         )
+    if run.outcome == "output":  # it ended with an answer: there is no request left to send
+        raise UsageError(
+            f"session {run.session}: finished with an answer that did not match its output"
+            " schema; start a new run instead"
+        )
     return run
 
 
