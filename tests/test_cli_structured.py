@@ -4,6 +4,7 @@ the emulator (its received requests are what the assertions read)."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -204,3 +205,21 @@ def test_stream_with_a_schema_shows_the_text_then_the_check_fails(
     assert result.exit_code == 1
     assert result.stdout.count("The cache hit ratio rose to 61%.") == 6
     assert "the answer is not JSON" in result.stderr
+
+
+def test_the_shipped_example_runs_offline(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[1] / "examples" / "structured"
+    shutil.copytree(example, tmp_path / "structured", ignore=shutil.ignore_patterns("memory"))
+    result = CliRunner().invoke(app, ["run", "structured/task.md", "--offline", "--json", "-q"])
+    assert result.exit_code == 0, result.output
+    output = json.loads(result.stdout.splitlines()[-1])["output"]
+    assert sorted(output) == ["confidence", "files_read", "summary"]
+    assert "acme.txt: " in output["summary"] and "ledgerly.txt: " in output["summary"]
+
+
+def test_a_task_may_not_name_a_schema_outside_its_folder(files: Path) -> None:
+    (files / "sub").mkdir()
+    (files / "sub" / "task.md").write_text('+++\n[output]\nschema = "../schema.json"\n+++\nGo.\n')
+    result = CliRunner().invoke(app, ["run", "sub/task.md", "--offline"])
+    assert result.exit_code == 2
+    assert "output.schema" in result.stderr and "outside the task's folder" in result.stderr
