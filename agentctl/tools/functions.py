@@ -11,11 +11,9 @@ SDK's tool runner does (an SDK `ToolError` with its own content); the run goes o
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import re
-import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -109,6 +107,10 @@ def _named(function: Callable[..., Any]) -> Callable[..., Any]:
 def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
     """Run `coroutine` to its end in a new event loop: here, or in a helper thread when this
     thread runs a loop already (a synchronous `agentctl.run` called from async code)."""
+    # asyncio takes tens of milliseconds to import: only for a run with an async function.
+    import asyncio
+    import threading
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:
