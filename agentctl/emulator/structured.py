@@ -19,6 +19,19 @@ FORMAT_KEYS = frozenset({"type", "schema"})
 CONFIG_KEYS = frozenset({"format", "effort", "task_budget"})
 MAX_DEPTH = 12  # a recursive schema ($ref to itself) stops here
 _SCALARS: dict[str, Any] = {"integer": 0, "number": 0, "boolean": True, "null": None}
+# An example of each string format the API's structured outputs support.
+FORMATS = {
+    "date-time": "2026-01-01T00:00:00Z",
+    "time": "00:00:00Z",
+    "date": "2026-01-01",
+    "duration": "P1D",
+    "email": "someone@example.com",
+    "hostname": "example.com",
+    "uri": "https://example.com/",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+}
 
 
 def check_output_config(request: Json) -> None:
@@ -67,7 +80,8 @@ def shaped_answer(request: Json, text: str) -> str:
 def example(schema: Json, text: str = "") -> Any:
     """A value matching `schema` (the subset structured outputs use: types, properties,
     items, enum, const, anyOf/oneOf/allOf, local `$ref`s), deterministic; its first string
-    is `text`, every other string the name of its property."""
+    is `text`, every other string the name of its property (one with a `format`: an example
+    of it)."""
     strings = [text]
     return _value(schema, schema, "value", strings, 0)
 
@@ -92,6 +106,8 @@ def _value(schema: Any, root: Json, name: str, strings: list[str], depth: int) -
     if kind == "array":
         count = max(1, int(schema.get("minItems") or 0))
         return [_value(schema.get("items", {}), root, name, strings, depth + 1)] * count
+    if kind == "string" and schema.get("format") in FORMATS:
+        return FORMATS[schema["format"]]
     if kind == "string":
         return strings.pop(0) if strings else name
     if kind in ("integer", "number"):

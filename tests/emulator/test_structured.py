@@ -8,6 +8,7 @@ from typing import Any
 
 import anthropic
 import pytest
+from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
 from agentctl.emulator import Script, ScriptTurn, running
@@ -58,6 +59,19 @@ def fmt(schema: dict[str, Any]) -> dict[str, Any]:
 def test_the_example_matches_its_schema(schema: dict[str, Any]) -> None:
     value = example(schema, "the answer")
     assert list(validator_for(schema)(schema).iter_errors(value)) == []
+
+
+def test_a_formatted_string_gets_an_example_of_its_format() -> None:
+    # jsonschema checks formats only when asked to (a format checker): the check can fail.
+    formats = ["date-time", "date", "email", "uri", "ipv4", "ipv6", "uuid"]
+    schema = {
+        "type": "object",
+        "properties": {f: {"type": "string", "format": f} for f in formats},
+    }
+    value = example({**schema, "properties": {"text": {"type": "string"}, **schema["properties"]}})
+    checker = Draft202012Validator.FORMAT_CHECKER
+    assert list(Draft202012Validator(schema, format_checker=checker).iter_errors(value)) == []
+    assert value["date"] == "2026-01-01" and value["text"] == ""
 
 
 def test_the_example_carries_the_answer_in_its_first_string() -> None:
