@@ -21,6 +21,8 @@ _HOMES = {
     "load_profile": "agentctl.runner",
     "RunResult": "agentctl.runner",
     "RunControl": "agentctl.runner",
+    "Session": "agentctl.runner",
+    "arun": "agentctl.runner",
     "run_batch": "agentctl.batch",
     "BatchResult": "agentctl.batch",
     "Profile": "agentctl.profile.settings",
@@ -85,6 +87,8 @@ if TYPE_CHECKING:
     from agentctl.profile.settings import Profile as Profile
     from agentctl.runner import RunControl as RunControl
     from agentctl.runner import RunResult as RunResult
+    from agentctl.runner import Session as Session
+    from agentctl.runner import arun as arun
     from agentctl.runner import load_profile as load_profile
     from agentctl.runner import run as run
     from agentctl.sessions.api import export_exchanges as export_exchanges

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer._click.core import Context as ClickContext
+from typer.core import TyperCommand
 
+from agentctl.cli import conversation
+from agentctl.cli.conversation import latest_by_default
 from agentctl.cli.lifetime import ctrl_c_once, stop_with_parent
 from agentctl.cli.memory import ReviewOption, review_sets
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
@@ -19,6 +24,7 @@ from agentctl.render.safe import error_line
 from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 
 if TYPE_CHECKING:
+    from agentctl.cli.conversation import Runner
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
 
@@ -46,14 +52,25 @@ Examples:
   agentctl run task.md --json | jq -c 'select(.event == "turn")'
   echo "Summarise ./notes" | agentctl run - --workspace ./notes
   agentctl run --resume last --max-turns 20              continue the last run
+  agentctl run -p "Summarise ./notes" --offline          the task as text
+  agentctl run -c -p "And the open questions?"           a follow-up to the last session
+  agentctl run --fork last@3 -p "Try another route"      a new session from turn 3
+  program | agentctl run - --input-format ndjson --json  one {"text": ...} a line
   agentctl run task.md --output-schema answer.schema.json --json   a JSON answer, checked
   agentctl run task.md --stream                          the answer as it is written
 """
 
 
+class _RunCommand(TyperCommand):
+    """`--continue`/`-c` with its SESSION left out means the latest session."""
+
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, latest_by_default(args))
+
+
 def register(root: typer.Typer) -> None:
     """Attach the `run` command to the root app."""
-    root.command(name="run", help=HELP, no_args_is_help=True)(run)
+    root.command(name="run", help=HELP, no_args_is_help=True, cls=_RunCommand)(run)
 
 
 def run(
@@ -101,7 +118,8 @@ def run(
         bool, typer.Option("--offline", help="Use the in-process emulator, no API key.")
     ] = False,
     resume: Annotated[
-        str | None, typer.Option(metavar="SESSION", help="Continue a session (id, prefix, last).")
+        str | None,
+        typer.Option(metavar="SESSION", help="Continue a run that stopped (id, prefix, last)."),
     ] = None,
     trust_task: Annotated[
         bool,
@@ -111,6 +129,36 @@ def run(
             "and paths outside its folder.",
         ),
     ] = False,
+    prompt: Annotated[
+        str | None,
+        typer.Option("--prompt", "-p", metavar="TEXT", help="The task (or follow-up) as text."),
+    ] = None,
+    follow: Annotated[
+        str | None,
+        typer.Option(
+            "--continue",
+            "-c",
+            metavar="[SESSION]",
+            help="Ask a finished session a follow-up (-p TEXT), in its own transcript "
+            "(SESSION: id, prefix; default last).",
+        ),
+    ] = None,
+    fork: Annotated[
+        str | None,
+        typer.Option(
+            metavar="SESSION[@TURN]",
+            help="Start a new session from that session's history up to turn TURN's answer "
+            "(default: its last turn); -p TEXT asks what comes next.",
+        ),
+    ] = None,
+    input_format: Annotated[
+        str,
+        typer.Option(
+            metavar="text|ndjson",
+            help='ndjson: with TASK -, one user turn a stdin line ({"text": ...}), each '
+            "answered in turn in one session.",
+        ),
+    ] = "text",
     output_schema: Annotated[
         Path | None,
         typer.Option(
@@ -130,6 +178,7 @@ def run(
         ),
     ] = False,
 ) -> None:
+    conversation.check_flags(task, prompt, resume, follow, fork, input_format)
     if stream and json_mode:
         raise UsageError(
             "--stream writes the answer's text to stdout and --json writes NDJSON events "
@@ -139,11 +188,37 @@ def run(
         print("agentctl: starting the run…", file=sys.stderr, flush=True)
     sets = [*(set_ or []), *review_sets(memory_review)]
     overrides = flag_overrides(model, max_turns, max_usd, sets, output_schema=output_schema)
+    talk = conversation.Talk(follow, fork, workspace, offline, trust_task)
+    execute_plan = functools.partial(
+        _announce_and_execute, json_mode=json_mode, quiet=quiet, stream=stream
+    )
+    if input_format == "ndjson":  # each turn's errors are reported as a run's are
+        conversation.converse(
+            sys.stdin, profile, overrides, talk,
+            execute_plan=execute_plan,
+            on_error=functools.partial(_error_event, json_mode=json_mode),
+        )  # fmt: skip
+        return
     try:
-        plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
+        if prompt is not None or follow is not None or fork is not None:
+            plan = conversation.plan_flags(task, prompt, profile, overrides, talk)
+        else:
+            plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
     except AgentctlError as err:
         _error_event(err, json_mode=json_mode)
         raise
+    execute_plan(plan)
+
+
+def _announce_and_execute(
+    plan: Plan,
+    *,
+    json_mode: bool,
+    quiet: bool,
+    runner: Runner | None = None,
+    stream: bool = False,
+) -> None:
+    """The plan's warnings and server note, then the run (`runner`: how to execute it)."""
     for warning in [] if quiet else plan.warnings:
         say(error_line(f"warning: {warning}"), sys.stderr)
     # Name the server rules when they are not the default and matter: the emulator plays them
@@ -157,7 +232,7 @@ def run(
         and (plan.offline or steering)
     ):
         say(error_line(server.note()), sys.stderr)
-    _execute(plan, json_mode=json_mode, quiet=quiet, stream=stream)
+    _execute(plan, json_mode=json_mode, quiet=quiet, runner=runner, stream=stream)
 
 
 def flag_overrides(
@@ -256,7 +331,14 @@ class _Screen:
         self.turns += isinstance(event, TurnEvent)
 
 
-def _execute(plan: Plan, *, json_mode: bool, quiet: bool, stream: bool = False) -> None:
+def _execute(
+    plan: Plan,
+    *,
+    json_mode: bool,
+    quiet: bool,
+    runner: Runner | None = None,
+    stream: bool = False,
+) -> None:
     from agentctl.render.answer import render_answer
     from agentctl.render.base import MultiRenderer
     from agentctl.render.factory import make_renderer
@@ -271,15 +353,23 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool, stream: bool = False) 
     screen = _Screen(renderer, note, None if quiet else plan.warnings)
     # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
     with ctrl_c_once():
-        result = _stop_or_finish(plan, renderer, screen, json_mode=json_mode, quiet=quiet)
+        result = _stop_or_finish(
+            plan, renderer, screen, json_mode=json_mode, quiet=quiet, runner=runner
+        )
     if not quiet:
-        _print_ledger(result)
+        _print_ledger(result, plan)
     if not json_mode and not stream:
         render_answer(result.text, sys.stdout, structured=plan.output_schema is not None)
 
 
 def _stop_or_finish(
-    plan: Plan, renderer: Renderer, screen: _Screen, *, json_mode: bool, quiet: bool
+    plan: Plan,
+    renderer: Renderer,
+    screen: _Screen,
+    *,
+    json_mode: bool,
+    quiet: bool,
+    runner: Runner | None = None,
 ) -> RunResult:
     """Run the plan; on a stop (Ctrl-C, a limit), print what the run did so far."""
     from agentctl.runner import execute
@@ -287,6 +377,8 @@ def _stop_or_finish(
     try:
         # SIGTERM/SIGHUP stop it as Ctrl-C does; with MCP servers the parent's end too.
         with stop_with_parent(bool(plan.profile.mcp.servers)):
+            if runner is not None:  # a conversation's next user turn
+                return runner(plan, screen.handle)
             return execute(plan, on_event=screen.handle)
     except AgentctlError as err:
         renderer.close()
@@ -325,16 +417,18 @@ def _memory_note(profile: Profile, *, stdin_task: bool) -> str | None:
     return f"agentctl: memory: {root}{'' if root.exists() else ' (a new folder)'}"
 
 
-def _print_ledger(result: RunResult) -> None:
-    """Did each clearing pay for its cache rewrite? For the whole session, said so on resume."""
+def _print_ledger(result: RunResult, plan: Plan) -> None:
+    """Did each clearing pay for its cache rewrite? For the whole session, said so on resume
+    (and after a follow-up or a fork, whose turn numbers go on too)."""
     from agentctl.sessions.breakeven import ledger_line
 
     line = ledger_line(result.balances, result.session_id)
     if line and result.resumed:
         first, last = result.first_turn + 1, result.first_turn + len(result.turns)
         scope = "the whole session" if result.balances_cover_session else "these turns only"
+        how = "forked" if plan.forked_from else "continued" if plan.follow_up else "resumed"
         line += (
-            f"\n  resumed at turn {first}: the table covers turns {first}-{last}; "
+            f"\n  {how} at turn {first}: the table covers turns {first}-{last}; "
             f"the cache accounting covers {scope}"
         )
     if line:

@@ -17,7 +17,8 @@ from agentctl.agent.structured import schema_argument
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
+from agentctl.runner.followup import plan_call
+from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
@@ -290,7 +291,7 @@ def _result(
 
 
 def run(
-    task: str | Path,
+    task: str | Path | None = None,
     *,
     profile: ProfileArg = None,
     offline: bool = False,
@@ -301,6 +302,8 @@ def run(
     record: bool = True,
     trust_task: bool = False,
     control: RunControl | None = None,
+    continue_session: str | None = None,
+    fork: str | None = None,
     output_schema: Mapping[str, Any] | str | Path | None = None,
     tools: Sequence[Callable[..., Any]] = (),
 ) -> RunResult:
@@ -311,21 +314,25 @@ def run(
     writes no transcript; `trust_task=True` lets a task file's front matter set what only the
     caller may (`agentctl run --trust-task`); `control`: a `RunControl` whose
     `compact_before_next_turn()` (from `on_event` or another thread) makes the next request
-    an on-demand compaction; `output_schema`: a JSON Schema (dict) or its file, which the
-    final answer must match (`RunResult.output` holds it parsed; OutputError if it does not);
-    `tools`: Python functions (sync or async) offered to the model as tools. Raises the
-    agentctl exception tree.
+    an on-demand compaction; `continue_session` (an id, prefix or "last"): `task` is a
+    follow-up to that finished session; `fork` ("SESSION[@TURN]"): a new session from that
+    turn's history, `task` (optional) its next prompt; `output_schema`: a JSON Schema (dict)
+    or its file, which the final answer must match (`RunResult.output` holds it parsed;
+    OutputError if it does not); `tools`: Python functions (sync or async) offered to the
+    model as tools. Raises the agentctl exception tree.
     """
     values = {} if memory_root is None else {"memory.root": str(memory_root)}
     if isinstance(output_schema, str | Path):
         values["output.schema"] = str(Path(output_schema).expanduser().resolve())
-    plan = plan_new(
-        task_of(task),
-        profile,
-        Overrides(values=values),
+    plan = plan_call(
+        task,
+        profile=profile,
+        overrides=Overrides(values=values),
         workspace=Path(workspace) if workspace is not None else None,
         offline=offline,
         trust_task=trust_task,
+        continue_session=continue_session,
+        fork=fork,
     )
     plan = with_programs(plan, output_schema, tools)
     return execute(plan, client=client, on_event=on_event, record=record, control=control)
