@@ -223,3 +223,15 @@ def test_a_task_may_not_name_a_schema_outside_its_folder(files: Path) -> None:
     result = CliRunner().invoke(app, ["run", "sub/task.md", "--offline"])
     assert result.exit_code == 2
     assert "output.schema" in result.stderr and "outside the task's folder" in result.stderr
+
+
+def test_a_follow_up_keeps_the_sessions_schema(files: Path, emulator: Emulator) -> None:
+    first = invoke("--output-schema", "schema.json", "--json", "--quiet")
+    assert first.exit_code == 0, first.output
+    before = len(sent(emulator))
+    again = CliRunner().invoke(app, ["run", "-c", "-p", "Which file?", "--json", "--quiet"])
+    assert again.exit_code == 0, again.output
+    later = sent(emulator)[before:]
+    assert later and all(b["output_config"]["format"]["schema"] == SCHEMA for b in later)
+    result = json.loads(again.stdout.splitlines()[-1])
+    assert set(result["output"]) == {"summary", "count"}

@@ -226,3 +226,17 @@ def test_an_async_function_runs_when_the_caller_runs_a_loop() -> None:
 )
 def test_what_a_function_returns_becomes_the_result(value: Any, content: Any) -> None:
     assert result_content(value) == content
+
+
+def test_a_session_keeps_its_schema_and_tools_for_every_send(emulator: Emulator) -> None:
+    with agentctl.Session(output_schema=SCHEMA, tools=[add, shout, broken, refuse]) as chat:
+        first = chat.send("Add.")
+        second = chat.send("And again?")
+    assert first.output == {"total": 0, "note": "5 in all."}
+    assert second.output is not None and set(second.output) == {"total", "note"}
+    bodies = sent(emulator)
+    assert len(bodies) >= 3
+    for body in bodies:
+        assert body["output_config"]["format"]["schema"] == SCHEMA
+        assert {"add", "shout"} <= {t["name"] for t in body["tools"]}
+    assert second.session_id == first.session_id
