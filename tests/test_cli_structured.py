@@ -235,3 +235,16 @@ def test_a_follow_up_keeps_the_sessions_schema(files: Path, emulator: Emulator) 
     assert later and all(b["output_config"]["format"]["schema"] == SCHEMA for b in later)
     result = json.loads(again.stdout.splitlines()[-1])
     assert set(result["output"]) == {"summary", "count"}
+
+
+@pytest.mark.parametrize("emulator", [WRONG], indirect=True)
+def test_a_follow_up_may_ask_again_after_an_answer_that_did_not_match(
+    files: Path, emulator: Emulator
+) -> None:
+    wrong = invoke("--output-schema", "schema.json", "--quiet")
+    assert wrong.exit_code == 1
+    again = CliRunner().invoke(app, ["run", "-c", "-p", "As JSON, please.", "--json", "-q"])
+    assert again.exit_code == 0, again.output
+    last = sent(emulator)[-1]["messages"]
+    assert last[-2]["content"][0]["text"] == '{"summary": "ok", "count": "three"}'
+    assert set(json.loads(again.stdout.splitlines()[-1])["output"]) == {"summary", "count"}
