@@ -35,6 +35,7 @@ _HOMES = {
     "simulate": "agentctl.sessions.api",
     "tune": "agentctl.sessions.api",
     "export_exchanges": "agentctl.sessions.api",
+    "ApprovalRequest": "agentctl.tools.approval",
     **dict.fromkeys(
         (
             "AppliedEdit",
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
     from agentctl.sessions.api import simulate as simulate
     from agentctl.sessions.api import tune as tune
     from agentctl.testing import ScriptedClient as ScriptedClient
+    from agentctl.tools.approval import ApprovalRequest as ApprovalRequest
     from agentctl.types import AppliedEdit as AppliedEdit
     from agentctl.types import ErrorEvent as ErrorEvent
     from agentctl.types import Event as Event

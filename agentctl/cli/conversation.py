@@ -18,9 +18,10 @@ from agentctl.profile.loader import Overrides
 
 if TYPE_CHECKING:
     from agentctl.runner import Plan, RunResult
+    from agentctl.tools.approval import Approver
     from agentctl.types import Event
 
-    Runner = Callable[[Plan, Callable[[Event], None]], RunResult]
+    Runner = Callable[[Plan, Callable[[Event], None], Approver | None], RunResult]
     ExecutePlan = Callable[..., None]
 
 # Lazy imports: the runner (and through it the SDK's client module) loads when a run starts,

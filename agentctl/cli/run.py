@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from agentctl.cli.conversation import Runner
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
+    from agentctl.tools.approval import Approver
 
 # Lazy imports: the runner, renderers and transcript readers load when the run starts,
 # not for `run --help` (and the SDK only in the client module, on first use).
@@ -377,9 +378,10 @@ def _stop_or_finish(
     try:
         # SIGTERM/SIGHUP stop it as Ctrl-C does; with MCP servers the parent's end too.
         with stop_with_parent(bool(plan.profile.mcp.servers)):
+            approve = _approver(renderer)
             if runner is not None:  # a conversation's next user turn
-                return runner(plan, screen.handle)
-            return execute(plan, on_event=screen.handle)
+                return runner(plan, screen.handle, approve)
+            return execute(plan, on_event=screen.handle, approve=approve)
     except AgentctlError as err:
         renderer.close()
         # Ctrl-C or a limit: what the run did so far (not when the reader went away).
@@ -391,6 +393,19 @@ def _stop_or_finish(
         raise
     finally:
         renderer.close()
+
+
+def _approver(renderer: Renderer) -> Approver | None:
+    """The approval prompt on the terminal (the live table paused while it asks); None
+    without a terminal on stdin and stderr: the calls the rules ask about are denied."""
+    from agentctl.render.base import Pausable
+    from agentctl.render.prompt import TerminalApprover
+
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    if isinstance(renderer, Pausable):
+        return TerminalApprover(sys.stdin, sys.stderr, renderer.paused)
+    return TerminalApprover(sys.stdin, sys.stderr)
 
 
 def _print_partial_summary(session: str) -> None:

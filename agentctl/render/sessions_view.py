@@ -156,7 +156,8 @@ def show_view(
         table = _table("turn", "memory command", "path", "ok", title="memory operations")
         for turn, op in ops:
             command, path = safe_text(op.command, keep=""), safe_text(op.path, keep="")
-            table.add_row(str(turn), command, path, "yes" if op.ok else "FAILED")
+            outcome = "denied" if op.denied else "yes" if op.ok else "FAILED"
+            table.add_row(str(turn), command, path, outcome)
         # Each change is in the memory history under this session id and its turn.
         table.caption = safe_text(
             f"history: agentctl memory log --session {session.id}  (diff, revert: same id)",

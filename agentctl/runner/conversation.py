@@ -19,6 +19,7 @@ from agentctl.runner.execute import RunResult, execute, open_client, run, with_p
 from agentctl.runner.followup import plan_call
 from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.sessions.transcript import session_path
+from agentctl.tools.approval import Approver
 from agentctl.types import Event, Totals, TurnEvent
 
 
@@ -51,6 +52,7 @@ class Session:
         fork: str | None = None,
         output_schema: Mapping[str, Any] | str | Path | None = None,
         tools: Sequence[Callable[..., Any]] = (),
+        approve: Approver | None = None,
     ) -> None:
         given = overrides if isinstance(overrides, Overrides) else Overrides(values=overrides or {})
         values = dict(given.values)
@@ -65,6 +67,7 @@ class Session:
         self._workspace = Path(workspace) if workspace is not None else None
         self._on_event, self._trust = on_event, trust_task
         self._continue, self._fork = continue_session, fork
+        self._approve = approve
         self._stack = ExitStack()
         self.results: list[RunResult] = []
         self._id: str | None = None
@@ -98,12 +101,23 @@ class Session:
         `source`: what the session header names as the task's origin."""
         return with_programs(self._plan(parse_task(text, source, Path.cwd())), *self._programs)
 
-    def execute(self, plan: Plan, on_event: Callable[[Event], None] | None = None) -> RunResult:
-        """Run a plan from `prepare`, its events to `on_event` (default: the session's)."""
+    def execute(
+        self,
+        plan: Plan,
+        on_event: Callable[[Event], None] | None = None,
+        approve: Approver | None = None,
+    ) -> RunResult:
+        """Run a plan from `prepare`, its events to `on_event` (default: the session's), the
+        calls the [approval] rules ask about to `approve` (default: the session's)."""
         client = self._client or self._stack.enter_context(open_client(plan))
         self._client = client
         try:
-            result = execute(plan, client=client, on_event=on_event or self._on_event)
+            result = execute(
+                plan,
+                client=client,
+                on_event=on_event or self._on_event,
+                approve=approve or self._approve,
+            )
         except AgentctlError:
             # Stopped after an answer (a limit, Ctrl-C): the session is recorded, and the
             # next send is refused until it is finished (`agentctl run --resume`).
@@ -132,6 +146,7 @@ class Session:
             fork=spec,
             output_schema=self._programs[0],
             tools=self._programs[1],
+            approve=self._approve,
         )
 
     def _plan(self, text: Task) -> Plan:

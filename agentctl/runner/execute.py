@@ -22,6 +22,7 @@ from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
+from agentctl.tools.approval import NOBODY, Approver, Gate, has_asks, offered_server_tools
 from agentctl.tools.functions import function_tools
 from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
@@ -77,6 +78,8 @@ def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
     from agentctl.agent.request import server_tools
 
     settings = plan.profile.tools
+    offered, left_out = offered_server_tools(plan.profile.approval, server_tools(plan.profile))
+    plan.warnings.extend(left_out)
     tools: list[Tool] = []
     if settings.memory:
         tools.append(open_memory_tool(plan.profile.memory, plan.session))
@@ -89,7 +92,7 @@ def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
     return ToolBox(
         tools,
         max_result_chars=settings.max_result_chars,
-        server_tools=server_tools(plan.profile),
+        server_tools=offered,
         sources=[mcp] if mcp is not None else [],
     )
 
@@ -183,10 +186,12 @@ def execute(
     record: bool = True,
     transcript_write: WriteFn = os.write,
     control: RunControl | None = None,
+    approve: Approver | None = None,
 ) -> RunResult:
     """Run the plan; every event goes to `on_event` and the transcript. On failure an
     ErrorEvent goes out, then the AgentctlError propagates (Ctrl-C: InterruptedRunError).
     `control`: asks the running loop for a compaction (`RunControl.compact_before_next_turn`).
+    `approve`: answers the calls the profile's [approval] rules ask about (None: denied).
 
     A resumed plan appends to the file it was read from. `transcript_write` is the os.write-like
     call the transcript uses (a seam: tests give it a full disk)."""
@@ -211,8 +216,9 @@ def execute(
     )
     # Started once per run, stopped on every exit; what they cannot offer is said at the start.
     servers = mcp_tools(plan.profile.mcp.servers, plan.warnings.append)
+    gate = approval_gate(plan, approve)
     with recorder, connection as model, servers as mcp:
-        result = _drive(plan, model, recorder, emit, mcp, control or RunControl())
+        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), gate)
     return _result(plan, result, tuple(turns), recorder.opened)
 
 
@@ -223,6 +229,7 @@ def _drive(
     emit: Callable[[Event], None],
     mcp: ToolSource,
     control: RunControl,
+    gate: Gate,
 ) -> ResultEvent:
     setup = LoopSetup(
         profile=plan.profile,
@@ -237,6 +244,7 @@ def _drive(
         measured=plan.measured,
         server=plan.server.model,
         output_schema=plan.output_schema,
+        gate=gate,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
@@ -248,6 +256,16 @@ def _drive(
         error = with_resume_hint(error, plan.session)
     emit(ErrorEvent(error.kind, str(error)))
     raise error
+
+
+def approval_gate(plan: Plan, approve: Approver | None) -> Gate:
+    """The run's approval gate; rules that ask, with nobody to ask, are warned about."""
+    rules = plan.profile.approval
+    if approve is None and has_asks(rules):
+        plan.warnings.append(
+            f"approval: {NOBODY}: the calls the [approval] rules ask for will be denied"
+        )
+    return Gate(rules, approve)
 
 
 def _consume(events: Iterator[Event], emit: Callable[[Event], None]) -> ResultEvent:
@@ -306,6 +324,7 @@ def run(
     fork: str | None = None,
     output_schema: Mapping[str, Any] | str | Path | None = None,
     tools: Sequence[Callable[..., Any]] = (),
+    approve: Approver | None = None,
 ) -> RunResult:
     """Run `task` (its text, or a task file) to the end and return what happened.
 
@@ -319,7 +338,10 @@ def run(
     turn's history, `task` (optional) its next prompt; `output_schema`: a JSON Schema (dict)
     or its file, which the final answer must match (`RunResult.output` holds it parsed;
     OutputError if it does not); `tools`: Python functions (sync or async) offered to the
-    model as tools. Raises the agentctl exception tree.
+    model as tools; `approve`: called with an `ApprovalRequest` for each call the profile's
+    [approval] rules ask about, returns True to allow it, False to deny it, or "always" to
+    allow that tool for the rest of the run (None: such calls are denied). Raises the
+    agentctl exception tree.
     """
     values = {} if memory_root is None else {"memory.root": str(memory_root)}
     if isinstance(output_schema, str | Path):
@@ -335,7 +357,9 @@ def run(
         fork=fork,
     )
     plan = with_programs(plan, output_schema, tools)
-    return execute(plan, client=client, on_event=on_event, record=record, control=control)
+    return execute(
+        plan, client=client, on_event=on_event, record=record, control=control, approve=approve
+    )
 
 
 def with_programs(

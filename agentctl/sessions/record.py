@@ -164,6 +164,7 @@ class ToolResultRecord:
     is_error: bool
     content: str
     ts: float = 0.0
+    denied: bool = False  # refused by the approval rules: the content says why
 
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> ToolResultRecord:
@@ -174,6 +175,7 @@ class ToolResultRecord:
             input=_dict(data, "input"),
             is_error=_bool(data, "is_error"),
             content=_str(data, "content"),
+            denied=_bool(data, "denied"),
         )
 
 
