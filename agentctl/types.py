@@ -242,6 +242,10 @@ class ProgressEvent:
     chars: int
     tool_name: str = ""
     message: str = ""  # tool_progress: what a running tool last said of its progress
+    # kind "text": the text that arrived, starting at offset `at` of the turn's answer text
+    # (a retried request streams from 0 again: `--stream` writes each offset once).
+    text: str = ""
+    at: int = 0
 
 
 @dataclass(frozen=True)
@@ -398,9 +402,11 @@ class ResultEvent:
     stop_reason: str
     text: str
     totals: Totals
+    # The answer parsed and checked against the run's output schema (None: no schema).
+    output: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "event": "result",
             "session": self.session,
             "turns": self.turns,
@@ -408,6 +414,7 @@ class ResultEvent:
             "text": self.text,
             "totals": self.totals.to_json(),
         }
+        return data if self.output is None else {**data, "output": self.output}
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from agentctl.agent.request import (
     reported_size,
     summary_start,
 )
+from agentctl.agent.structured import parse_output
 from agentctl.agent.thread import Thread
 from agentctl.context.batching import Steering
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
@@ -149,6 +150,8 @@ class LoopSetup:
     measured: Mapping[int, int] = field(default_factory=dict)
     # The server rules batched clearing counts tool uses by (the run's, resolved once).
     server: ServerModel = DEFAULT_SERVER_MODEL
+    # The JSON Schema the final answer must match (agent/structured.py); None: free text.
+    output_schema: Mapping[str, Any] | None = None
     # The [approval] rules and who answers their "ask" (tools/approval.py): allow all by default.
     gate: Gate = field(default_factory=Gate)
 
@@ -192,8 +195,10 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
         if response.stop_reason in FINAL_STOPS:
             setup.control.take_compaction()  # asked for after the last turn: nothing to send
             totals = replace(state.totals, tool_failures=setup.tools.failures)
+            schema, text = setup.output_schema, response.text
+            output = None if schema is None else parse_output(text, schema, response.stop_reason)
             yield ResultEvent(
-                setup.session, state.turns_run, response.stop_reason, response.text, totals
+                setup.session, state.turns_run, response.stop_reason, text, totals, output
             )
             return
         check_stop(setup.profile, response, state.turn)
@@ -244,6 +249,7 @@ def _send(
             setup.server,
             state.steering,
             state.summary_at,
+            output_schema=setup.output_schema,
         )
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
@@ -276,7 +282,9 @@ def _stream(
     response: ModelResponse | None = None
     for item in setup.client.stream(request):
         if isinstance(item, Progress):
-            yield ProgressEvent(state.turn, item.kind, item.chars, item.tool_name)
+            yield ProgressEvent(
+                state.turn, item.kind, item.chars, item.tool_name, text=item.text, at=item.at
+            )
         else:
             response = item
     if response is None:

@@ -38,6 +38,7 @@ from agentctl.emulator.notes import (
 from agentctl.emulator.recall import Recall, recall, task_text
 from agentctl.emulator.research import research_reply
 from agentctl.emulator.server_tools import offered_server_tools
+from agentctl.emulator.structured import requested_schema, shaped_answer
 from agentctl.emulator.validation import thinking_enabled
 
 Json = dict[str, Any]
@@ -78,7 +79,8 @@ class DefaultPolicy:
         if "web_search" in offered_server_tools(request):
             research = research_reply(request, memory="memory" in offered)
             if research is not None:
-                return _with_thinking(request, research, "Research the task's searches.")
+                reply = _with_thinking(request, research, "Research the task's searches.")
+                return _shaped(request, reply)
         notes = notes_path(task)
         state = recall(request, notes, self.placeholder)
         question = follow_up(request["messages"])
@@ -98,8 +100,20 @@ class DefaultPolicy:
             return Reply((*blocks, *calls))
         if question is not None:
             facts, source = known_facts(state, offered, notes, task)
-            return Reply((*blocks, TextOut(follow_up_answer(question[1], facts, source))))
-        return Reply((*blocks, TextOut(answer(state, offered, notes, task))))
+            text = follow_up_answer(question[1], facts, source)
+        else:
+            text = answer(state, offered, notes, task)
+        return Reply((*blocks, TextOut(shaped_answer(request, text))))
+
+
+def _shaped(request: Json, reply: Reply) -> Reply:
+    """A final answer (no tool call) as the request's output format asks: its text joined
+    into one block of JSON."""
+    if requested_schema(request) is None or any(isinstance(b, ToolCall) for b in reply.blocks):
+        return reply
+    text = "".join(b.text for b in reply.blocks if isinstance(b, TextOut))
+    kept = [b for b in reply.blocks if not isinstance(b, TextOut)]
+    return Reply((*kept, TextOut(shaped_answer(request, text))), reply.stop_reason)
 
 
 def _recheck(request: Json, state: Recall, offered: set[str], notes: str, since: int) -> bool:

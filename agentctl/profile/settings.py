@@ -429,6 +429,18 @@ class LimitSettings:
 
 
 @dataclass(frozen=True)
+class OutputSettings:
+    """What form the final answer takes."""
+
+    schema: Path | None = setting(
+        None,
+        "JSON Schema file the final answer must match (structured output; relative: to this"
+        " file); the answer is parsed and checked against it. Left out: free text.",
+        api="output_config.format",
+    )
+
+
+@dataclass(frozen=True)
 class ApiSettings:
     """How to reach the Messages API."""
 
@@ -538,6 +550,7 @@ class Profile:
         " are the newest the installed anthropic SDK knows.",
     )
     limits: LimitSettings = table(LimitSettings, "Budgets that stop a run with exit code 3.")
+    output: OutputSettings = table(OutputSettings, "The form of the final answer.")
     approval: ApprovalSettings = table(
         ApprovalSettings, "Which tool calls run, need the user's yes, or are refused."
     )
