@@ -10,6 +10,10 @@ trigger of `context_editing.compaction` in mode "on-demand", the next request is
 request (agent/request.py), sent only while the history ends with a user message (no tool_use
 unanswered, no paused turn). Its answer, a signed block alone, is appended like any reply and
 counted as a turn; the requests after it send the history from that block on.
+
+Save-before-clear (agent/checkpoint.py): once per run, the tool results sent before the first
+clearing can happen carry a notice telling the model to save to memory what it still needs;
+the turn they answer has `checkpoint` set.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from agentctl.agent import checkpoint
 from agentctl.agent.model import ModelClient, ModelResponse, Progress
 from agentctl.agent.request import (
     build_compaction_request,
@@ -155,6 +160,8 @@ class _State:
     last_prompt: int = 0  # prompt tokens of the latest response
     # what each response reported of its prompt, by the messages it answered (steering)
     measured: dict[int, int] = field(default_factory=dict)
+    # the save-before-clear notice was sent, or can no longer be (agent/checkpoint.py)
+    checkpointed: bool = False
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -164,6 +171,9 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     Raises LimitError / ApiError; the caller turns those into an ErrorEvent and an exit code.
     """
     state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
+    state.checkpointed = not checkpoint.offered(setup.profile) or checkpoint.already_sent(
+        setup.profile, messages
+    )
     setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
@@ -255,18 +265,22 @@ def _finish_turn(
     A compaction answer without a summary (`content: null`, a failed compaction) is not
     appended: the conversation goes on as it was (as the SDK's tool runner does)."""
     calls: tuple[ToolCall, ...] = ()
+    distance = trigger_distance(setup.profile, response)
+    state.checkpointed = state.checkpointed or checkpoint.cleared_before(response.applied_edits)
+    sent_before = state.checkpointed
     if not (summarised and _failed_summary(response)):
         _append(setup, state, {"role": "assistant", "content": list(response.content)})
-        calls = yield from _answer_tools(setup, state, response)
+        calls = yield from _answer_tools(setup, state, response, distance)
     return TurnEvent(
         turn=state.turn,
         stop_reason=response.stop_reason,
         usage=response.usage,
         applied_edits=response.applied_edits,
         tool_calls=calls,
-        trigger_distance=trigger_distance(setup.profile, response),
+        trigger_distance=distance,
         request_id=response.request_id,
         server_tool_calls=response.server_tool_calls,
+        checkpoint=state.checkpointed and not sent_before,
     )
 
 
@@ -296,7 +310,7 @@ def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:
 
 
 def _answer_tools(
-    setup: LoopSetup, state: _State, response: ModelResponse
+    setup: LoopSetup, state: _State, response: ModelResponse, distance: int | None = None
 ) -> Generator[Event, None, tuple[ToolCall, ...]]:
     if response.stop_reason != "tool_use" or not response.tool_uses:
         return ()
@@ -306,6 +320,12 @@ def _answer_tools(
         call, result = yield from _run_tool(setup, state.turn, block)
         calls.append(call)
         results.append(result)
+    if not state.checkpointed and checkpoint.due(
+        distance, [state.messages[-1], {"content": results}]
+    ):
+        # After the results: the API wants a tool_result user message to open with them.
+        results.append(checkpoint.notice_block(setup.profile))
+        state.checkpointed = True
     _append(setup, state, {"role": "user", "content": results})
     return tuple(calls)
 

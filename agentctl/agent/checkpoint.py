@@ -1,0 +1,71 @@
+"""Save-before-clear: when to tell the model, once, to write to memory what it still needs.
+
+The notice is a text block appended, after the tool_result blocks, to the user message that
+answers a turn's tool calls (the API takes text there, after the results). It stays in the
+history like any message, so later requests send the same prefix and the cache holds.
+
+When: the turn just answered reported its prompt's distance to the clear_tool_uses trigger
+(`agent.loop.trigger_distance`, the figure the turn table shows as "to trig", negated). The
+next request adds what this turn added (the reply and its tool results, estimated by
+`context.tokens`); the forecast assumes the request after it adds as much again. The notice
+rides with this turn's tool results when the request after next is expected to cross the
+trigger (so the model reads it in the last request before a clearing can happen), or when
+the next one is (at the latest, the crossing request). Once per run: never again once sent
+(the history holds it: a resumed run finds it there) or once a clearing was reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agentctl.context.tokens import estimate_message_tokens
+from agentctl.profile.settings import Profile
+from agentctl.types import AppliedEdit
+
+Message = Mapping[str, Any]
+
+
+def offered(profile: Profile) -> bool:
+    """Whether the profile can send the notice at all: the setting on, the memory tool
+    offered, clear_tool_uses on with an input_tokens trigger (the one "to trig" measures)."""
+    edit = profile.context_editing.tool_uses
+    return (
+        profile.context_editing.checkpoint.enabled
+        and profile.tools.memory
+        and edit.enabled
+        and edit.trigger_kind == "input_tokens"
+    )
+
+
+def notice_block(profile: Profile) -> dict[str, Any]:
+    """The text block the notice is."""
+    return {"type": "text", "text": profile.context_editing.checkpoint.wording}
+
+
+def already_sent(profile: Profile, messages: Sequence[Message]) -> bool:
+    """The history already holds the notice (in a user message, as a text block)."""
+    wording = profile.context_editing.checkpoint.wording
+    for message in messages:
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        if any(isinstance(b, Mapping) and b.get("text") == wording for b in content):
+            return True
+    return False
+
+
+def cleared_before(edits: Sequence[AppliedEdit]) -> bool:
+    """A response reported tool results cleared: the first clearing has happened."""
+    return any(e.type.startswith("clear_tool_uses") and e.cleared_tool_uses for e in edits)
+
+
+def due(distance: int | None, added: Sequence[Message]) -> bool:
+    """The notice goes with this turn's tool results: `distance` is the turn's prompt minus the
+    trigger (`loop.trigger_distance`; None: no token trigger), `added` the messages this turn
+    appended (its reply and its tool results). True when the request after next, growing as
+    this turn did, is expected to exceed the trigger (the server clears past it)."""
+    if distance is None:
+        return False
+    growth = sum(estimate_message_tokens(m) for m in added)
+    return distance + 2 * growth > 0

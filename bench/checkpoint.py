@@ -1,0 +1,163 @@
+"""Save-before-clear: facts kept and cost with and without the checkpoint notice, in one run.
+
+Usage: python bench/checkpoint.py [--files N] [--json]
+
+The token-economy workload (bench/token_economy.py: N generated log files, default 48, each
+read in two chunks, one FINDING line per file, tools.max_result_chars=8000, --max-turns 150),
+run offline through the emulator with two emulated models:
+- "when told" (the task carries the line `memory: when told`): it writes notes to memory only
+  when the checkpoint notice tells it to; without the notice it never does, so what clearing
+  removes is lost;
+- the default policy, which notes every file as it goes (the notice changes nothing it does).
+Each under the built-in profile (batched clearing from 20,000 tokens) and configs/api-
+defaults.toml (the API's own edit: trigger 100,000, keep 3), with
+`context_editing.checkpoint.enabled` true and false. Reported per run: the FINDING lines in the
+final answer, the turns, total input tokens and the estimated cost, and the turn the notice
+went with. `--json` prints one object with a `runs` list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from token_economy import TASK, generate  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+WHEN_TOLD = "\nmemory: when told\n"
+PROFILES = {"built-in": None, "api-defaults.toml": "configs/api-defaults.toml"}
+WINDOW = 1_000_000  # as token_economy.py: room for every variant to finish
+
+
+@dataclass(frozen=True)
+class Outcome:
+    model: str  # "when told" or "default"
+    profile: str
+    checkpoint: bool
+    turns: int
+    total_input: int
+    output: int
+    cost: float
+    facts_found: int
+    facts_total: int
+    notice_turn: int | None  # the turn whose tool results carried the notice
+    memory_writes: int
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "model": self.model, "profile": self.profile, "checkpoint": self.checkpoint,
+            "turns": self.turns, "total_input_tokens": self.total_input,
+            "output_tokens": self.output, "cost_usd": round(self.cost, 6),
+            "facts_found": self.facts_found, "facts_total": self.facts_total,
+            "notice_turn": self.notice_turn, "memory_writes": self.memory_writes,
+        }  # fmt: skip
+
+
+def run_one(base: Path, model: str, profile: str, on: bool, facts: list[str]) -> Outcome:
+    """One offline run in its own folder with a fresh memory root."""
+    work = base / f"{model.replace(' ', '-')}-{profile}-{on}"
+    work.mkdir()
+    (work / "task.md").write_text(TASK + (WHEN_TOLD if model == "when told" else ""))
+    env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
+    env.pop("AGENTCTL_PROFILE", None)
+    env["AGENTCTL_EMULATOR_CONTEXT_WINDOW"] = str(WINDOW)
+    cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
+           "--workspace", str(base / "workspace"), "--max-turns", "150",
+           "--set", "tools.max_result_chars=8000",
+           "--set", f"context_editing.checkpoint.enabled={str(on).lower()}"]  # fmt: skip
+    if PROFILES[profile] is not None:
+        cmd += ["--profile", str(REPO / str(PROFILES[profile]))]
+    done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{model}/{profile}: exit {done.returncode}: {done.stderr.strip()}")
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    return outcome(model, profile, on, events, facts)
+
+
+def outcome(
+    model: str, profile: str, on: bool, events: list[dict[str, object]], facts: list[str]
+) -> Outcome:
+    result = events[-1]
+    totals: dict[str, int | float] = result["totals"]  # type: ignore[assignment]
+    turns = [e for e in events if e["event"] == "turn"]
+    notice = [int(e["turn"]) for e in turns if e.get("checkpoint")]  # type: ignore[call-overload]
+    writes = sum(
+        1
+        for e in turns
+        for op in e["memory_ops"]  # type: ignore[attr-defined]
+        if op["command"] in ("create", "str_replace", "insert")
+    )
+    total = sum(
+        int(totals[k])
+        for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+    text = str(result["text"])
+    return Outcome(
+        model, profile, on, int(result["turns"]), total,  # type: ignore[call-overload]
+        int(totals["output_tokens"]), float(totals["cost_usd"] or 0.0),
+        sum(fact in text for fact in facts), len(facts), notice[0] if notice else None, writes,
+    )  # fmt: skip
+
+
+def bench(files: int = 48) -> list[Outcome]:
+    base = Path(tempfile.mkdtemp(prefix="agentctl-bench-checkpoint-"))
+    try:
+        folder = base / "workspace"
+        folder.mkdir()
+        facts = generate(folder, files)
+        return [
+            run_one(base, model, profile, on, facts)
+            for model in ("when told", "default")
+            for profile in PROFILES
+            for on in (False, True)
+        ]
+    finally:
+        shutil.rmtree(base)
+
+
+def render(runs: list[Outcome], files: int) -> list[str]:
+    rows = [f"workload: {files} generated files (bench/token_economy.py), emulator offline"]
+    head = f"{'model':<10} {'profile':<18} {'notice':<7} {'facts':>6} {'turns':>6}"
+    head += f" {'input tok':>10} {'cost':>8} {'notice at':>9} {'writes':>6}"
+    rows.append(head)
+    for o in runs:
+        at = "-" if o.notice_turn is None else f"turn {o.notice_turn}"
+        rows.append(
+            f"{o.model:<10} {o.profile:<18} {'on' if o.checkpoint else 'off':<7}"
+            f" {o.facts_found:>3}/{o.facts_total:<2} {o.turns:>6} {o.total_input:>10,}"
+            f" ${o.cost:>7.3f} {at:>9} {o.memory_writes:>6}"
+        )
+    rows += ["", "checkpoint on vs off (same model and profile):"]
+    for off, on in zip(runs[0::2], runs[1::2], strict=True):
+        rows.append(
+            f"  {on.model:<10} {on.profile:<18} facts {off.facts_found} -> {on.facts_found},"
+            f" input tokens {on.total_input - off.total_input:+,}"
+            f" ({on.total_input / off.total_input - 1:+.2%}),"
+            f" cost {on.cost - off.cost:+.4f} USD ({on.cost / off.cost - 1:+.2%}),"
+            f" turns {on.turns - off.turns:+d}"
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--files", type=int, default=48)
+    parser.add_argument("--json", action="store_true", help="one JSON object with a runs list")
+    args = parser.parse_args()
+    runs = bench(args.files)
+    if args.json:
+        print(json.dumps({"files": args.files, "runs": [o.to_json() for o in runs]}))
+    else:
+        print("\n".join(render(runs, args.files)))
+
+
+if __name__ == "__main__":
+    main()
