@@ -167,6 +167,26 @@ def peak_prompt(turns: Sequence[TurnEvent]) -> TurnEvent | None:
     return max(turns, key=lambda t: t.usage.prompt_tokens, default=None)
 
 
+CHECKPOINT_MARK = "+ckpt"  # tools-cell marker of the turn whose results carried the notice
+CHECKPOINT_LEGEND = (
+    f"{CHECKPOINT_MARK}: that turn's tool results carried the save-before-clear notice (sent"
+    " once, before the first clearing: docs/context.md)"
+)
+
+
+def checkpoint_turn(turns: Sequence[TurnEvent]) -> int | None:
+    """The turn whose tool results carried the save-before-clear notice, if one did."""
+    return next((t.turn for t in turns if t.checkpoint), None)
+
+
+def checkpoint_text(turns: Sequence[TurnEvent]) -> str | None:
+    """The summary's checkpoint line, None when no notice was sent."""
+    turn = checkpoint_turn(turns)
+    if turn is None:
+        return None
+    return f"notice sent once, with turn {turn}'s tool results (read in turn {turn + 1})"
+
+
 def failures_text(count: int) -> str:
     """What `tool_failures` means, for the summary: writes the model could not make."""
     calls = "call" if count == 1 else "calls"
