@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from token_economy import TASK, generate  # noqa: E402
+from token_economy import TASK, generate
 
 REPO = Path(__file__).resolve().parent.parent
 WHEN_TOLD = "\nmemory: when told\n"
