@@ -10,10 +10,11 @@ run offline through the emulator with two emulated models:
   removes is lost;
 - the default policy, which notes every file as it goes (the notice changes nothing it does).
 Each under the built-in profile (batched clearing from 20,000 tokens) and configs/api-
-defaults.toml (the API's own edit: trigger 100,000, keep 3), with
-`context_editing.checkpoint.enabled` true and false. Reported per run: the FINDING lines in the
-final answer, the turns, total input tokens and the estimated cost, and the turn the notice
-went with. `--json` prints one object with a `runs` list.
+defaults.toml (the API's own edit: trigger 100,000, keep 3), with the notice off, on (once)
+and on with `context_editing.checkpoint.repeat` (before each clearing). Reported per run: the
+FINDING lines in the final answer, the turns, total input tokens, the estimated cost, the
+memory writes and the turns whose tool results carried the notice. `--json` prints one object
+with a `runs` list.
 """
 
 from __future__ import annotations
@@ -41,14 +42,14 @@ WINDOW = 1_000_000  # as token_economy.py: room for every variant to finish
 class Outcome:
     model: str  # "when told" or "default"
     profile: str
-    checkpoint: bool
+    checkpoint: str  # "off", "once" or "repeat"
     turns: int
     total_input: int
     output: int
     cost: float
     facts_found: int
     facts_total: int
-    notice_turn: int | None  # the turn whose tool results carried the notice
+    notice_turns: tuple[int, ...]  # the turns whose tool results carried the notice
     memory_writes: int
 
     def to_json(self) -> dict[str, object]:
@@ -57,13 +58,20 @@ class Outcome:
             "turns": self.turns, "total_input_tokens": self.total_input,
             "output_tokens": self.output, "cost_usd": round(self.cost, 6),
             "facts_found": self.facts_found, "facts_total": self.facts_total,
-            "notice_turn": self.notice_turn, "memory_writes": self.memory_writes,
+            "notice_turns": list(self.notice_turns), "memory_writes": self.memory_writes,
         }  # fmt: skip
 
 
-def run_one(base: Path, model: str, profile: str, on: bool, facts: list[str]) -> Outcome:
+MODES = {
+    "off": ("context_editing.checkpoint.enabled=false",),
+    "once": ("context_editing.checkpoint.enabled=true",),
+    "repeat": ("context_editing.checkpoint.enabled=true", "context_editing.checkpoint.repeat=true"),
+}
+
+
+def run_one(base: Path, model: str, profile: str, mode: str, facts: list[str]) -> Outcome:
     """One offline run in its own folder with a fresh memory root."""
-    work = base / f"{model.replace(' ', '-')}-{profile}-{on}"
+    work = base / f"{model.replace(' ', '-')}-{profile}-{mode}"
     work.mkdir()
     (work / "task.md").write_text(TASK + (WHEN_TOLD if model == "when told" else ""))
     env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
@@ -71,19 +79,20 @@ def run_one(base: Path, model: str, profile: str, on: bool, facts: list[str]) ->
     env["AGENTCTL_EMULATOR_CONTEXT_WINDOW"] = str(WINDOW)
     cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
            "--workspace", str(base / "workspace"), "--max-turns", "150",
-           "--set", "tools.max_result_chars=8000",
-           "--set", f"context_editing.checkpoint.enabled={str(on).lower()}"]  # fmt: skip
+           "--set", "tools.max_result_chars=8000"]  # fmt: skip
+    for setting in MODES[mode]:
+        cmd += ["--set", setting]
     if PROFILES[profile] is not None:
         cmd += ["--profile", str(REPO / str(PROFILES[profile]))]
     done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{model}/{profile}: exit {done.returncode}: {done.stderr.strip()}")
     events = [json.loads(line) for line in done.stdout.splitlines()]
-    return outcome(model, profile, on, events, facts)
+    return outcome(model, profile, mode, events, facts)
 
 
 def outcome(
-    model: str, profile: str, on: bool, events: list[dict[str, object]], facts: list[str]
+    model: str, profile: str, mode: str, events: list[dict[str, object]], facts: list[str]
 ) -> Outcome:
     result = events[-1]
     totals: dict[str, int | float] = result["totals"]  # type: ignore[assignment]
@@ -101,9 +110,9 @@ def outcome(
     )
     text = str(result["text"])
     return Outcome(
-        model, profile, on, int(result["turns"]), total,  # type: ignore[call-overload]
+        model, profile, mode, int(result["turns"]), total,  # type: ignore[call-overload]
         int(totals["output_tokens"]), float(totals["cost_usd"] or 0.0),
-        sum(fact in text for fact in facts), len(facts), notice[0] if notice else None, writes,
+        sum(fact in text for fact in facts), len(facts), tuple(notice), writes,
     )  # fmt: skip
 
 
@@ -114,10 +123,10 @@ def bench(files: int = 48) -> list[Outcome]:
         folder.mkdir()
         facts = generate(folder, files)
         return [
-            run_one(base, model, profile, on, facts)
+            run_one(base, model, profile, mode, facts)
             for model in ("when told", "default")
             for profile in PROFILES
-            for on in (False, True)
+            for mode in MODES
         ]
     finally:
         shutil.rmtree(base)
@@ -126,23 +135,28 @@ def bench(files: int = 48) -> list[Outcome]:
 def render(runs: list[Outcome], files: int) -> list[str]:
     rows = [f"workload: {files} generated files (bench/token_economy.py), emulator offline"]
     head = f"{'model':<10} {'profile':<18} {'notice':<7} {'facts':>6} {'turns':>6}"
-    head += f" {'input tok':>10} {'cost':>8} {'notice at':>9} {'writes':>6}"
+    head += f" {'input tok':>10} {'cost':>8} {'writes':>6}  notice after turns"
     rows.append(head)
     for o in runs:
-        at = "-" if o.notice_turn is None else f"turn {o.notice_turn}"
+        at = ", ".join(str(n) for n in o.notice_turns) or "-"
         rows.append(
-            f"{o.model:<10} {o.profile:<18} {'on' if o.checkpoint else 'off':<7}"
+            f"{o.model:<10} {o.profile:<18} {o.checkpoint:<7}"
             f" {o.facts_found:>3}/{o.facts_total:<2} {o.turns:>6} {o.total_input:>10,}"
-            f" ${o.cost:>7.3f} {at:>9} {o.memory_writes:>6}"
+            f" ${o.cost:>7.3f} {o.memory_writes:>6}  {at}"
         )
-    rows += ["", "checkpoint on vs off (same model and profile):"]
-    for off, on in zip(runs[0::2], runs[1::2], strict=True):
+    rows += ["", "against the notice off (same model and profile):"]
+    for o in runs:
+        off = next(
+            x for x in runs if (x.model, x.profile, x.checkpoint) == (o.model, o.profile, "off")
+        )
+        if o is off:
+            continue
         rows.append(
-            f"  {on.model:<10} {on.profile:<18} facts {off.facts_found} -> {on.facts_found},"
-            f" input tokens {on.total_input - off.total_input:+,}"
-            f" ({on.total_input / off.total_input - 1:+.2%}),"
-            f" cost {on.cost - off.cost:+.4f} USD ({on.cost / off.cost - 1:+.2%}),"
-            f" turns {on.turns - off.turns:+d}"
+            f"  {o.model:<10} {o.profile:<18} {o.checkpoint:<7} facts {off.facts_found} ->"
+            f" {o.facts_found}, input tokens {o.total_input - off.total_input:+,}"
+            f" ({o.total_input / off.total_input - 1:+.2%}),"
+            f" cost {o.cost - off.cost:+.4f} USD ({o.cost / off.cost - 1:+.2%}),"
+            f" turns {o.turns - off.turns:+d}"
         )
     return rows
 

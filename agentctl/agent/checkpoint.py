@@ -10,13 +10,17 @@ next request adds what this turn added (the reply and its tool results, estimate
 `context.tokens`); the forecast assumes the request after it adds as much again. The notice
 rides with this turn's tool results when the request after next is expected to cross the
 trigger (so the model reads it in the last request before a clearing can happen), or when
-the next one is (at the latest, the crossing request). Once per run: never again once sent
-(the history holds it: a resumed run finds it there) or once a clearing was reported.
+the next one is (at the latest, the crossing request). Once: never again once sent (the
+history holds it: a resumed run finds it there) or once a clearing was reported. With
+`repeat`, once per clearing cycle: armed again when, after a clearing, a turn's prompt is back
+below the trigger (batched clearing; the server strategy clears on every request past the
+trigger, so its prompt never comes back below it and the notice stays once).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.tokens import estimate_message_tokens
@@ -55,9 +59,10 @@ def already_sent(profile: Profile, messages: Sequence[Message]) -> bool:
     return False
 
 
-def cleared_before(edits: Sequence[AppliedEdit]) -> bool:
-    """A response reported tool results cleared: the first clearing has happened."""
-    return any(e.type.startswith("clear_tool_uses") and e.cleared_tool_uses for e in edits)
+def cleared_uses(edits: Sequence[AppliedEdit]) -> int:
+    """The tool uses a response reports cleared (the server reports the whole cleared set on
+    every request: a clearing happened when this count changes)."""
+    return sum(e.cleared_tool_uses for e in edits if e.type.startswith("clear_tool_uses"))
 
 
 def due(distance: int | None, added: Sequence[Message]) -> bool:
@@ -69,3 +74,34 @@ def due(distance: int | None, added: Sequence[Message]) -> bool:
         return False
     growth = sum(estimate_message_tokens(m) for m in added)
     return distance + 2 * growth > 0
+
+
+@dataclass
+class Tracker:
+    """Where a run stands with the notice (the loop holds one)."""
+
+    armed: bool  # the next due turn sends it
+    repeat: bool = False
+    cleared: int = 0  # tool uses the latest response reported cleared
+    cleared_since: bool = False  # a clearing happened since it was last armed
+
+    @classmethod
+    def start(cls, profile: Profile, messages: Sequence[Message]) -> Tracker:
+        armed = offered(profile) and not already_sent(profile, messages)
+        return cls(armed, offered(profile) and profile.context_editing.checkpoint.repeat)
+
+    def observe(self, edits: Sequence[AppliedEdit], distance: int | None) -> None:
+        """A response came: a clearing (the cleared count moved) disarms it; with `repeat`, a
+        prompt back below the trigger after a clearing arms it again."""
+        count = cleared_uses(edits)
+        if count != self.cleared:
+            self.armed, self.cleared_since, self.cleared = False, True, count
+        elif self.repeat and self.cleared_since and distance is not None and distance < 0:
+            self.armed, self.cleared_since = True, False
+
+    def take(self, distance: int | None, added: Sequence[Message]) -> bool:
+        """Whether this turn's tool results carry the notice (disarms it when they do)."""
+        if not self.armed or not due(distance, added):
+            return False
+        self.armed = False
+        return True

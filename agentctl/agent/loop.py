@@ -160,8 +160,8 @@ class _State:
     last_prompt: int = 0  # prompt tokens of the latest response
     # what each response reported of its prompt, by the messages it answered (steering)
     measured: dict[int, int] = field(default_factory=dict)
-    # the save-before-clear notice was sent, or can no longer be (agent/checkpoint.py)
-    checkpointed: bool = False
+    # where the run stands with the save-before-clear notice (agent/checkpoint.py)
+    notice: checkpoint.Tracker = field(default_factory=lambda: checkpoint.Tracker(False))
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -171,9 +171,7 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     Raises LimitError / ApiError; the caller turns those into an ErrorEvent and an exit code.
     """
     state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
-    state.checkpointed = not checkpoint.offered(setup.profile) or checkpoint.already_sent(
-        setup.profile, messages
-    )
+    state.notice = checkpoint.Tracker.start(setup.profile, messages)
     setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
@@ -266,11 +264,11 @@ def _finish_turn(
     appended: the conversation goes on as it was (as the SDK's tool runner does)."""
     calls: tuple[ToolCall, ...] = ()
     distance = trigger_distance(setup.profile, response)
-    state.checkpointed = state.checkpointed or checkpoint.cleared_before(response.applied_edits)
-    sent_before = state.checkpointed
+    state.notice.observe(response.applied_edits, distance)
+    notice = False
     if not (summarised and _failed_summary(response)):
         _append(setup, state, {"role": "assistant", "content": list(response.content)})
-        calls = yield from _answer_tools(setup, state, response, distance)
+        calls, notice = yield from _answer_tools(setup, state, response, distance)
     return TurnEvent(
         turn=state.turn,
         stop_reason=response.stop_reason,
@@ -280,7 +278,7 @@ def _finish_turn(
         trigger_distance=distance,
         request_id=response.request_id,
         server_tool_calls=response.server_tool_calls,
-        checkpoint=state.checkpointed and not sent_before,
+        checkpoint=notice,
     )
 
 
@@ -311,23 +309,23 @@ def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:
 
 def _answer_tools(
     setup: LoopSetup, state: _State, response: ModelResponse, distance: int | None = None
-) -> Generator[Event, None, tuple[ToolCall, ...]]:
+) -> Generator[Event, None, tuple[tuple[ToolCall, ...], bool]]:
+    """Run the response's tool calls and append their results (with the save-before-clear
+    notice when it is due): the calls, and whether the notice went with them."""
     if response.stop_reason != "tool_use" or not response.tool_uses:
-        return ()
+        return (), False
     calls: list[ToolCall] = []
     results: list[dict[str, Any]] = []
     for block in response.tool_uses:
         call, result = yield from _run_tool(setup, state.turn, block)
         calls.append(call)
         results.append(result)
-    if not state.checkpointed and checkpoint.due(
-        distance, [state.messages[-1], {"content": results}]
-    ):
+    notice = state.notice.take(distance, [state.messages[-1], {"content": results}])
+    if notice:
         # After the results: the API wants a tool_result user message to open with them.
         results.append(checkpoint.notice_block(setup.profile))
-        state.checkpointed = True
     _append(setup, state, {"role": "user", "content": results})
-    return tuple(calls)
+    return tuple(calls), notice
 
 
 def _run_tool(

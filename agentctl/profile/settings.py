@@ -224,6 +224,11 @@ class Checkpoint:
         'The notice\'s wording ("" = the built-in one, docs/context.md).',
         api="messages[] text",
     )
+    repeat: bool = setting(
+        False,
+        "Also before each later clearing, once the prompt is back below the trigger after one"
+        ' (strategy "batched"; the server strategy never comes back below it).',
+    )
 
     @property
     def wording(self) -> str:

@@ -170,21 +170,24 @@ def peak_prompt(turns: Sequence[TurnEvent]) -> TurnEvent | None:
 CHECKPOINT_MARK = "+ckpt"  # tools-cell marker of the turn whose results carried the notice
 CHECKPOINT_LEGEND = (
     f"{CHECKPOINT_MARK}: that turn's tool results carried the save-before-clear notice (sent"
-    " once, before the first clearing: docs/context.md)"
+    " before a clearing could happen: docs/context.md)"
 )
 
 
-def checkpoint_turn(turns: Sequence[TurnEvent]) -> int | None:
-    """The turn whose tool results carried the save-before-clear notice, if one did."""
-    return next((t.turn for t in turns if t.checkpoint), None)
+def checkpoint_turns(turns: Sequence[TurnEvent]) -> list[int]:
+    """The turns whose tool results carried the save-before-clear notice."""
+    return [t.turn for t in turns if t.checkpoint]
 
 
 def checkpoint_text(turns: Sequence[TurnEvent]) -> str | None:
     """The summary's checkpoint line, None when no notice was sent."""
-    turn = checkpoint_turn(turns)
-    if turn is None:
+    sent = checkpoint_turns(turns)
+    if not sent:
         return None
-    return f"notice sent once, with turn {turn}'s tool results (read in turn {turn + 1})"
+    if len(sent) == 1:
+        return f"notice sent once, with turn {sent[0]}'s tool results (read in turn {sent[0] + 1})"
+    listed = ", ".join(str(n) for n in sent)
+    return f"notice sent {len(sent)} times, with the tool results of turns {listed}"
 
 
 def failures_text(count: int) -> str:

@@ -327,4 +327,3 @@ def test_a_file_quoting_the_notes_end_marker_is_noted(tmp_path: Path) -> None:
     assert "- b.txt: the budget owner is Dana" in answer
     (notes,) = (tmp_path / "m").rglob("*.md")
     assert notes.read_text().count(NOTES_END) == 1
-
