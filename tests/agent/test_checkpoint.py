@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ max_turns = 60
 [api]
 base_url = "{url}"
 [context_editing.tool_uses]
-strategy = "server"
+strategy = "{strategy}"
 trigger = 9000
 keep = 2
 clear_at_least = 0
@@ -62,10 +63,13 @@ def run_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     with running() as emulator:
 
-        def go(checkpoint: str = "", task: str = TASK, record: bool = False) -> Outcome:
+        def go(
+            checkpoint: str = "", task: str = TASK, record: bool = False, strategy: str = "server"
+        ) -> Outcome:
             emulator.requests.clear()
             profile = tmp_path / "p.toml"
-            profile.write_text(PROFILE.format(url=emulator.base_url, checkpoint=checkpoint))
+            text = PROFILE.format(url=emulator.base_url, checkpoint=checkpoint, strategy=strategy)
+            profile.write_text(text)
             events: list[Event] = []
             memory = tmp_path / f"mem-{len(list(tmp_path.glob('mem-*')))}"
             result = agentctl.run(
@@ -148,11 +152,31 @@ def test_turned_off_there_is_no_notice_and_the_when_told_model_never_writes(
 
 @pytest.mark.slow
 def test_custom_text_is_sent_instead_of_the_built_in_one(run_with: Any) -> None:
-    out: Outcome = run_with(f'text = "{CUSTOM}"')
+    # repeat changes nothing under the server strategy: its prompt stays past the trigger
+    out: Outcome = run_with(f'text = "{CUSTOM}"\nrepeat = true')
     assert not any(notices(b) for b in out.bodies)
     k = first_with(out.bodies, CUSTOM)
     assert len(notices(out.bodies[-1], CUSTOM)) == 1
     assert memory_writes(out.turns) == [out.turns[k].turn]  # it mentions memory: told
+
+
+@pytest.mark.slow
+def test_repeat_tells_it_again_before_each_batched_clearing(run_with: Any) -> None:
+    once: Outcome = run_with(strategy="batched")
+    assert [t.checkpoint for t in once.turns].count(True) == 1
+    out: Outcome = run_with("repeat = true", strategy="batched")
+    sent = [i for i, t in enumerate(out.turns) if t.checkpoint]
+    moves = [
+        i for i in range(1, len(out.turns)) if cleared(out.turns[i]) != cleared(out.turns[i - 1])
+    ]
+    assert len(sent) >= 2 and len(moves) >= 2
+    for a, b in itertools.pairwise(sent):
+        assert any(a < m <= b for m in moves), (sent, moves)  # one per clearing cycle
+    for a in sent:  # read by request a + 1; a clearing follows within two more requests
+        assert any(a + 1 <= m <= a + 3 for m in moves), (sent, moves)
+    assert memory_writes(out.turns) == [out.turns[a + 1].turn for a in sent]
+    kept = sum(f"FINDING {i:02d}" in out.result.text for i in range(FILES))
+    assert kept == FILES > sum(f"FINDING {i:02d}" in once.result.text for i in range(FILES))
 
 
 @pytest.mark.slow
