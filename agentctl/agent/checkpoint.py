@@ -12,9 +12,9 @@ rides with this turn's tool results when the request after next is expected to c
 trigger (so the model reads it in the last request before a clearing can happen), or when
 the next one is (at the latest, the crossing request). Once: never again once sent (the
 history holds it: a resumed run finds it there) or once a clearing was reported. With
-`repeat`, once per clearing cycle: armed again when, after a clearing, a turn's prompt is back
-below the trigger (batched clearing; the server strategy clears on every request past the
-trigger, so its prompt never comes back below it and the notice stays once).
+`repeat` and batched clearing, once per clearing cycle: each clearing (a batch) arms it again,
+so the next approach to the trigger gets its own notice. The server strategy clears on every
+request past the trigger: there is no next approach, and `repeat` does nothing.
 """
 
 from __future__ import annotations
@@ -81,23 +81,22 @@ class Tracker:
     """Where a run stands with the notice (the loop holds one)."""
 
     armed: bool  # the next due turn sends it
-    repeat: bool = False
+    repeat: bool = False  # armed again by each clearing (batched clearing only)
     cleared: int = 0  # tool uses the latest response reported cleared
-    cleared_since: bool = False  # a clearing happened since it was last armed
 
     @classmethod
     def start(cls, profile: Profile, messages: Sequence[Message]) -> Tracker:
+        settings = profile.context_editing
         armed = offered(profile) and not already_sent(profile, messages)
-        return cls(armed, offered(profile) and profile.context_editing.checkpoint.repeat)
+        batched = settings.tool_uses.strategy == "batched"
+        return cls(armed, offered(profile) and settings.checkpoint.repeat and batched)
 
-    def observe(self, edits: Sequence[AppliedEdit], distance: int | None) -> None:
-        """A response came: a clearing (the cleared count moved) disarms it; with `repeat`, a
-        prompt back below the trigger after a clearing arms it again."""
+    def observe(self, edits: Sequence[AppliedEdit]) -> None:
+        """A response came: a clearing (the cleared count moved) disarms it, or with
+        `repeat` arms it for the next one."""
         count = cleared_uses(edits)
         if count != self.cleared:
-            self.armed, self.cleared_since, self.cleared = False, True, count
-        elif self.repeat and self.cleared_since and distance is not None and distance < 0:
-            self.armed, self.cleared_since = True, False
+            self.armed, self.cleared = self.repeat, count
 
     def take(self, distance: int | None, added: Sequence[Message]) -> bool:
         """Whether this turn's tool results carry the notice (disarms it when they do)."""

@@ -264,7 +264,7 @@ def _finish_turn(
     appended: the conversation goes on as it was (as the SDK's tool runner does)."""
     calls: tuple[ToolCall, ...] = ()
     distance = trigger_distance(setup.profile, response)
-    state.notice.observe(response.applied_edits, distance)
+    state.notice.observe(response.applied_edits)
     notice = False
     if not (summarised and _failed_summary(response)):
         _append(setup, state, {"role": "assistant", "content": list(response.content)})

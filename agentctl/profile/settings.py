@@ -226,8 +226,8 @@ class Checkpoint:
     )
     repeat: bool = setting(
         False,
-        "Also before each later clearing, once the prompt is back below the trigger after one"
-        ' (strategy "batched"; the server strategy never comes back below it).',
+        'Strategy "batched": tell it again before each later batch of clearing, not only the'
+        " first (the server strategy clears on every request past the trigger: no effect).",
     )
 
     @property
