@@ -51,6 +51,7 @@ class Outcome:
     facts_total: int
     notice_turns: tuple[int, ...]  # the turns whose tool results carried the notice
     memory_writes: int
+    first_clearing: int | None  # the first turn whose request had tool results cleared
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -59,6 +60,7 @@ class Outcome:
             "output_tokens": self.output, "cost_usd": round(self.cost, 6),
             "facts_found": self.facts_found, "facts_total": self.facts_total,
             "notice_turns": list(self.notice_turns), "memory_writes": self.memory_writes,
+            "first_clearing": self.first_clearing,
         }  # fmt: skip
 
 
@@ -109,10 +111,16 @@ def outcome(
         for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     )
     text = str(result["text"])
+    clearing = [
+        int(e["turn"])  # type: ignore[call-overload]
+        for e in turns
+        if any(a.get("cleared_tool_uses") for a in e["applied_edits"])  # type: ignore[attr-defined]
+    ]
     return Outcome(
         model, profile, mode, int(result["turns"]), total,  # type: ignore[call-overload]
         int(totals["output_tokens"]), float(totals["cost_usd"] or 0.0),
         sum(fact in text for fact in facts), len(facts), tuple(notice), writes,
+        clearing[0] if clearing else None,
     )  # fmt: skip
 
 
@@ -135,14 +143,14 @@ def bench(files: int = 48) -> list[Outcome]:
 def render(runs: list[Outcome], files: int) -> list[str]:
     rows = [f"workload: {files} generated files (bench/token_economy.py), emulator offline"]
     head = f"{'model':<10} {'profile':<18} {'notice':<7} {'facts':>6} {'turns':>6}"
-    head += f" {'input tok':>10} {'cost':>8} {'writes':>6}  notice after turns"
+    head += f" {'input tok':>10} {'cost':>8} {'writes':>6} {'1st clr':>7}  notice after turns"
     rows.append(head)
     for o in runs:
         at = ", ".join(str(n) for n in o.notice_turns) or "-"
         rows.append(
             f"{o.model:<10} {o.profile:<18} {o.checkpoint:<7}"
             f" {o.facts_found:>3}/{o.facts_total:<2} {o.turns:>6} {o.total_input:>10,}"
-            f" ${o.cost:>7.3f} {o.memory_writes:>6}  {at}"
+            f" ${o.cost:>7.3f} {o.memory_writes:>6} {o.first_clearing or '-':>7}  {at}"
         )
     rows += ["", "against the notice off (same model and profile):"]
     for o in runs:
