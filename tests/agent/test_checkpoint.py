@@ -37,7 +37,7 @@ TASK = (
     "\nmemory: when told\n"
 )
 FILES = 8
-CUSTOM = "Checkpoint: old results go soon. Put what you still need in memory now."
+CUSTOM = "Checkpoint: old results are cleared soon. Put what you still need in memory now."
 
 
 def workspace(folder: Path) -> Path:
@@ -157,7 +157,7 @@ def test_custom_text_is_sent_instead_of_the_built_in_one(run_with: Any) -> None:
     assert not any(notices(b) for b in out.bodies)
     k = first_with(out.bodies, CUSTOM)
     assert len(notices(out.bodies[-1], CUSTOM)) == 1
-    assert memory_writes(out.turns) == [out.turns[k].turn]  # it mentions memory: told
+    assert memory_writes(out.turns) == [out.turns[k].turn]  # memory and clearing: told
 
 
 @pytest.mark.slow

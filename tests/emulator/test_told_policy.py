@@ -7,7 +7,7 @@ from typing import Any
 from agentctl.emulator.policy import DefaultPolicy, told
 
 TOLD_TASK = "Collect every FINDING line.\n\nmemory: when told\n"
-NOTICE = {"type": "text", "text": "Save what you still need to memory now."}
+NOTICE = {"type": "text", "text": "Results get cleared soon: save what you need to memory."}
 
 
 def _told_request(*, notice: bool, placeholder: str = "[cleared]") -> dict[str, Any]:
@@ -47,3 +47,12 @@ def test_the_when_told_model_saves_only_right_after_the_notice() -> None:
     before = _told_request(notice=True)
     before["messages"][-1]["content"].reverse()
     assert not told(before)
+
+
+def test_the_notice_is_no_follow_up_but_other_text_beside_results_is() -> None:
+    from agentctl.emulator.followup import follow_up
+
+    messages = _told_request(notice=True)["messages"]
+    assert follow_up(messages) is None
+    messages[-1]["content"][-1] = {"type": "text", "text": "Which file names the valve?"}
+    assert follow_up(messages) == (4, "Which file names the valve?")
