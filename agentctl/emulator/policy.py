@@ -19,9 +19,10 @@ say so, and the answer names it.
 A task with a line `memory: when told` plays a model that uses memory only when told to: it
 works through the files as above without the memory tool, and when the latest user message
 carries a text block after its tool results that speaks of memory and clearing (agentctl's
-save-before-clear notice, docs/context.md; `emulator.notice`), its next response writes the facts of every read it can still see
-to its notes file, alone. It answers with the facts of its notes and of the reads it can still
-see. Without the notice it never writes memory: what clearing removes is lost.
+save-before-clear notice, docs/context.md; `emulator.notice`), its next response writes the
+facts of every read it can still see to its notes file, alone. It answers with the facts of
+its notes and of the reads it can still see. Without the notice it never writes memory: what
+clearing removes is lost.
 """
 
 from __future__ import annotations
