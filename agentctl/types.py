@@ -265,6 +265,8 @@ class Turn:
     request_id: str = ""
     # Server tools the API ran inside this response (web_search, web_fetch, ...).
     server_tool_calls: tuple[ToolCall, ...] = ()
+    # The tool results answering this turn carried the save-before-clear notice (once a run).
+    checkpoint: bool = False
 
     @property
     def cleared_input_tokens(self) -> int:
@@ -292,6 +294,7 @@ class Turn:
             "trigger_distance": self.trigger_distance,
             "request_id": self.request_id,
             "server_tool_calls": [c.to_json() for c in self.server_tool_calls],
+            "checkpoint": self.checkpoint,
         }
 
     @classmethod
@@ -309,6 +312,7 @@ class Turn:
             trigger_distance=int(distance) if isinstance(distance, int) else None,
             request_id=str(data.get("request_id") or ""),
             server_tool_calls=_calls_from_json(data.get("server_tool_calls")),
+            checkpoint=data.get("checkpoint") is True,
         )
 
 

@@ -10,6 +10,10 @@ trigger of `context_editing.compaction` in mode "on-demand", the next request is
 request (agent/request.py), sent only while the history ends with a user message (no tool_use
 unanswered, no paused turn). Its answer, a signed block alone, is appended like any reply and
 counted as a turn; the requests after it send the history from that block on.
+
+Save-before-clear (agent/checkpoint.py): once per run, the tool results sent before the first
+clearing can happen carry a notice telling the model to save to memory what it still needs;
+the turn they answer has `checkpoint` set.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from agentctl.agent import checkpoint
 from agentctl.agent.model import ModelClient, ModelResponse, Progress
 from agentctl.agent.request import (
     build_compaction_request,
@@ -168,6 +173,8 @@ class _State:
     steering: Steering = field(default_factory=Steering)  # batched clearing's walk so far
     thread: Thread = field(default_factory=lambda: Thread(on=False))  # api.threads
     summary_at: int = 0  # where requests start: the last on-demand summary (summary_start)
+    # where the run stands with the save-before-clear notice (agent/checkpoint.py)
+    notice: checkpoint.Tracker = field(default_factory=lambda: checkpoint.Tracker(False))
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -179,6 +186,7 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
     state.thread.on = setup.profile.api.threads
     state.summary_at = summary_start(state.messages)
+    state.notice = checkpoint.Tracker.start(setup.profile, messages)
     setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
@@ -307,18 +315,22 @@ def _finish_turn(
     A compaction answer without a summary (`content: null`, a failed compaction) is not
     appended: the conversation goes on as it was (as the SDK's tool runner does)."""
     calls: tuple[ToolCall, ...] = ()
+    distance = trigger_distance(setup.profile, response)
+    state.notice.observe(response.applied_edits)
+    notice = False
     if not (summarised and _failed_summary(response)):
         _append(setup, state, {"role": "assistant", "content": list(response.content)})
-        calls = yield from _answer_tools(setup, state, response)
+        calls, notice = yield from _answer_tools(setup, state, response, distance)
     return TurnEvent(
         turn=state.turn,
         stop_reason=response.stop_reason,
         usage=response.usage,
         applied_edits=response.applied_edits,
         tool_calls=calls,
-        trigger_distance=trigger_distance(setup.profile, response),
+        trigger_distance=distance,
         request_id=response.request_id,
         server_tool_calls=response.server_tool_calls,
+        checkpoint=notice,
     )
 
 
@@ -348,18 +360,24 @@ def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:
 
 
 def _answer_tools(
-    setup: LoopSetup, state: _State, response: ModelResponse
-) -> Generator[Event, None, tuple[ToolCall, ...]]:
+    setup: LoopSetup, state: _State, response: ModelResponse, distance: int | None = None
+) -> Generator[Event, None, tuple[tuple[ToolCall, ...], bool]]:
+    """Run the response's tool calls and append their results (with the save-before-clear
+    notice when it is due): the calls, and whether the notice went with them."""
     if response.stop_reason != "tool_use" or not response.tool_uses:
-        return ()
+        return (), False
     calls: list[ToolCall] = []
     results: list[dict[str, Any]] = []
     for block in response.tool_uses:
         call, result = yield from _run_tool(setup, state.turn, block)
         calls.append(call)
         results.append(result)
+    notice = state.notice.take(distance, [state.messages[-1], {"content": results}])
+    if notice:
+        # After the results: the API wants a tool_result user message to open with them.
+        results.append(checkpoint.notice_block(setup.profile))
     _append(setup, state, {"role": "user", "content": results})
-    return tuple(calls)
+    return tuple(calls), notice
 
 
 def _run_tool(
