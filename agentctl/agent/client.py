@@ -93,7 +93,10 @@ class AnthropicClient:
         api_key: str | None = None,
         auth_token: str | None = None,
         wire: WireLimits | None = None,
+        sdk_spans: bool = True,
     ) -> None:
+        """`sdk_spans=False`: the SDK emits no OpenTelemetry spans of its own (agentctl's
+        trace has a span per request: runner/trace.py)."""
         # The SDK takes over a second to import: only when a model is called.
         import anthropic
 
@@ -116,6 +119,7 @@ class AnthropicClient:
             http_client=http,
             # Compressed bodies would escape the size caps, which count bytes as received.
             default_headers={"accept-encoding": "identity"},
+            open_telemetry=None if sdk_spans else False,
         )
         self._retry = retry
         self._timeout_s = timeout_s

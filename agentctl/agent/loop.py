@@ -35,6 +35,7 @@ from agentctl.agent.request import (
 )
 from agentctl.agent.structured import parse_output
 from agentctl.agent.thread import Thread
+from agentctl.agent.trace import NullTrace, Trace
 from agentctl.context.batching import Steering
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
@@ -155,6 +156,8 @@ class LoopSetup:
     measured: Mapping[int, int] = field(default_factory=dict)
     # The server rules batched clearing counts tool uses by (the run's, resolved once).
     server: ServerModel = DEFAULT_SERVER_MODEL
+    # Told of each request and tool call as it starts and ends (OpenTelemetry: runner/trace.py).
+    trace: Trace = field(default_factory=NullTrace)
     # The JSON Schema the final answer must match (agent/structured.py); None: free text.
     output_schema: Mapping[str, Any] | None = None
     # The [approval] rules and who answers their "ask" (tools/approval.py): allow all by default.
@@ -288,15 +291,17 @@ def _stream(
     setup: LoopSetup, state: _State, request: Mapping[str, Any]
 ) -> Generator[Event, None, ModelResponse]:
     response: ModelResponse | None = None
-    for item in setup.client.stream(request):
-        if isinstance(item, Progress):
-            yield ProgressEvent(
-                state.turn, item.kind, item.chars, item.tool_name, text=item.text, at=item.at
-            )
-        else:
-            response = item
-    if response is None:
-        raise ApiError("the model client returned no response")
+    with setup.trace.request(state.turn, request) as traced:
+        for item in setup.client.stream(request):
+            if isinstance(item, Progress):
+                yield ProgressEvent(
+                    state.turn, item.kind, item.chars, item.tool_name, text=item.text, at=item.at
+                )
+            else:
+                response = item
+        if response is None:
+            raise ApiError("the model client returned no response")
+        traced(response)
     return response
 
 
@@ -386,22 +391,25 @@ def _run_tool(
     tool_input = block.get("input")
     tool_input = dict(tool_input) if isinstance(tool_input, Mapping) else {}
     name, tool_use_id = str(block.get("name", "")), str(block.get("id", ""))
-    refusal = setup.gate.refusal(request_for(name, tool_input, turn=turn, tool_use_id=tool_use_id))
-    if refusal is not None:
-        outcome = ToolOutcome(refusal, True)
-    else:  # the tool's progress messages go to the status line while it runs
-        outcome = yield from relay(
-            setup.tools.run(name, tool_input, turn=turn, tool_use_id=tool_use_id),
-            lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
+    request = request_for(name, tool_input, turn=turn, tool_use_id=tool_use_id)
+    refusal = setup.gate.refusal(request)  # before the span: a prompt's wait is not the tool's
+    with setup.trace.tool(turn, name, tool_input) as traced:
+        if refusal is not None:
+            outcome = ToolOutcome(refusal, True)
+        else:  # the tool's progress messages go to the status line while it runs
+            outcome = yield from relay(
+                setup.tools.run(name, tool_input, turn=turn, tool_use_id=tool_use_id),
+                lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
+            )
+        call = ToolCall(
+            tool_use_id,
+            name,
+            tool_input,
+            outcome.is_error,
+            len(outcome.content),
+            denied=refusal is not None,
         )
-    call = ToolCall(
-        tool_use_id,
-        name,
-        tool_input,
-        outcome.is_error,
-        len(outcome.content),
-        denied=refusal is not None,
-    )
+        traced(call)
     setup.recorder.tool_result(turn, call, outcome.content)
     result: dict[str, Any] = {
         "type": "tool_result",

@@ -344,6 +344,7 @@ def _execute(
     from agentctl.render.base import MultiRenderer
     from agentctl.render.factory import make_renderer
     from agentctl.render.stream import AnswerStream
+    from agentctl.runner import traces_from_env
 
     note = None if quiet else _memory_note(plan.profile, stdin_task=plan.task_source == "<stdin>")
     renderer = make_renderer(
@@ -353,7 +354,8 @@ def _execute(
         renderer = MultiRenderer((renderer, AnswerStream(sys.stdout)))
     screen = _Screen(renderer, note, None if quiet else plan.warnings)
     # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
-    with ctrl_c_once():
+    # OTEL_TRACES_EXPORTER: the run's spans go there (docs/tracing.md).
+    with traces_from_env(), ctrl_c_once():
         result = _stop_or_finish(
             plan, renderer, screen, json_mode=json_mode, quiet=quiet, runner=runner
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
 from agentctl.agent.structured import schema_argument
+from agentctl.agent.trace import Trace
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import (
     AgentctlError,
@@ -27,6 +28,7 @@ from agentctl.profile.loader import Overrides
 from agentctl.runner.followup import plan_call
 from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
+from agentctl.runner.trace import traced_run, tracing
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
 from agentctl.tools.approval import NOBODY, Approver, Gate, has_asks, offered_server_tools
@@ -169,8 +171,17 @@ def connect(
     policy = RetryPolicy(max_retries=api.max_retries, gate=gate)
     creds = credentials(offline)
     wire = WireLimits(deadline_s=api.deadline_s)
+    # While agentctl traces, its `chat` spans replace the SDK's own (runner.trace.tracing).
+    sdk_spans = not tracing()
     if not offline:
-        yield kind(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire)
+        yield kind(
+            **creds,
+            base_url=api.base_url,
+            timeout_s=api.timeout_s,
+            retry=policy,
+            wire=wire,
+            sdk_spans=sdk_spans,
+        )
         return
     from agentctl.emulator import KEEP_BYTES, KEEP_REQUESTS, running
 
@@ -183,7 +194,12 @@ def connect(
         context_window=emulator_window(),
     ) as emulator:
         yield kind(
-            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
+            **creds,
+            base_url=emulator.base_url,
+            timeout_s=api.timeout_s,
+            retry=policy,
+            wire=wire,
+            sdk_spans=sdk_spans,
         )
 
 
@@ -226,8 +242,11 @@ def execute(
     # Started once per run, stopped on every exit; what they cannot offer is said at the start.
     servers = mcp_tools(plan.profile.mcp.servers, plan.warnings.append)
     gate = approval_gate(plan, approve)
-    with recorder, connection as model, servers as mcp:
-        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), gate)
+    # The run's span (runner.trace) covers starting the emulator and the MCP servers too.
+    with traced_run(plan) as traced, recorder, connection as model, servers as mcp:
+        steps = traced.steps
+        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), gate, steps)
+        traced.ended(result)
     return _result(plan, result, tuple(turns), recorder.opened)
 
 
@@ -239,6 +258,7 @@ def _drive(
     mcp: ToolSource,
     control: RunControl,
     gate: Gate,
+    trace: Trace,
 ) -> ResultEvent:
     setup = LoopSetup(
         profile=plan.profile,
@@ -254,6 +274,7 @@ def _drive(
         server=plan.server.model,
         output_schema=plan.output_schema,
         gate=gate,
+        trace=trace,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
