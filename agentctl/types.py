@@ -24,6 +24,7 @@ from agentctl.errors import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "USAGE_OBJECTS",
     "USAGE_TOKENS",
     "AgentctlError",
     "ApiError",
@@ -63,7 +64,9 @@ class Usage:
     """Token usage of one response (or a sum of them), as the API bills it: with compaction,
     the summarisation call (a `compaction` entry of `usage.iterations`) is added to the
     top-level figures, and `compactions` counts those calls. Each count is defined here once,
-    with where the API puts it; `to_json`, `from_json`, `+` and `USAGE_TOKENS` follow."""
+    with where the API puts it; `to_json`, `from_json`, `+`, the cache hit ratio,
+    `USAGE_TOKENS`, `USAGE_OBJECTS` and the checks of a response's and a transcript's `usage`
+    (agent/wire.py, sessions/record.py) follow from it: a new count is one line here."""
 
     input_tokens: int = _count(TOP)
     output_tokens: int = _count(TOP)
@@ -128,6 +131,10 @@ def usage_fields(where: str) -> tuple[str, ...]:
 
 
 USAGE_TOKENS = usage_fields(TOP)  # the token counts at the top level of `usage`
+# The API's objects of counts inside `usage` (SERVER_TOOL_USE, CACHE_CREATION), in field order.
+USAGE_OBJECTS = tuple(
+    dict.fromkeys(f.metadata["in"] for f in fields(Usage) if f.metadata["in"] not in (TOP, OURS))
+)
 
 
 _SPLIT = usage_fields(CACHE_CREATION)
