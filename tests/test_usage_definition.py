@@ -6,15 +6,20 @@ the last one fails if a hand-written list of counts comes back."""
 from __future__ import annotations
 
 import ast
+import json
 from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from agentctl.agent.wire import ResponseRejected, check_usage
 from agentctl.batch.summary import summarize
+from agentctl.cli.main import app
+from agentctl.home import sessions_dir
 from agentctl.sessions.record import EventRecord, MalformedRecord
+from agentctl.sessions.transcript import TranscriptWriter
 from agentctl.types import (
     CACHE_CREATION,
     OURS,
@@ -93,6 +98,25 @@ def test_a_transcript_check_covers_each_count(name: str) -> None:
     usage = _set(_distinct().to_json(), name, "many")
     with pytest.raises(MalformedRecord, match=_where(name) or "usage"):
         EventRecord.from_fields({"event": {**event, "usage": usage}})
+
+
+@pytest.mark.dates
+def test_a_server_tool_count_that_is_not_a_number_is_one_line_not_a_traceback() -> None:
+    # The transcript check once covered `cache_creation` only: this one reached int() and
+    # `sessions show` ended in a ValueError traceback (exit 1).
+    path = sessions_dir() / "20260101-000000-aaaaaa.jsonl"
+    with TranscriptWriter(path) as writer:
+        writer.write("session", session=path.stem, task="t", model="m")
+    usage = _set(_distinct().to_json(), "web_search_requests", "many")
+    turn = {"event": "turn", "turn": 1, "stop_reason": "end_turn", "usage": usage}
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"v": 1, "type": "event", "event": turn}) + "\n")
+    result = CliRunner().invoke(app, ["sessions", "show", path.stem])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [
+        f"agentctl: session {path}: line 2: "
+        "`event.usage.server_tool_use.web_search_requests` must be an integer"
+    ]
 
 
 def test_the_batch_end_line_sums_each_token_count() -> None:
