@@ -100,7 +100,7 @@ def boundary(
     """
     messages: list[dict[str, Any]] = list(request.get("messages") or [])
     base = estimate_request_tokens({**request, "messages": []})
-    walk = _Walk(base)
+    walk = _Walk(base, measured)
     for index, message in enumerate(messages):
         if marks.view and has_compaction(message):
             walk.restart(index)  # the model reads from here on; earlier clearings free nothing
@@ -110,10 +110,10 @@ def boundary(
         if message.get("role") != "user" and index < len(messages) - 1:
             walk.mark(index + 1)
             continue
-        size = walk.measure(index + 1, measured, unedited)
+        size = walk.measure(unedited)
         if (walk.uses if marks.count_uses else size) > marks.high:
-            shown = [f if pairs[i].ready_at >= walk.start else 0 for i, f in enumerate(freed)]
             excess = size - marks.low
+            shown = _Shown(pairs, freed, walk.start)
             target, gain = _move(shown, walk.cleared, walk.ready - marks.keep, excess)
             if target > walk.cleared and gain >= marks.at_least:
                 walk.cleared, walk.gone = target, walk.gone + gain
@@ -124,15 +124,18 @@ def boundary(
 class _Walk:
     """The running state of `boundary`: sizes in the model's view, by message count."""
 
-    def __init__(self, base: int) -> None:
+    def __init__(self, base: int, measured: Mapping[int, int] | None) -> None:
         self.base = base
         self.size = base
         self.start = 0  # first message of the view
         self.uses = self.cleared = self.gone = self.ready = 0
         self.marks: dict[int, tuple[int, int]] = {}  # messages -> (size, gone) after them
+        self.measured = measured
+        self.latest: int | None = None  # the last marked count in the view with a figure
 
     def restart(self, index: int) -> None:
         self.start, self.size, self.gone = index, self.base, 0
+        self.latest = None  # every count marked so far is at most `index`
 
     def add(self, message: Mapping[str, Any]) -> None:
         self.size += estimate_message_tokens(message)
@@ -140,21 +143,32 @@ class _Walk:
 
     def mark(self, count: int) -> None:
         self.marks[count] = (self.size, self.gone)
+        if self.measured is not None and count in self.measured and count > self.start:
+            self.latest = count
 
-    def measure(self, count: int, measured: Mapping[int, int] | None, unedited: bool) -> int:
+    def measure(self, unedited: bool) -> int:
         """The prompt as edited so far: the estimate, or the latest real figure in the view
         plus the estimate of what changed since."""
-        known = [n for n in measured or {} if self.start < n <= count and n in self.marks]
-        if not known or measured is None:
+        if self.latest is None or self.measured is None:
             return self.size - self.gone
-        latest = max(known)
-        size, gone = self.marks[latest]
+        size, gone = self.marks[self.latest]
         if unedited:
             gone = 0
-        return measured[latest] + (self.size - size) - (self.gone - gone)
+        return self.measured[self.latest] + (self.size - size) - (self.gone - gone)
 
 
-def _move(freed: Sequence[int], start: int, limit: int, excess: int) -> tuple[int, int]:
+class _Shown:
+    """What clearing pair i frees in the model's view: nothing for a pair that became ready
+    before the view starts (read one pair at a time: no list of every pair per move)."""
+
+    def __init__(self, pairs: Sequence[Pair], freed: Sequence[int], start: int) -> None:
+        self.pairs, self.freed, self.start = pairs, freed, start
+
+    def __getitem__(self, i: int) -> int:
+        return self.freed[i] if self.pairs[i].ready_at >= self.start else 0
+
+
+def _move(freed: _Shown, start: int, limit: int, excess: int) -> tuple[int, int]:
     """From `start`, the fewest further pairs (up to `limit`) that free at least `excess`."""
     end, gain = start, 0
     while end < limit and gain < excess:

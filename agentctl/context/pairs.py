@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.context.memo import remembered
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.context.tokens import estimate_block_tokens, estimate_text_tokens
 
@@ -69,10 +71,17 @@ def candidates(
 
 def result_tokens(pair: Pair) -> int:
     """Tokens of the result's content alone (its framing excluded); 0 when unanswered."""
-    if pair.result is None:
+    result = pair.result
+    if result is None:
         return 0
-    empty = {**pair.result, "content": ""}
-    return estimate_block_tokens(pair.result) - estimate_block_tokens(empty)
+    return estimate_block_tokens(result) - estimate_block_tokens(replaced(result, "content", ""))
+
+
+def replaced(block: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """A copy of `block` with `key` set to `value`; in a replay (`context.memo`) the same
+    copy every time, so what is computed on it is computed once."""
+    frozen = json.dumps(value, sort_keys=True)
+    return remembered("replaced", block, lambda: {**block, key: value}, key, frozen)
 
 
 def _clears_input(edit: Mapping[str, Any], name: str) -> bool:
@@ -95,7 +104,7 @@ def pair_changes(pair: Pair, edit: Mapping[str, Any], placeholder: str) -> list[
         wanted.append((pair.use, "input", dict(DEFAULT_CLEARED_INPUT_PLACEHOLDER)))
     changes: list[Change] = []
     for block, key, value in wanted:
-        freed = estimate_block_tokens(block) - estimate_block_tokens({**block, key: value})
+        freed = estimate_block_tokens(block) - estimate_block_tokens(replaced(block, key, value))
         if freed > 0:
             changes.append((block, key, value, freed))
     return changes

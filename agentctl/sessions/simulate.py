@@ -24,6 +24,7 @@ from typing import Any
 from agentctl.context.cache import CacheUsage, PromptCache
 from agentctl.context.compaction import Compaction, compact, compact_edit, compacted
 from agentctl.context.engine import EditOutcome, edit_as_server, validate_edits
+from agentctl.context.memo import replay_memo
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
@@ -101,6 +102,11 @@ def recorded_run(session: Session, prices: Profile) -> Simulation:
 
 def calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
     """The estimator's calibration against this transcript's recorded usage."""
+    with replay_memo():
+        return _calibrate(session, settings)
+
+
+def _calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
     pairs = [
         (t.usage.prompt_tokens + t.cleared_input_tokens, _unedited_estimate(t, settings))
         for t in session.turns
@@ -132,7 +138,16 @@ def simulate(
 
     An offline run that was resumed ran against a new emulator, whose cache started empty:
     so does the replay's (a real server's cache outlives the client; its TTL decides).
+    The replay remembers what it computed on the recorded history (`context.memo`), so each
+    turn costs about what it adds.
     """
+    with replay_memo():
+        return _simulate(session, settings, prices, factor, label)
+
+
+def _simulate(
+    session: Session, settings: ReplaySettings, prices: Profile, factor: float, label: str
+) -> Simulation:
     clock = _Clock()
     cache = PromptCache(clock=clock)
     settings = settings.scaled(factor)
