@@ -13,6 +13,8 @@ Both are stateless: the same history gives the same boundary, so resume and repl
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -101,6 +103,7 @@ def boundary(
     messages: list[dict[str, Any]] = list(request.get("messages") or [])
     base = estimate_request_tokens({**request, "messages": []})
     walk = _Walk(base, measured)
+    shown_all = _Shown(pairs, freed)
     for index, message in enumerate(messages):
         if marks.view and has_compaction(message):
             walk.restart(index)  # the model reads from here on; earlier clearings free nothing
@@ -113,7 +116,7 @@ def boundary(
         size = walk.measure(unedited)
         if (walk.uses if marks.count_uses else size) > marks.high:
             excess = size - marks.low
-            shown = _Shown(pairs, freed, walk.start)
+            shown = shown_all.view(walk.start)
             target, gain = _move(shown, walk.cleared, walk.ready - marks.keep, excess)
             if target > walk.cleared and gain >= marks.at_least:
                 walk.cleared, walk.gone = target, walk.gone + gain
@@ -158,23 +161,31 @@ class _Walk:
 
 
 class _Shown:
-    """What clearing pair i frees in the model's view: nothing for a pair that became ready
-    before the view starts (read one pair at a time: no list of every pair per move)."""
+    """What clearing pair i frees in the model's view (nothing for a pair that became ready
+    before the view starts), as running sums: a move is a search, not a walk over pairs."""
 
-    def __init__(self, pairs: Sequence[Pair], freed: Sequence[int], start: int) -> None:
-        self.pairs, self.freed, self.start = pairs, freed, start
+    def __init__(self, pairs: Sequence[Pair], freed: Sequence[int]) -> None:
+        self.pairs, self.freed = pairs, freed
+        self.start = -1
+        self.sums: list[int] = []
 
-    def __getitem__(self, i: int) -> int:
-        return self.freed[i] if self.pairs[i].ready_at >= self.start else 0
+    def view(self, start: int) -> _Shown:
+        if start != self.start:
+            self.start = start
+            shown = (
+                f if p.ready_at >= start else 0 for p, f in zip(self.pairs, self.freed, strict=True)
+            )
+            self.sums = [0, *itertools.accumulate(shown)]
+        return self
 
 
 def _move(freed: _Shown, start: int, limit: int, excess: int) -> tuple[int, int]:
     """From `start`, the fewest further pairs (up to `limit`) that free at least `excess`."""
-    end, gain = start, 0
-    while end < limit and gain < excess:
-        gain += freed[end]
-        end += 1
-    return end, gain
+    if start >= limit or excess <= 0:
+        return start, 0
+    sums = freed.sums
+    end = min(bisect.bisect_left(sums, sums[start] + excess, start + 1, limit + 1), limit)
+    return end, sums[end] - sums[start]
 
 
 def has_compaction(message: Mapping[str, Any]) -> bool:

@@ -97,10 +97,20 @@ Change = tuple[dict[str, Any], str, Any, int]  # (block, key, new value, tokens 
 def pair_changes(pair: Pair, edit: Mapping[str, Any], placeholder: str) -> list[Change]:
     """What clearing this pair would change; a part is left alone unless it shrinks (ours:
     a result already shorter than the placeholder, or already cleared, stays as it is)."""
+    inputs = _clears_input(edit, str(pair.use.get("name", "")))
+    result = pair.result
+    held = remembered(
+        "changes", pair.use, lambda: (result, _changes(pair, inputs, placeholder)),
+        id(result), inputs, placeholder,
+    )  # fmt: skip
+    return list(held[1])
+
+
+def _changes(pair: Pair, inputs: bool, placeholder: str) -> list[Change]:
     wanted: list[tuple[dict[str, Any], str, Any]] = []
     if pair.result is not None:  # tool_use_id and is_error stay (ours)
         wanted.append((pair.result, "content", placeholder))
-    if _clears_input(edit, str(pair.use.get("name", ""))):
+    if inputs:
         wanted.append((pair.use, "input", dict(DEFAULT_CLEARED_INPUT_PLACEHOLDER)))
     changes: list[Change] = []
     for block, key, value in wanted:
