@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.context.memo import remembered
 from agentctl.context.pairs import TOOL_USE_TYPES, Pair, candidates, freed_tokens, tool_pairs
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.context.tokens import estimate_message_tokens, estimate_request_tokens
@@ -105,12 +106,14 @@ def boundary(
     walk = _Walk(base, measured)
     shown_all = _Shown(pairs, freed)
     for index, message in enumerate(messages):
-        if marks.view and has_compaction(message):
+        tokens, uses, compaction, user = remembered("walk", message, lambda m=message: _step(m))
+        if marks.view and compaction:
             walk.restart(index)  # the model reads from here on; earlier clearings free nothing
-        walk.add(message)
+        walk.size += tokens
+        walk.uses += uses
         while walk.ready < len(pairs) and pairs[walk.ready].ready_at <= index:
             walk.ready += 1
-        if message.get("role") != "user" and index < len(messages) - 1:
+        if not user and index < len(messages) - 1:
             walk.mark(index + 1)
             continue
         size = walk.measure(unedited)
@@ -139,10 +142,6 @@ class _Walk:
     def restart(self, index: int) -> None:
         self.start, self.size, self.gone = index, self.base, 0
         self.latest = None  # every count marked so far is at most `index`
-
-    def add(self, message: Mapping[str, Any]) -> None:
-        self.size += estimate_message_tokens(message)
-        self.uses += _tool_uses(message)
 
     def mark(self, count: int) -> None:
         self.marks[count] = (self.size, self.gone)
@@ -186,6 +185,12 @@ def _move(freed: _Shown, start: int, limit: int, excess: int) -> tuple[int, int]
     sums = freed.sums
     end = min(bisect.bisect_left(sums, sums[start] + excess, start + 1, limit + 1), limit)
     return end, sums[end] - sums[start]
+
+
+def _step(message: Mapping[str, Any]) -> tuple[int, int, bool, bool]:
+    """What one message adds to the walk: tokens, tool uses, a compaction block, a user turn."""
+    user = message.get("role") == "user"
+    return estimate_message_tokens(message), _tool_uses(message), has_compaction(message), user
 
 
 def has_compaction(message: Mapping[str, Any]) -> bool:

@@ -33,22 +33,34 @@ def tool_pairs(messages: list[dict[str, Any]]) -> list[Pair]:
     pairs: dict[str, Pair] = {}
     order: list[Pair] = []
     for index, message in enumerate(messages):
-        content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict):
-                continue
-            kind = str(block.get("type"))
-            if kind in TOOL_USE_TYPES and message.get("role") == "assistant":
+        for is_use, key, block in remembered(
+            "tool-blocks", message, lambda m=message: _tool_blocks(m)
+        ):
+            if is_use:
                 pair = Pair(block, ready_at=index)
-                pairs[str(block.get("id"))] = pair
+                pairs[key] = pair
                 order.append(pair)
-            elif (
-                kind == "tool_result" or kind.endswith("_tool_result")
-            ) and "tool_use_id" in block:
-                found = pairs.get(str(block["tool_use_id"]))
+            else:
+                found = pairs.get(key)
                 if found is not None and found.result is None:
                     found.result, found.ready_at = block, index
     return order
+
+
+def _tool_blocks(message: Mapping[str, Any]) -> list[tuple[bool, str, dict[str, Any]]]:
+    """The message's tool uses (True, id, block) and tool results (False, tool_use_id, block),
+    in order: what `tool_pairs` reads of it."""
+    out: list[tuple[bool, str, dict[str, Any]]] = []
+    content = message.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = str(block.get("type"))
+        if kind in TOOL_USE_TYPES and message.get("role") == "assistant":
+            out.append((True, str(block.get("id")), block))
+        elif (kind == "tool_result" or kind.endswith("_tool_result")) and "tool_use_id" in block:
+            out.append((False, str(block["tool_use_id"]), block))
+    return out
 
 
 def candidates(
@@ -64,9 +76,21 @@ def candidates(
         p
         for p in pairs
         if str(p.use.get("name", "")) not in excluded
-        and server.counts(result_tokens(p), line)
+        and _counts(p, server, line)
         and freed_tokens(p, edit, server.placeholder) > 0
     ]
+
+
+def _counts(pair: Pair, server: ServerModel, line: int) -> bool:
+    """Whether the pair's result is over the server model's small-result line."""
+    result = pair.result
+    if result is None:
+        return server.counts(0, line)
+    held = remembered(
+        "counts", result, lambda: server.counts(result_tokens(pair), line),
+        server.min_result_tokens, line,
+    )  # fmt: skip
+    return held
 
 
 def result_tokens(pair: Pair) -> int:
