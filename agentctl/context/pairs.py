@@ -146,4 +146,11 @@ def _changes(pair: Pair, inputs: bool, placeholder: str) -> list[Change]:
 
 def freed_tokens(pair: Pair, edit: Mapping[str, Any], placeholder: str) -> int:
     """Tokens clearing this pair would free (0 when it would change nothing)."""
-    return sum(change[3] for change in pair_changes(pair, edit, placeholder))
+    inputs = _clears_input(edit, str(pair.use.get("name", "")))
+    result = pair.result
+    held = remembered(
+        "freed", pair.use,
+        lambda: (result, sum(change[3] for change in _changes(pair, inputs, placeholder))),
+        id(result), inputs, placeholder,
+    )  # fmt: skip
+    return held[1]
