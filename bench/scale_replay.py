@@ -35,7 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-WORDS = "shard replica queue worker batch lease token window budget flush commit rollback".split()
+WORDS = [
+    *("shard", "replica", "queue", "worker", "batch", "lease"),
+    *("token", "window", "budget", "flush", "commit", "rollback"),
+]
 COMMANDS = {
     "stats": ["stats", "{s}", "--json"],
     "simulate": ["simulate", "{s}", "--profile", str(REPO / "configs/balanced.toml"), "--json"],
@@ -187,7 +190,8 @@ def main() -> None:
     args = parser.parse_args()
     timings = run(args)
     if args.json:
-        print(json.dumps({"timings": [t.to_json() for t in timings], "exponents": summary(timings)}))
+        rows = [t.to_json() for t in timings]
+        print(json.dumps({"timings": rows, "exponents": summary(timings)}))
     else:
         print("\n".join(render(timings)))
 

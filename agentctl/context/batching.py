@@ -17,6 +17,7 @@ import bisect
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from agentctl.context.memo import remembered
@@ -106,7 +107,7 @@ def boundary(
     walk = _Walk(base, measured)
     shown_all = _Shown(pairs, freed)
     for index, message in enumerate(messages):
-        tokens, uses, compaction, user = remembered("walk", message, lambda m=message: _step(m))
+        tokens, uses, compaction, user = remembered("walk", message, partial(_step, message))
         if marks.view and compaction:
             walk.restart(index)  # the model reads from here on; earlier clearings free nothing
         walk.size += tokens

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from agentctl.context import memo
@@ -82,6 +83,10 @@ def _unthought(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "content": [b for b in message["content"] if not _is_thinking(b)]}
 
 
+def _with_content(message: dict[str, Any], content: list[Any]) -> dict[str, Any]:
+    return {**message, "content": content}
+
+
 def _rewrite(
     messages: list[dict[str, Any]], changes: list[tuple[dict[str, Any], str, Any]]
 ) -> None:
@@ -99,7 +104,7 @@ def _rewrite(
         blocks = [new.get(id(b), b) for b in content]
         ids = tuple(id(b) for b in blocks)
         messages[index] = remembered(
-            "rewritten", message, lambda m=message, b=blocks: {**m, "content": b}, ids
+            "rewritten", message, partial(_with_content, message, blocks), ids
         )
 
 
@@ -149,7 +154,7 @@ def _clear_thinking(
     for message in cleared_turns:
         blocks = message["content"]  # a list: it holds a thinking block
         reported += sum(_thinking_text_tokens(b) for b in blocks if _is_thinking(b))
-        stripped[id(message)] = remembered("unthought", message, lambda m=message: _unthought(m))
+        stripped[id(message)] = remembered("unthought", message, partial(_unthought, message))
     messages[:] = [stripped.get(id(m), m) for m in messages]
     return {
         "type": "clear_thinking_20251015",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from agentctl.context.memo import remembered
@@ -34,7 +35,7 @@ def tool_pairs(messages: list[dict[str, Any]]) -> list[Pair]:
     order: list[Pair] = []
     for index, message in enumerate(messages):
         for is_use, key, block in remembered(
-            "tool-blocks", message, lambda m=message: _tool_blocks(m)
+            "tool-blocks", message, partial(_tool_blocks, message)
         ):
             if is_use:
                 pair = Pair(block, ready_at=index)

@@ -66,16 +66,21 @@ def test_memo_replays_match_fresh_replays(name: str, request: pytest.FixtureRequ
 
 def test_memo_is_off_outside_a_replay_and_keyed_by_identity() -> None:
     calls: list[int] = []
+
+    def count() -> int:
+        calls.append(1)
+        return 1
+
     block = {"type": "text", "text": "x"}
     twin = dict(block)
-    assert remembered("t", block, lambda: calls.append(1) or 1) == 1
-    assert remembered("t", block, lambda: calls.append(1) or 1) == 1
+    assert remembered("t", block, count) == 1
+    assert remembered("t", block, count) == 1
     assert len(calls) == 2  # outside a scope nothing is remembered
     with replay_memo():
         assert active()
-        remembered("t", block, lambda: calls.append(1) or 1)
-        remembered("t", block, lambda: calls.append(1) or 1)
-        remembered("t", twin, lambda: calls.append(1) or 1)  # an equal object is another key
+        remembered("t", block, count)
+        remembered("t", block, count)
+        remembered("t", twin, count)  # an equal object is another key
     assert len(calls) == 4
 
 
@@ -94,7 +99,7 @@ def test_edits_never_modify_the_request_they_are_given() -> None:
         messages.append({"role": "user", "content": [result]})
     request = {"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": messages}
     before = repr(request)
-    edits = [
+    edits: list[dict[str, Any]] = [
         {"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}},
         {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 100},
          "keep": {"type": "tool_uses", "value": 1}, "clear_tool_inputs": True},
