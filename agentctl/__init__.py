@@ -21,6 +21,8 @@ _HOMES = {
     "load_profile": "agentctl.runner",
     "RunResult": "agentctl.runner",
     "RunControl": "agentctl.runner",
+    "Session": "agentctl.runner",
+    "arun": "agentctl.runner",
     "run_batch": "agentctl.batch",
     "BatchResult": "agentctl.batch",
     "Profile": "agentctl.profile.settings",
@@ -33,6 +35,7 @@ _HOMES = {
     "simulate": "agentctl.sessions.api",
     "tune": "agentctl.sessions.api",
     "export_exchanges": "agentctl.sessions.api",
+    "ApprovalRequest": "agentctl.tools.approval",
     **dict.fromkeys(
         (
             "AppliedEdit",
@@ -83,12 +86,15 @@ if TYPE_CHECKING:
     from agentctl.profile.settings import Profile as Profile
     from agentctl.runner import RunControl as RunControl
     from agentctl.runner import RunResult as RunResult
+    from agentctl.runner import Session as Session
+    from agentctl.runner import arun as arun
     from agentctl.runner import load_profile as load_profile
     from agentctl.runner import run as run
     from agentctl.sessions.api import export_exchanges as export_exchanges
     from agentctl.sessions.api import simulate as simulate
     from agentctl.sessions.api import tune as tune
     from agentctl.testing import ScriptedClient as ScriptedClient
+    from agentctl.tools.approval import ApprovalRequest as ApprovalRequest
     from agentctl.types import AppliedEdit as AppliedEdit
     from agentctl.types import ErrorEvent as ErrorEvent
     from agentctl.types import Event as Event

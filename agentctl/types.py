@@ -180,15 +180,18 @@ class MemoryOp:
     command: str
     path: str
     ok: bool
+    denied: bool = False  # refused by the approval rules: never ran
 
     @classmethod
     def from_call(cls, call: ToolCall) -> MemoryOp:
         """The memory command of one `memory` tool call and the path it named."""
         path = call.input.get("path", call.input.get("old_path", ""))
-        return cls(str(call.input.get("command", "?")), str(path), not call.is_error)
+        command = str(call.input.get("command", "?"))
+        return cls(command, str(path), not call.is_error, call.denied)
 
     def to_json(self) -> dict[str, Any]:
-        return {"command": self.command, "path": self.path, "ok": self.ok}
+        data = {"command": self.command, "path": self.path, "ok": self.ok}
+        return {**data, "denied": True} if self.denied else data
 
 
 @dataclass(frozen=True)
@@ -200,9 +203,13 @@ class ToolCall:
     input: dict[str, Any]
     is_error: bool
     result_chars: int = 0
+    # Refused by the user's approval rules (or at the prompt): never run, an is_error result.
+    denied: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "input": self.input, "is_error": self.is_error}
+        """`denied` only on a denied call (the lines of older runs stay as they were)."""
+        data = {"name": self.name, "input": self.input, "is_error": self.is_error}
+        return {**data, "denied": True} if self.denied else data
 
 
 @dataclass(frozen=True)
@@ -306,7 +313,13 @@ TurnEvent = Turn  # the name the public API has always had for it (docs/python.m
 
 def _calls_from_json(calls: Any) -> tuple[ToolCall, ...]:
     return tuple(
-        ToolCall("", str(c.get("name", "")), dict(c.get("input") or {}), bool(c.get("is_error")))
+        ToolCall(
+            "",
+            str(c.get("name", "")),
+            dict(c.get("input") or {}),
+            bool(c.get("is_error")),
+            denied=bool(c.get("denied")),
+        )
         for c in calls or ()
     )
 
@@ -323,6 +336,8 @@ class Totals:
     # Tool calls that failed for a reason that is not the model's (a full disk, a memory root
     # that became read-only): the model only sees error results, so the run says it.
     tool_failures: int = 0
+    # Tool calls the user's approval rules (or the user, asked) refused.
+    tool_denials: int = 0
 
     def __add__(self, other: Totals) -> Totals:
         return Totals(
@@ -332,6 +347,7 @@ class Totals:
             self.cleared_thinking_turns + other.cleared_thinking_turns,
             self.cost_usd + other.cost_usd,
             self.tool_failures + other.tool_failures,
+            self.tool_denials + other.tool_denials,
         )
 
     def add_turn(self, turn: Turn, cost_usd: float) -> Totals:
@@ -344,6 +360,7 @@ class Totals:
             + sum(e.cleared_thinking_turns for e in edits),
             cost_usd=self.cost_usd + cost_usd,
             tool_failures=self.tool_failures,
+            tool_denials=self.tool_denials + sum(c.denied for c in turn.tool_calls),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -355,6 +372,7 @@ class Totals:
             # null when the price is unknown (NaN): NaN is not JSON.
             "cost_usd": round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None,
             "tool_failures": self.tool_failures,
+            "tool_denials": self.tool_denials,
         }
 
     @classmethod
@@ -369,6 +387,7 @@ class Totals:
             cleared_thinking_turns=int(data.get("cleared_thinking_turns") or 0),
             cost_usd=float(cost) if isinstance(cost, int | float) else math.nan,
             tool_failures=int(data.get("tool_failures") or 0),
+            tool_denials=int(data.get("tool_denials") or 0),
         )
 
 

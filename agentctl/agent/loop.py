@@ -29,7 +29,8 @@ from agentctl.agent.request import (
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
-from agentctl.tools.registry import ToolBox, relay
+from agentctl.tools.approval import Gate, request_for
+from agentctl.tools.registry import ToolBox, ToolOutcome, relay
 from agentctl.types import (
     Event,
     ProgressEvent,
@@ -144,6 +145,8 @@ class LoopSetup:
     measured: Mapping[int, int] = field(default_factory=dict)
     # The server rules batched clearing counts tool uses by (the run's, resolved once).
     server: ServerModel = DEFAULT_SERVER_MODEL
+    # The [approval] rules and who answers their "ask" (tools/approval.py): allow all by default.
+    gate: Gate = field(default_factory=Gate)
 
 
 @dataclass
@@ -315,18 +318,22 @@ def _run_tool(
 ) -> Generator[Event, None, tuple[ToolCall, dict[str, Any]]]:
     tool_input = block.get("input")
     tool_input = dict(tool_input) if isinstance(tool_input, Mapping) else {}
-    name = str(block.get("name", ""))
-    # The tool's progress messages go to the status line while it runs.
-    outcome = yield from relay(
-        setup.tools.run(name, tool_input, turn=turn, tool_use_id=str(block.get("id", ""))),
-        lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
-    )
+    name, tool_use_id = str(block.get("name", "")), str(block.get("id", ""))
+    refusal = setup.gate.refusal(request_for(name, tool_input, turn=turn, tool_use_id=tool_use_id))
+    if refusal is not None:
+        outcome = ToolOutcome(refusal, True)
+    else:  # the tool's progress messages go to the status line while it runs
+        outcome = yield from relay(
+            setup.tools.run(name, tool_input, turn=turn, tool_use_id=tool_use_id),
+            lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
+        )
     call = ToolCall(
-        str(block.get("id", "")),
-        str(block.get("name", "")),
+        tool_use_id,
+        name,
         tool_input,
         outcome.is_error,
         len(outcome.content),
+        denied=refusal is not None,
     )
     setup.recorder.tool_result(turn, call, outcome.content)
     result: dict[str, Any] = {

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from typer._click.core import Context as ClickContext
+from typer.core import TyperCommand
 
+from agentctl.cli import conversation
+from agentctl.cli.conversation import latest_by_default
 from agentctl.cli.lifetime import ctrl_c_once, stop_with_parent
 from agentctl.cli.memory import ReviewOption, review_sets
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
@@ -19,8 +24,10 @@ from agentctl.render.safe import error_line
 from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 
 if TYPE_CHECKING:
+    from agentctl.cli.conversation import Runner
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
+    from agentctl.tools.approval import Approver
 
 # Lazy imports: the runner, renderers and transcript readers load when the run starts,
 # not for `run --help` (and the SDK only in the client module, on first use).
@@ -46,12 +53,23 @@ Examples:
   agentctl run task.md --json | jq -c 'select(.event == "turn")'
   echo "Summarise ./notes" | agentctl run - --workspace ./notes
   agentctl run --resume last --max-turns 20              continue the last run
+  agentctl run -p "Summarise ./notes" --offline          the task as text
+  agentctl run -c -p "And the open questions?"           a follow-up to the last session
+  agentctl run --fork last@3 -p "Try another route"      a new session from turn 3
+  program | agentctl run - --input-format ndjson --json  one {"text": ...} a line
 """
+
+
+class _RunCommand(TyperCommand):
+    """`--continue`/`-c` with its SESSION left out means the latest session."""
+
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, latest_by_default(args))
 
 
 def register(root: typer.Typer) -> None:
     """Attach the `run` command to the root app."""
-    root.command(name="run", help=HELP, no_args_is_help=True)(run)
+    root.command(name="run", help=HELP, no_args_is_help=True, cls=_RunCommand)(run)
 
 
 def run(
@@ -99,7 +117,8 @@ def run(
         bool, typer.Option("--offline", help="Use the in-process emulator, no API key.")
     ] = False,
     resume: Annotated[
-        str | None, typer.Option(metavar="SESSION", help="Continue a session (id, prefix, last).")
+        str | None,
+        typer.Option(metavar="SESSION", help="Continue a run that stopped (id, prefix, last)."),
     ] = None,
     trust_task: Annotated[
         bool,
@@ -109,16 +128,65 @@ def run(
             "and paths outside its folder.",
         ),
     ] = False,
+    prompt: Annotated[
+        str | None,
+        typer.Option("--prompt", "-p", metavar="TEXT", help="The task (or follow-up) as text."),
+    ] = None,
+    follow: Annotated[
+        str | None,
+        typer.Option(
+            "--continue",
+            "-c",
+            metavar="[SESSION]",
+            help="Ask a finished session a follow-up (-p TEXT), in its own transcript "
+            "(SESSION: id, prefix; default last).",
+        ),
+    ] = None,
+    fork: Annotated[
+        str | None,
+        typer.Option(
+            metavar="SESSION[@TURN]",
+            help="Start a new session from that session's history up to turn TURN's answer "
+            "(default: its last turn); -p TEXT asks what comes next.",
+        ),
+    ] = None,
+    input_format: Annotated[
+        str,
+        typer.Option(
+            metavar="text|ndjson",
+            help='ndjson: with TASK -, one user turn a stdin line ({"text": ...}), each '
+            "answered in turn in one session.",
+        ),
+    ] = "text",
 ) -> None:
+    conversation.check_flags(task, prompt, resume, follow, fork, input_format)
     if not quiet and sys.stderr.isatty():  # the SDK and the emulator take a moment to load
         print("agentctl: starting the run…", file=sys.stderr, flush=True)
     sets = [*(set_ or []), *review_sets(memory_review)]
     overrides = flag_overrides(model, max_turns, max_usd, sets)
+    talk = conversation.Talk(follow, fork, workspace, offline, trust_task)
+    if input_format == "ndjson":  # each turn's errors are reported as a run's are
+        conversation.converse(
+            sys.stdin, profile, overrides, talk,
+            execute_plan=functools.partial(_announce_and_execute, json_mode=json_mode, quiet=quiet),
+            on_error=functools.partial(_error_event, json_mode=json_mode),
+        )  # fmt: skip
+        return
     try:
-        plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
+        if prompt is not None or follow is not None or fork is not None:
+            plan = conversation.plan_flags(task, prompt, profile, overrides, talk)
+        else:
+            plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
     except AgentctlError as err:
         _error_event(err, json_mode=json_mode)
         raise
+    _announce_and_execute(plan, json_mode=json_mode, quiet=quiet)
+
+
+def _announce_and_execute(
+    plan: Plan, *, json_mode: bool, quiet: bool, runner: Runner | None = None
+) -> None:
+    """The plan's warnings and server note, then the run (`runner`: how to execute it)."""
     for warning in [] if quiet else plan.warnings:
         say(error_line(f"warning: {warning}"), sys.stderr)
     # Name the server rules when they are not the default and matter: the emulator plays them
@@ -132,7 +200,7 @@ def run(
         and (plan.offline or steering)
     ):
         say(error_line(server.note()), sys.stderr)
-    _execute(plan, json_mode=json_mode, quiet=quiet)
+    _execute(plan, json_mode=json_mode, quiet=quiet, runner=runner)
 
 
 def flag_overrides(
@@ -216,7 +284,7 @@ class _Screen:
         self.turns += isinstance(event, TurnEvent)
 
 
-def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
+def _execute(plan: Plan, *, json_mode: bool, quiet: bool, runner: Runner | None = None) -> None:
     from agentctl.render.answer import render_answer
     from agentctl.render.factory import make_renderer
 
@@ -225,15 +293,23 @@ def _execute(plan: Plan, *, json_mode: bool, quiet: bool) -> None:
     screen = _Screen(renderer, note, None if quiet else plan.warnings)
     # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
     with ctrl_c_once():
-        result = _stop_or_finish(plan, renderer, screen, json_mode=json_mode, quiet=quiet)
+        result = _stop_or_finish(
+            plan, renderer, screen, json_mode=json_mode, quiet=quiet, runner=runner
+        )
     if not quiet:
-        _print_ledger(result)
+        _print_ledger(result, plan)
     if not json_mode:
         render_answer(result.text, sys.stdout)
 
 
 def _stop_or_finish(
-    plan: Plan, renderer: Renderer, screen: _Screen, *, json_mode: bool, quiet: bool
+    plan: Plan,
+    renderer: Renderer,
+    screen: _Screen,
+    *,
+    json_mode: bool,
+    quiet: bool,
+    runner: Runner | None = None,
 ) -> RunResult:
     """Run the plan; on a stop (Ctrl-C, a limit), print what the run did so far."""
     from agentctl.runner import execute
@@ -241,7 +317,10 @@ def _stop_or_finish(
     try:
         # SIGTERM/SIGHUP stop it as Ctrl-C does; with MCP servers the parent's end too.
         with stop_with_parent(bool(plan.profile.mcp.servers)):
-            return execute(plan, on_event=screen.handle)
+            approve = _approver(renderer)
+            if runner is not None:  # a conversation's next user turn
+                return runner(plan, screen.handle, approve)
+            return execute(plan, on_event=screen.handle, approve=approve)
     except AgentctlError as err:
         renderer.close()
         # Ctrl-C or a limit: what the run did so far (not when the reader went away).
@@ -253,6 +332,19 @@ def _stop_or_finish(
         raise
     finally:
         renderer.close()
+
+
+def _approver(renderer: Renderer) -> Approver | None:
+    """The approval prompt on the terminal (the live table paused while it asks); None
+    without a terminal on stdin and stderr: the calls the rules ask about are denied."""
+    from agentctl.render.base import Pausable
+    from agentctl.render.prompt import TerminalApprover
+
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return None
+    if isinstance(renderer, Pausable):
+        return TerminalApprover(sys.stdin, sys.stderr, renderer.paused)
+    return TerminalApprover(sys.stdin, sys.stderr)
 
 
 def _print_partial_summary(session: str) -> None:
@@ -279,16 +371,18 @@ def _memory_note(profile: Profile, *, stdin_task: bool) -> str | None:
     return f"agentctl: memory: {root}{'' if root.exists() else ' (a new folder)'}"
 
 
-def _print_ledger(result: RunResult) -> None:
-    """Did each clearing pay for its cache rewrite? For the whole session, said so on resume."""
+def _print_ledger(result: RunResult, plan: Plan) -> None:
+    """Did each clearing pay for its cache rewrite? For the whole session, said so on resume
+    (and after a follow-up or a fork, whose turn numbers go on too)."""
     from agentctl.sessions.breakeven import ledger_line
 
     line = ledger_line(result.balances, result.session_id)
     if line and result.resumed:
         first, last = result.first_turn + 1, result.first_turn + len(result.turns)
         scope = "the whole session" if result.balances_cover_session else "these turns only"
+        how = "forked" if plan.forked_from else "continued" if plan.follow_up else "resumed"
         line += (
-            f"\n  resumed at turn {first}: the table covers turns {first}-{last}; "
+            f"\n  {how} at turn {first}: the table covers turns {first}-{last}; "
             f"the cache accounting covers {scope}"
         )
     if line:

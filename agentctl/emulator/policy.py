@@ -11,7 +11,8 @@ first step that applies:
   `str_replace` of the end marker with a `- path: facts` line for the file it just read) and
   `read_file` of the next file not yet noted; 5. re-view the notes if it wrote since it last
   viewed them; 6. answer with the facts from its notes (without memory: from the reads it can
-  still see).
+  still see); a follow-up (a user turn typed after the first, emulator/followup.py) is
+  answered with the facts that bear on its words, once the steps above are done.
 A workspace listing more than LARGE_WORKSPACE files is sampled (see `reading_plan`): the notes
 say so, and the answer names it.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentctl.emulator.echo import quoted_result
+from agentctl.emulator.followup import follow_up, follow_up_answer, turns_since, viewed_since
 from agentctl.emulator.model import Block, Reply, TextOut, ThinkingOut, ToolCall, assistant_turns
 from agentctl.emulator.notes import (
     NOTES_END,
@@ -79,13 +81,33 @@ class DefaultPolicy:
                 return _with_thinking(request, research, "Research the task's searches.")
         notes = notes_path(task)
         state = recall(request, notes, self.placeholder)
+        question = follow_up(request["messages"])
+        if question is not None:  # the turns before the follow-up were not idling
+            state.idle_turns = min(state.idle_turns, turns_since(request["messages"], question[0]))
         calls, why = _next_calls(state, offered, notes, task)
         if assistant_turns(request) >= MAX_TURNS or state.idle_turns >= MAX_IDLE_TURNS:
             calls, why = [], "I am not making progress; answering with what I have."
+        if (
+            not calls
+            and question is not None
+            and _recheck(request, state, offered, notes, question[0])
+        ):
+            calls, why = [_memory("view", path=notes)], "Check my notes for the follow-up."
         blocks: list[Block] = [ThinkingOut(why)] if thinking_enabled(request) else []
         if calls:
             return Reply((*blocks, *calls))
+        if question is not None:
+            facts, source = known_facts(state, offered, notes, task)
+            return Reply((*blocks, TextOut(follow_up_answer(question[1], facts, source))))
         return Reply((*blocks, TextOut(answer(state, offered, notes, task))))
+
+
+def _recheck(request: Json, state: Recall, offered: set[str], notes: str, since: int) -> bool:
+    """View the notes once per follow-up: the views made before may be cleared, and another
+    session sharing the memory folder may have changed them since."""
+    if "memory" not in offered or not state.notes_exist:
+        return False
+    return not viewed_since(request["messages"], since, notes)
 
 
 def _with_thinking(request: Json, reply: Reply, why: str) -> Reply:
@@ -232,18 +254,22 @@ def _next_file(state: Recall, files: list[str] | None) -> ToolCall | None:
 
 def answer(state: Recall, offered: set[str], notes: str, task: str) -> str:
     """The final text: the facts in the notes, else those the model can still see."""
-    if "memory" in offered and state.notes and recorded_files(state.notes):
-        facts = recorded_files(state.notes)
-        source = f"my notes ({notes})"
-    else:
-        facts = _visible_facts(state, task)
-        source = "the files I read"
+    facts, source = known_facts(state, offered, notes, task)
     if not facts:
         return f"Task: {task.strip()[:200]}\nI found nothing to report."
     lines = [f"- {path}: {text}" for path, text in facts.items()]
     if _sampled(state):
         lines.append(f"(A large workspace: I read {READ_BUDGET} of its files; name a subfolder.)")
     return f"From {source}, {len(facts)} file(s):\n" + "\n".join(lines)
+
+
+def known_facts(
+    state: Recall, offered: set[str], notes: str, task: str
+) -> tuple[dict[str, str], str]:
+    """{path: facts} from the notes in memory, else from the reads still visible; and which."""
+    if "memory" in offered and state.notes and recorded_files(state.notes):
+        return recorded_files(state.notes), f"my notes ({notes})"
+    return _visible_facts(state, task), "the files I read"
 
 
 def _visible_facts(state: Recall, task: str) -> dict[str, str]:

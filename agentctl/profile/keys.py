@@ -25,6 +25,7 @@ TASK_WORDS = {
     "lower": "lower only",
     "off": "turn off only",
     "tighten": "only where the profile leaves the default",
+    "stricter": "only stricter",
     "refuse": "no",
 }
 

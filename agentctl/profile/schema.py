@@ -23,9 +23,10 @@ NOT_KEYS = frozenset({"source"})
 
 # What a task file's front matter may do with a key without --trust-task:
 # "set" it; only "lower" it (a limit; 0 means none for all but max_turns); turn it "off" but
-# not on; or nothing at all ("refuse", saying `Key.refusal`). A path key (type Path) must
+# not on; only make stricter (the [approval] rules: profile/trust.py); or nothing at all
+# ("refuse", saying `Key.refusal`). A path key (type Path) must
 # also stay inside the task's folder (profile/trust.py).
-TaskRule = Literal["set", "lower", "off", "tighten", "refuse"]
+TaskRule = Literal["set", "lower", "off", "tighten", "stricter", "refuse"]
 
 
 @dataclass(frozen=True)

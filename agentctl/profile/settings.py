@@ -386,6 +386,33 @@ class ServerToolSettings:
     )
 
 
+ApprovalDefault = Literal["allow", "ask", "deny"]
+
+
+@dataclass(frozen=True)
+class ApprovalSettings:
+    """Which tool calls run, which need the user's yes, which are refused (tools/approval.py).
+
+    Patterns are shell-style globs over tool names (`read_file`, `mcp__git__*`); `memory`
+    matches every memory command, `memory:delete` one. deny wins over ask, ask over allow,
+    allow over `default`."""
+
+    allow: tuple[str, ...] = setting(
+        (), "Tool name patterns that run without asking.", task="stricter"
+    )
+    ask: tuple[str, ...] = setting(
+        (),
+        "Tool name patterns that need the user's yes (no terminal, no callback: denied).",
+        task="stricter",
+    )
+    deny: tuple[str, ...] = setting(
+        (), "Tool name patterns whose calls are refused (the model gets an error).", task="stricter"
+    )
+    default: ApprovalDefault = setting(
+        "allow", 'What a call no pattern matches gets: "allow", "ask" or "deny".', task="stricter"
+    )
+
+
 @dataclass(frozen=True)
 class LimitSettings:
     """Budgets that stop a run with exit code 3; 0 means no limit."""
@@ -505,6 +532,9 @@ class Profile:
         " are the newest the installed anthropic SDK knows.",
     )
     limits: LimitSettings = table(LimitSettings, "Budgets that stop a run with exit code 3.")
+    approval: ApprovalSettings = table(
+        ApprovalSettings, "Which tool calls run, need the user's yes, or are refused."
+    )
     api: ApiSettings = table(
         ApiSettings,
         "How to reach the Messages API.",

@@ -8,6 +8,9 @@ editing, cache, system prompt, ...) and tighten limits, but not, without --trust
 - loosen a limit of the profile (`max_turns`, `limits.*`, the memory store's size limits),
   or pick a model with no known price while the profile has a `limits.max_usd`;
 - turn off the review of memory writes (`memory.review`) that the profile turned on;
+- loosen the approval rules (`[approval]`): a task may add `deny` and `ask` patterns, drop
+  `allow` patterns and pick a stricter `default`, but not the reverse, nor add `ask` patterns
+  while the profile's default is "deny" (they would ask for calls the profile refuses);
 - add API betas (`betas`: they change what a request does and what it costs);
 - turn on a server tool (`server_tools.*.enabled`, and the old `tools.web_search`,
   `tools.web_fetch`), or change the domains or location a web tool is given, or lift its
@@ -58,7 +61,11 @@ def check_front_matter(front: FrontMatter, base: Mapping[str, Any]) -> None:
     for key, value in leaves(front.data):
         if lookup(base, key) == value:
             continue
-        reason = refusal(key, value, lookup(base, key), front.folder) or unpriced(key, value, base)
+        reason = (
+            refusal(key, value, lookup(base, key), front.folder)
+            or unpriced(key, value, base)
+            or looser_approval(key, value, base)
+        )
         if reason:
             raise _refused(front, key, reason)
     for key, path in front.paths.items():
@@ -99,6 +106,43 @@ def unpriced(key: str, value: Any, base: Mapping[str, Any]) -> str | None:
     if price_for(value, lookup(base, "prices") or {}) is not None:
         return None
     return f"no price is known for {value!r}, so limits.max_usd = {budget!r} could not be kept"
+
+
+APPROVAL_RANK = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def looser_approval(key: str, value: Any, base: Mapping[str, Any]) -> str | None:
+    """Why `value` would let through a call that the profile's [approval] rules stop, or None.
+
+    Set-wise, so it holds for any tool name (an MCP server's included): deny and ask lists may
+    only grow, allow may only shrink, the default only move toward "deny"."""
+    if not key.startswith("approval."):
+        return None
+    before = lookup(base, key)
+    if before is None:
+        before = lookup(DEFAULTS, key)
+    name = key.removeprefix("approval.")
+    if name == "default":
+        if APPROVAL_RANK.get(str(value), 2) < APPROVAL_RANK.get(str(before), 0):
+            return f"{value!r} is looser than the profile's {before!r} (a task may only tighten)"
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return None  # a wrong type is reported by validation, naming the key
+    now, was = set(value), set(before or ())
+    if name == "allow" and now - was:
+        return f"a task may not add allow patterns ({_names(now - was)}); it may only drop them"
+    if name in ("ask", "deny") and was - now:
+        return f"a task may not drop the profile's {name} patterns ({_names(was - now)})"
+    if name == "ask" and now - was and lookup(base, "approval.default") == "deny":
+        return (
+            f'the profile\'s approval.default is "deny": adding ask patterns ({_names(now - was)})'
+            " would ask for calls it refuses (add them to approval.deny instead)"
+        )
+    return None
+
+
+def _names(patterns: set[str]) -> str:
+    return ", ".join(repr(p) for p in sorted(patterns))
 
 
 def _looser(key: str, value: Any, before: Any) -> bool:

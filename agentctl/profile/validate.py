@@ -18,7 +18,13 @@ from agentctl.context.prices import price_for
 from agentctl.context.server_model import ServerModelError, parse_server_model
 from agentctl.profile.models import model_warning, price_warning, thinking_enabled_deprecated
 from agentctl.profile.schema import FieldError, Key, join_key, key_of
-from agentctl.profile.settings import ClearToolUses, Compaction, McpServer, Profile
+from agentctl.profile.settings import (
+    ApprovalSettings,
+    ClearToolUses,
+    Compaction,
+    McpServer,
+    Profile,
+)
 
 # The API's rules for extended thinking (budget_tokens >= 1024 and < max_tokens).
 MIN_THINKING_BUDGET = 1024
@@ -48,6 +54,7 @@ def check_profile(profile: Profile, today: datetime.date | None = None) -> list[
     check_compaction(profile.context_editing.compaction)
     check_mcp_servers(profile)
     check_server_tools(profile)
+    check_approval(profile.approval)
     return list(collect_warnings(profile, today or clock.today()))
 
 
@@ -220,6 +227,28 @@ def check_betas(betas: tuple[str, ...]) -> None:
                 f"{beta!r} is not a beta flag name (lowercase words and a date, e.g."
                 ' "context-1m-2025-08-07")',
             )
+
+
+# The memory tool's commands, the ones an `[approval]` pattern `memory:COMMAND` may name.
+MEMORY_COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
+
+
+def check_approval(rules: ApprovalSettings) -> None:
+    """Every pattern names something: not empty, and `memory:X` one of the memory commands
+    (a misspelt command would match nothing, and a `deny` of it would protect nothing)."""
+    for name in ("allow", "ask", "deny"):
+        for index, pattern in enumerate(getattr(rules, name)):
+            key = f"approval.{name}[{index}]"
+            if not pattern.strip():
+                raise FieldError(key, "an empty pattern matches no tool")
+            command = pattern.partition(":")[2] if pattern.startswith("memory:") else None
+            if (
+                command
+                and not any(c in command for c in "*?[")
+                and (command not in MEMORY_COMMANDS)
+            ):
+                known = ", ".join(MEMORY_COMMANDS)
+                raise FieldError(key, f"{pattern!r}: memory has no command {command!r} ({known})")
 
 
 def check_mcp_servers(profile: Profile) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import Protocol, TextIO
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from typing import Protocol, TextIO, runtime_checkable
 
 from agentctl.errors import ClosedPipeError
 from agentctl.types import Event
@@ -18,6 +19,13 @@ class Renderer(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class Pausable(Protocol):
+    """A renderer that holds a live display: paused while the user is asked something."""
+
+    def paused(self) -> AbstractContextManager[None]: ...
+
+
 class MultiRenderer:
     """Feeds each event to several renderers; closes all of them even if one close fails."""
 
@@ -27,6 +35,15 @@ class MultiRenderer:
     def handle(self, event: Event) -> None:
         for renderer in self._renderers:
             renderer.handle(event)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Every live display paused for the duration of the block."""
+        with ExitStack() as stack:
+            for renderer in self._renderers:
+                if isinstance(renderer, Pausable):
+                    stack.enter_context(renderer.paused())
+            yield
 
     def close(self) -> None:
         first_error: BaseException | None = None

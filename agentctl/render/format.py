@@ -44,22 +44,32 @@ def tool_label(call: ToolCall) -> str:
     return call.name
 
 
-def tool_groups(calls: Iterable[ToolCall]) -> list[tuple[str, int, bool]]:
-    """(label, count, any_failed) in first-seen order, so repeated calls collapse to one entry."""
+def tool_groups(calls: Iterable[ToolCall]) -> list[tuple[str, int, bool, bool]]:
+    """(label, count, any_failed, any_denied) in first-seen order, so repeated calls collapse
+    to one entry; a call the approval rules denied counts as denied, not as failed."""
     groups: dict[str, list[Any]] = {}
     for call in calls:
-        entry = groups.setdefault(tool_label(call), [0, False])
+        entry = groups.setdefault(tool_label(call), [0, False, False])
         entry[0] += 1
-        entry[1] = entry[1] or call.is_error
-    return [(label, int(count), bool(failed)) for label, (count, failed) in groups.items()]
+        entry[1] = entry[1] or (call.is_error and not call.denied)
+        entry[2] = entry[2] or call.denied
+    return [
+        (label, int(n), bool(failed), bool(denied)) for label, (n, failed, denied) in groups.items()
+    ]
 
 
-def fmt_tools(calls: Sequence[ToolCall], *, sep: str = ", ", times: str = "×") -> str:
-    """`memory:view, read_file×2`; a `!` marks a group where at least one call failed."""
+DENIED_MARK = "⊘"
+
+
+def fmt_tools(
+    calls: Sequence[ToolCall], *, sep: str = ", ", times: str = "×", denied: str = DENIED_MARK
+) -> str:
+    """`memory:view, read_file×2`; a `!` marks a group where at least one call failed, `⊘`
+    (`denied`) one where the user's approval rules refused a call."""
     parts = []
-    for label, count, failed in tool_groups(calls):
+    for label, count, failed, refused in tool_groups(calls):
         suffix = f"{times}{count}" if count > 1 else ""
-        parts.append(f"{label}{suffix}{'!' if failed else ''}")
+        parts.append(f"{label}{suffix}{'!' if failed else ''}{denied if refused else ''}")
     return sep.join(parts)
 
 
@@ -165,6 +175,12 @@ def fmt_waiting(turn: int) -> str:
 def peak_prompt(turns: Sequence[TurnEvent]) -> TurnEvent | None:
     """The turn whose prompt (input + cache read + cache write) was largest."""
     return max(turns, key=lambda t: t.usage.prompt_tokens, default=None)
+
+
+def denials_text(count: int) -> str:
+    """What `tool_denials` means, for the summary."""
+    calls = "call" if count == 1 else "calls"
+    return f"{count} tool {calls} refused by the approval rules or at the prompt"
 
 
 def failures_text(count: int) -> str:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.live import Live
@@ -133,6 +134,7 @@ class LiveRenderer:
         # One spinner for the run, so its animation does not restart with every update.
         self._spinner = Spinner("dots", text=self._status)
         self._closed = False
+        self._paused = False  # a question is open on the terminal: draw nothing
 
     def handle(self, event: Event) -> None:
         if self._closed:
@@ -162,6 +164,21 @@ class LiveRenderer:
             self._closed = True
             self._stop_live()
 
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The live region cleared for the block (a question on the terminal), then redrawn."""
+        live, self._live = self._live, None
+        self._paused = True
+        if live is not None:
+            live.stop()
+        try:
+            yield
+        finally:
+            self._paused = False
+            if live is not None and not self._closed:
+                self._live = self._start_live()
+                self._live.update(self._renderable(), refresh=True)
+
     def renderable(self) -> RenderableType:
         """What the live display shows now (the table and, while a turn runs, the status line)."""
         return self._renderable()
@@ -187,6 +204,8 @@ class LiveRenderer:
         self._busy = turn is not None
         if turn is not None:
             self._status.set(turn, status)
+        if self._paused:
+            return  # drawn when the question is answered
         if self._live is None:
             self._live = self._start_live()
         self._live.update(self._renderable(), refresh=force)

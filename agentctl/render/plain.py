@@ -11,6 +11,7 @@ from agentctl.render.format import (
     EditTally,
     cleared_thinking_turns,
     cleared_tool_uses,
+    denials_text,
     edit_tally,
     failures_text,
     fmt_cost,
@@ -51,7 +52,7 @@ def format_turn_line(turn: TurnEvent) -> str:
     )
     if usage.compactions:
         cleared += f" compactions={usage.compactions}"
-    tools = fmt_tools(turn.every_tool_call, sep=",", times="*") or "-"
+    tools = fmt_tools(turn.every_tool_call, sep=",", times="*", denied="(denied)") or "-"
     return f"turn {turn.turn}  {turn.stop_reason}  {tokens}  {cleared}  tools={tools}"
 
 
@@ -84,6 +85,8 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
         lines.append(
             f"  tool_failures={totals.tool_failures}: {failures_text(totals.tool_failures)}"
         )
+    if totals.tool_denials:
+        lines.append(f"  tool_denials={totals.tool_denials}: {denials_text(totals.tool_denials)}")
     return lines
 
 

@@ -74,6 +74,8 @@ def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> 
     names = ["session", "task", "model", "turns", "status", "tokens", "cost"]
     if not narrow:
         names.insert(1, "UTC")
+    if any(row.lineage for row in rows):  # forks: where each came from
+        names.insert(names.index("status") + 1, "from")
     cells = [_session_cells(row, narrow) for row in rows]
     names, room = _fit(names, cells, width)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=_PAD)
@@ -103,12 +105,13 @@ def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
         "status": row.status,
         "tokens": fmt_compact(row.prompt_tokens) if narrow else fmt_int(row.prompt_tokens),
         "cost": fmt_cost(row.cost_usd),
+        "from": row.lineage,
     }
 
 
 # What gives way on a narrow terminal, first to last: a figure is never cut.
 # The model goes before the task: the task tells sessions apart, the model rarely does.
-DROP_ORDER = ("model", "task", "status", "turns")
+DROP_ORDER = ("model", "from", "task", "status", "turns")
 TASK_MIN = 8
 
 
@@ -125,7 +128,7 @@ def _fit(
 
     kept, room = list(names), 0
     for dropped in (None, *DROP_ORDER):
-        if dropped is not None:
+        if dropped is not None and dropped in kept:
             kept.remove(dropped)
         others = sum(widest(name) for name in kept if name != "task")
         room = width - others - 2 * (len(kept) - 1)
@@ -145,12 +148,16 @@ def show_view(
         turn_table(events, trigger=trigger, width=width),
         summary_table(result_of(session, cost), events),
     ]
+    head = session.header
+    if head.forked_from or session.follow_ups:
+        parts.insert(1, user_turns_table(session))
     ops = session.memory_ops
     if ops:
         table = _table("turn", "memory command", "path", "ok", title="memory operations")
         for turn, op in ops:
             command, path = safe_text(op.command, keep=""), safe_text(op.path, keep="")
-            table.add_row(str(turn), command, path, "yes" if op.ok else "FAILED")
+            outcome = "denied" if op.denied else "yes" if op.ok else "FAILED"
+            table.add_row(str(turn), command, path, outcome)
         # Each change is in the memory history under this session id and its turn.
         table.caption = safe_text(
             f"history: agentctl memory log --session {session.id}  (diff, revert: same id)",
@@ -158,6 +165,32 @@ def show_view(
         )
         parts.append(table)
     return Group(*parts)
+
+
+def user_turns_table(session: Session) -> Table:
+    """Where each user turn began: the task, each follow-up (`run --continue`); for a fork,
+    the session and turn its history came from."""
+    head = session.header
+    table = _table("from turn", "user turn", title="user turns")
+    first = (head.forked_at or 0) + 1
+    if not head.forked_from:
+        _add(table, str(first), _first_line(head.task), flex=1)
+    elif first not in [turn for turn, _ in session.follow_ups]:
+        _add(table, str(first), "(goes on from the forked history)", flex=1)
+    for turn, text in session.follow_ups:
+        _add(table, str(turn), _first_line(text), flex=1)
+    table.columns[1].justify = "left"
+    table.columns[1].no_wrap = False
+    if head.forked_from:
+        table.caption = safe_text(
+            f"forked from session {head.forked_from} at turn {head.forked_at}", keep=""
+        )
+    return table
+
+
+def _first_line(text: str) -> str:
+    line = next((s.strip() for s in text.splitlines() if s.strip()), "")
+    return line if len(line) <= 70 else line[:69] + "…"
 
 
 LEDGER_WIDE = (

@@ -16,6 +16,7 @@ from agentctl.render.format import (
     EditTally,
     cleared_thinking_turns,
     cleared_tool_uses,
+    denials_text,
     edit_tally,
     failures_text,
     fmt_compact,
@@ -263,6 +264,8 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
         rows.append(("compactions", fmt_int(usage.compactions)))
     if totals.tool_failures:
         rows.append(("tool failures", failures_text(totals.tool_failures)))
+    if totals.tool_denials:
+        rows.append(("tool denials", denials_text(totals.tool_denials)))
     rows.append(("session", result.session))
     rows.append(("see it again", f"agentctl sessions show {result.session}"))
     return rows

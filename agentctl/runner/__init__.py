@@ -9,7 +9,9 @@ the built-in emulator when offline, or any `ModelClient` handed in), records the
 from __future__ import annotations
 
 from agentctl.agent.loop import RunControl
+from agentctl.runner.conversation import Session, arun
 from agentctl.runner.execute import RunResult, connect, credentials, execute, open_client, run
+from agentctl.runner.followup import plan_call, plan_continue, plan_fork
 from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, resolve, task_of
 from agentctl.runner.record import session_header
 
@@ -17,11 +19,16 @@ __all__ = [
     "Plan",
     "RunControl",
     "RunResult",
+    "Session",
+    "arun",
     "connect",
     "credentials",
     "execute",
     "load_profile",
     "open_client",
+    "plan_call",
+    "plan_continue",
+    "plan_fork",
     "plan_new",
     "plan_resume",
     "resolve",

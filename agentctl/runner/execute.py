@@ -15,10 +15,12 @@ from agentctl.agent.model import ModelClient
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.runner.plan import Plan, ProfileArg, plan_new, task_of
+from agentctl.runner.followup import plan_call
+from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
+from agentctl.tools.approval import NOBODY, Approver, Gate, has_asks, offered_server_tools
 from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox, ToolSource
@@ -71,6 +73,8 @@ def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
     from agentctl.agent.request import server_tools
 
     settings = plan.profile.tools
+    offered, left_out = offered_server_tools(plan.profile.approval, server_tools(plan.profile))
+    plan.warnings.extend(left_out)
     tools: list[Tool] = []
     if settings.memory:
         tools.append(open_memory_tool(plan.profile.memory, plan.session))
@@ -79,7 +83,7 @@ def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
     return ToolBox(
         tools,
         max_result_chars=settings.max_result_chars,
-        server_tools=server_tools(plan.profile),
+        server_tools=offered,
         sources=[mcp] if mcp is not None else [],
     )
 
@@ -173,10 +177,12 @@ def execute(
     record: bool = True,
     transcript_write: WriteFn = os.write,
     control: RunControl | None = None,
+    approve: Approver | None = None,
 ) -> RunResult:
     """Run the plan; every event goes to `on_event` and the transcript. On failure an
     ErrorEvent goes out, then the AgentctlError propagates (Ctrl-C: InterruptedRunError).
     `control`: asks the running loop for a compaction (`RunControl.compact_before_next_turn`).
+    `approve`: answers the calls the profile's [approval] rules ask about (None: denied).
 
     A resumed plan appends to the file it was read from. `transcript_write` is the os.write-like
     call the transcript uses (a seam: tests give it a full disk)."""
@@ -201,8 +207,9 @@ def execute(
     )
     # Started once per run, stopped on every exit; what they cannot offer is said at the start.
     servers = mcp_tools(plan.profile.mcp.servers, plan.warnings.append)
+    gate = approval_gate(plan, approve)
     with recorder, connection as model, servers as mcp:
-        result = _drive(plan, model, recorder, emit, mcp, control or RunControl())
+        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), gate)
     return _result(plan, result, tuple(turns), recorder.opened)
 
 
@@ -213,6 +220,7 @@ def _drive(
     emit: Callable[[Event], None],
     mcp: ToolSource,
     control: RunControl,
+    gate: Gate,
 ) -> ResultEvent:
     setup = LoopSetup(
         profile=plan.profile,
@@ -226,6 +234,7 @@ def _drive(
         control=control,
         measured=plan.measured,
         server=plan.server.model,
+        gate=gate,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
@@ -237,6 +246,16 @@ def _drive(
         error = with_resume_hint(error, plan.session)
     emit(ErrorEvent(error.kind, str(error)))
     raise error
+
+
+def approval_gate(plan: Plan, approve: Approver | None) -> Gate:
+    """The run's approval gate; rules that ask, with nobody to ask, are warned about."""
+    rules = plan.profile.approval
+    if approve is None and has_asks(rules):
+        plan.warnings.append(
+            f"approval: {NOBODY}: the calls the [approval] rules ask for will be denied"
+        )
+    return Gate(rules, approve)
 
 
 def _consume(events: Iterator[Event], emit: Callable[[Event], None]) -> ResultEvent:
@@ -279,7 +298,7 @@ def _result(
 
 
 def run(
-    task: str | Path,
+    task: str | Path | None = None,
     *,
     profile: ProfileArg = None,
     offline: bool = False,
@@ -290,6 +309,9 @@ def run(
     record: bool = True,
     trust_task: bool = False,
     control: RunControl | None = None,
+    continue_session: str | None = None,
+    fork: str | None = None,
+    approve: Approver | None = None,
 ) -> RunResult:
     """Run `task` (its text, or a task file) to the end and return what happened.
 
@@ -298,15 +320,24 @@ def run(
     writes no transcript; `trust_task=True` lets a task file's front matter set what only the
     caller may (`agentctl run --trust-task`); `control`: a `RunControl` whose
     `compact_before_next_turn()` (from `on_event` or another thread) makes the next request
-    an on-demand compaction. Raises the agentctl exception tree.
+    an on-demand compaction; `continue_session` (an id, prefix or "last"): `task` is a
+    follow-up to that finished session; `fork` ("SESSION[@TURN]"): a new session from that
+    turn's history, `task` (optional) its next prompt; `approve`: called with an
+    `ApprovalRequest` for each call the profile's [approval] rules ask about, returns True to
+    allow it, False to deny it, or "always" to allow that tool for the rest of the run (None:
+    such calls are denied). Raises the agentctl exception tree.
     """
     values = {} if memory_root is None else {"memory.root": str(memory_root)}
-    plan = plan_new(
-        task_of(task),
-        profile,
-        Overrides(values=values),
+    plan = plan_call(
+        task,
+        profile=profile,
+        overrides=Overrides(values=values),
         workspace=Path(workspace) if workspace is not None else None,
         offline=offline,
         trust_task=trust_task,
+        continue_session=continue_session,
+        fork=fork,
     )
-    return execute(plan, client=client, on_event=on_event, record=record, control=control)
+    return execute(
+        plan, client=client, on_event=on_event, record=record, control=control, approve=approve
+    )

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentctl.agent.task import (
     WEB_DIR,
@@ -34,6 +34,9 @@ from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import priced
 from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
 from agentctl.sessions.transcript import new_session_id
+
+if TYPE_CHECKING:
+    from agentctl.sessions.resume import SavedRun
 
 ProfileArg = Profile | str | Path | None
 
@@ -65,6 +68,13 @@ class Plan:
     server: ResolvedModel = field(default_factory=ResolvedModel)
     # A resumed run's recorded prompt sizes, by messages answered (batched steering).
     measured: dict[int, int] = field(default_factory=dict)
+    # A follow-up (`--continue`, or a fork given a prompt): its text, the last message; and
+    # whether a new client sends it (False: the one that answered the turn before).
+    follow_up: str | None = None
+    new_client: bool = True
+    # A fork: the session and turn its history was taken from (runner.conversation).
+    forked_from: str | None = None
+    forked_at: int | None = None
 
     @property
     def priced(self) -> str:
@@ -161,6 +171,18 @@ def plan_resume(
     from agentctl.sessions.resume import load_run, resumable_history
 
     saved = load_run(ref)
+    return plan_saved(saved, resumable_history(saved), overrides, workspace, offline)
+
+
+def plan_saved(
+    saved: SavedRun,
+    history: list[dict[str, Any]],
+    overrides: Overrides | None,
+    workspace: Path | None,
+    offline: bool,
+) -> Plan:
+    """A run that goes on in `saved`'s transcript from `history`, with its recorded profile
+    under `overrides` (a resume, or a follow-up: runner.conversation)."""
     head = saved.header
     profile, warnings = build_overridden(
         recorded_profile(head.profile, head.profile_source, Path(head.cwd)),
@@ -170,7 +192,6 @@ def plan_resume(
     )
     server = resolve_server_model(profile.context_editing.server_model, source=profile.source)
     saved_ws, script = head.workspace, head.emulator_script
-    history = resumable_history(saved)
     recorded = min(len(saved.messages), len(history))
     return Plan(
         session=saved.session,

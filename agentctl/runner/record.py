@@ -17,7 +17,7 @@ from agentctl.agent.model import ModelResponse
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError
 from agentctl.sessions.breakeven import EditBalance, balances_for_run
-from agentctl.sessions.record import Record, ResumeRecord, SessionHeader
+from agentctl.sessions.record import FollowUpRecord, Record, ResumeRecord, SessionHeader
 from agentctl.sessions.transcript import TranscriptWriter, WriteFn, prepare_folder
 from agentctl.tools.mcp import masked
 from agentctl.types import TurnEvent
@@ -75,13 +75,22 @@ class SessionRecorder(TranscriptWriter):
 
 
 def write_header(writer: TranscriptWriter, plan: Plan) -> None:
-    """The session record (new run) or a resume record, then the messages not yet recorded."""
-    if plan.resumed:
-        writer.append(ResumeRecord(plan.session, plan.first_turn, plan.priced))
-    else:
+    """The session record (a new run, a fork) or a resume record, then the messages not yet
+    recorded; a follow-up's record goes just before its message, the last."""
+    if not plan.resumed:
         writer.append(session_header(plan))
-    for index in range(plan.recorded, len(plan.messages)):
+    elif plan.follow_up is None:
+        writer.append(ResumeRecord(plan.session, plan.first_turn, plan.priced))
+    last = len(plan.messages) - (plan.follow_up is not None)
+    for index in range(plan.recorded, last):
         writer.message(index, plan.messages[index])
+    if plan.follow_up is not None:
+        writer.append(
+            FollowUpRecord(
+                plan.session, plan.first_turn, plan.follow_up, plan.priced, plan.new_client
+            )
+        )
+        writer.message(last, plan.messages[last])
 
 
 def session_header(plan: Plan) -> SessionHeader:
@@ -100,6 +109,8 @@ def session_header(plan: Plan) -> SessionHeader:
         emulator_script=str(plan.script) if plan.script else None,
         agentctl_version=__version__,
         pricing=plan.priced,
+        forked_from=plan.forked_from,
+        forked_at=plan.forked_at,
     )
 
 

@@ -18,6 +18,7 @@ from agentctl.sessions.record import (
     BATCH_PRICE,
     LIST_PRICE,
     EventRecord,
+    FollowUpRecord,
     Record,
     RequestRecord,
     ResponseRecord,
@@ -44,7 +45,9 @@ class TurnRecord:
     messages: tuple[dict[str, Any], ...]  # the unedited history this request carried
     response: dict[str, Any]  # the API's message object
     event: Turn
-    segment: int = 0  # how many times the run had been resumed before this turn
+    # how many times the run had been continued by a new client before this turn (each
+    # resume; each follow-up from a new process)
+    segment: int = 0
     pricing: str = LIST_PRICE  # how it was billed: its segment's header or resume record
 
     @property
@@ -75,6 +78,8 @@ class Session:
     # how the last segment ended: "result", an error kind ("limit", "interrupted", "api",
     # ...), or "unknown" (no outcome recorded since the run or its last resume began)
     outcome: str = "unknown"
+    # Each follow-up (`run --continue`): the number of its first turn and its text.
+    follow_ups: tuple[tuple[int, str], ...] = ()
 
     @property
     def model(self) -> str:
@@ -145,6 +150,7 @@ class _Builder:
         self.error: dict[str, Any] | None = None
         self.segment = 0
         self.last_turn, self.last_stop, self.outcome = 0, "", "unknown"
+        self.follow_ups: list[tuple[int, str]] = []
 
     def add(self, record: Record, history: list[dict[str, Any]]) -> None:
         if isinstance(record, RequestRecord):
@@ -160,11 +166,15 @@ class _Builder:
                 self._close_turn(record)
         elif isinstance(record, EventRecord):
             self._event(record.event)
-        elif isinstance(record, ResumeRecord):
-            self.segment += 1
+        elif isinstance(record, ResumeRecord | FollowUpRecord):
+            # A follow-up from the process that answered the turn before keeps its client
+            # (offline: the same emulator and its cache); a resume never does.
+            self.segment += not isinstance(record, FollowUpRecord) or record.new_client
             self.pricing = record.pricing
             self.result = self.error = None
             self.outcome = "unknown"
+            if isinstance(record, FollowUpRecord):
+                self.follow_ups.append((record.from_turn + 1, record.text))
 
     def _close_turn(self, record: ResponseRecord) -> None:
         assert self.pending is not None
@@ -226,6 +236,7 @@ def parse_session(transcript: Transcript) -> Session:
         last_turn=builder.last_turn,
         last_stop=builder.last_stop,
         outcome=builder.outcome,
+        follow_ups=tuple(builder.follow_ups),
     )
 
 
@@ -267,6 +278,14 @@ class SessionSummary:
     cost_usd: float | None
     compactions: int = 0
     pricing: str = LIST_PRICE  # "list", "batch" or "mixed" (Session.pricing)
+    forked_from: str | None = None  # a fork: the session and turn it was started from
+    forked_at: int | None = None
+    follow_ups: int = 0  # user turns after the first (`run --continue`)
+
+    @property
+    def lineage(self) -> str:
+        """`SESSION@TURN` for a fork, else ""."""
+        return f"{self.forked_from}@{self.forked_at}" if self.forked_from else ""
 
     def to_json(self) -> dict[str, Any]:
         cost = self.cost_usd
@@ -283,13 +302,16 @@ class SessionSummary:
             "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
             "compactions": self.compactions,
             "pricing": self.pricing,
+            "forked_from": self.forked_from,
+            "forked_at": self.forked_at,
+            "follow_ups": self.follow_ups,
         }
 
 
 def summarize(path: Path) -> SessionSummary | None:
     """The list row of one transcript (header, resume and event records only), None for a
     file without one."""
-    only = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE)
+    only = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE, FollowUpRecord.TYPE)
     try:
         transcript = read_transcript(path, only=only)
     except UsageError:
@@ -311,6 +333,9 @@ def summarize(path: Path) -> SessionSummary | None:
         cost_usd=_summary_cost(header, path.stem, turns),
         compactions=usage.compactions,
         pricing=pricing_label([p for _, p in turns] or [header.pricing]),
+        forked_from=header.forked_from,
+        forked_at=header.forked_at,
+        follow_ups=sum(isinstance(r, FollowUpRecord) for r in transcript.records),
     )
 
 
@@ -318,7 +343,7 @@ def _priced_turns(transcript: Transcript) -> list[tuple[Turn, str]]:
     """Each turn event with the pricing of its segment (the header's, or the last resume's)."""
     pricing, turns = transcript.header.pricing, []
     for record in transcript.records:
-        if isinstance(record, ResumeRecord):
+        if isinstance(record, ResumeRecord | FollowUpRecord):
             pricing = record.pricing
         elif isinstance(record, EventRecord) and record.name == "turn":
             turns.append((Turn.from_json(record.event), pricing))

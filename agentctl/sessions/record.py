@@ -43,6 +43,10 @@ class SessionHeader:
     emulator_script: str | None = None
     agentctl_version: str = ""
     pricing: str = LIST_PRICE  # how this run's turns are billed (LIST_PRICE / BATCH_PRICE)
+    # A fork (`run --fork SESSION@TURN`): the session it was started from, and the turn of
+    # that session whose answer its history ends with.
+    forked_from: str | None = None
+    forked_at: int | None = None
     ts: float = 0.0
 
     @classmethod
@@ -61,6 +65,8 @@ class SessionHeader:
             emulator_script=_opt_str(data, "emulator_script"),
             agentctl_version=_str(data, "agentctl_version"),
             pricing=_pricing(data),
+            forked_from=_opt_str(data, "forked_from"),
+            forked_at=_opt_int(data, "forked_at"),
         )
 
 
@@ -158,6 +164,7 @@ class ToolResultRecord:
     is_error: bool
     content: str
     ts: float = 0.0
+    denied: bool = False  # refused by the approval rules: the content says why
 
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> ToolResultRecord:
@@ -168,6 +175,7 @@ class ToolResultRecord:
             input=_dict(data, "input"),
             is_error=_bool(data, "is_error"),
             content=_str(data, "content"),
+            denied=_bool(data, "denied"),
         )
 
 
@@ -213,6 +221,35 @@ class ResumeRecord:
         return cls(_str(data, "session"), _int(data, "from_turn"), _pricing(data))
 
 
+@dataclass(frozen=True)
+class FollowUpRecord:
+    """A follow-up (`run --continue`): a new user turn, `text`, after turn `from_turn` of a
+    finished session; its turns are billed at `pricing`. `new_client`: it was sent by a new
+    client (offline: a new emulator, whose prompt cache starts empty), not by the one that
+    answered the turn before (a conversation held in one process)."""
+
+    TYPE: ClassVar[str] = "follow_up"
+    session: str
+    from_turn: int
+    text: str
+    pricing: str = LIST_PRICE
+    new_client: bool = True
+    ts: float = 0.0
+
+    @classmethod
+    def from_fields(cls, data: Mapping[str, Any]) -> FollowUpRecord:
+        new_client = data.get("new_client", True)
+        if not isinstance(new_client, bool):
+            raise MalformedRecord("`new_client` must be true or false")
+        return cls(
+            _str(data, "session"),
+            _int(data, "from_turn"),
+            _str(data, "text"),
+            _pricing(data),
+            new_client,
+        )
+
+
 Record = (
     SessionHeader
     | MessageRecord
@@ -221,6 +258,7 @@ Record = (
     | ToolResultRecord
     | EventRecord
     | ResumeRecord
+    | FollowUpRecord
 )
 _TYPES: dict[str, Any] = {
     cls.TYPE: cls
@@ -232,6 +270,7 @@ _TYPES: dict[str, Any] = {
         ToolResultRecord,
         EventRecord,
         ResumeRecord,
+        FollowUpRecord,
     )
 }
 
@@ -358,6 +397,11 @@ def _str(data: Mapping[str, Any], key: str, default: str = "", *, where: str = "
 
 def _opt_str(data: Mapping[str, Any], key: str) -> str | None:
     value: str | None = _get(data, key, str, None, "a string or null")
+    return value
+
+
+def _opt_int(data: Mapping[str, Any], key: str) -> int | None:
+    value: int | None = _get(data, key, int, None, "an integer or null")
     return value
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from agentctl.agent.request import reported_size
 from agentctl.errors import UsageError
-from agentctl.sessions.catalog import load_session
+from agentctl.sessions.catalog import Session, load_session
 from agentctl.sessions.record import (
     Record,
     RequestRecord,
@@ -44,9 +44,19 @@ class SavedRun:
 
 def load_run(ref: str) -> SavedRun:
     """The session named by id, unique prefix or `last`; UsageError if it cannot continue."""
-    saved = load_session(ref)
+    run = saved_run(load_session(ref))
+    if run.outcome == "result":
+        raise UsageError(
+            f"session {run.session}: already finished ({run.last_stop}); start a new run, or "
+            f"ask a follow-up with: agentctl run --continue {run.session} -p TEXT"
+        )
+    return run
+
+
+def saved_run(saved: Session) -> SavedRun:
+    """What a parsed transcript says about its run, finished or not."""
     records = saved.records
-    run = SavedRun(
+    return SavedRun(
         session=saved.id,
         path=saved.path,
         header=saved.header,
@@ -59,11 +69,6 @@ def load_run(ref: str) -> SavedRun:
         size=saved.size,
         measured=recorded_sizes(records),
     )
-    if run.outcome == "result":
-        raise UsageError(
-            f"session {run.session}: already finished ({run.last_stop}); start a new run instead"
-        )
-    return run
 
 
 def recorded_sizes(records: Sequence[Record]) -> dict[int, int]:

@@ -265,7 +265,9 @@ class TranscriptWriter:
         self.append(ResponseRecord(turn, response.request_id or "", dict(response.raw)))
 
     def tool_result(self, turn: int, call: ToolCall, content: str) -> None:
-        record = ToolResultRecord(turn, call.id, call.name, call.input, call.is_error, content)
+        record = ToolResultRecord(
+            turn, call.id, call.name, call.input, call.is_error, content, denied=call.denied
+        )
         self.append(record)
 
     def event(self, event: Event) -> None:

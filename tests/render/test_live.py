@@ -254,3 +254,20 @@ def test_failure_before_any_turn_prints_no_empty_table() -> None:
     recorded = console.export_text()
     final = recorded[recorded.rindex("waiting for the model") :]  # after the last live frame
     assert "stop" not in final and final.rstrip().endswith("error (api): HTTP 401")
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_the_live_region_pauses_for_a_question_and_comes_back(wrapped: bool) -> None:
+    console = recording_console()
+    live = LiveRenderer(console, refresh_per_second=0)
+    renderer = MultiRenderer((PlainRenderer(io.StringIO(), quiet=True), live)) if wrapped else live
+    renderer.handle(START)
+    out = console.file
+    assert isinstance(out, io.StringIO)
+    with renderer.paused():
+        out.write("QUESTION?")
+        renderer.handle(ProgressEvent(1, "thinking", 10))  # nothing drawn while it is open
+        assert out.getvalue().endswith("QUESTION?")
+    after = out.getvalue().rpartition("QUESTION?")[2]
+    assert "turn 1 · thinking… 10 chars" in SGR.sub("", after)  # drawn again, below it
+    live.close()
