@@ -58,6 +58,19 @@ class LimitError(AgentctlError):
     kind = "limit"
 
 
+# What to do when a request outgrows the API's size limit (a resume would send it again).
+REQUEST_SIZE_REMEDY = (
+    "send less per request: api.threads = true sends only each turn's new messages, "
+    "context_editing.compaction summarises the history, a lower tools.max_result_chars "
+    "shortens tool results; --resume would send the same request again"
+)
+
+
+class RequestTooLargeError(LimitError):
+    """A request over the API's size limit: never sent (or refused with 413); not resumable
+    as it stands, so its message names the remedy instead of `--resume`."""
+
+
 class InterruptedRunError(AgentctlError):
     """The user interrupted a run (Ctrl-C); the transcript and memory are consistent."""
 

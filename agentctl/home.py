@@ -17,6 +17,9 @@ def home_dir() -> Path:
     return Path(base) / "agentctl"
 
 
+TRANSCRIPT_SUFFIX = ".jsonl"  # a session's transcript: sessions_dir() / f"{id}{suffix}"
+
+
 def sessions_dir() -> Path:
     """Where run transcripts (one JSONL file per session) are written."""
     return home_dir() / "sessions"

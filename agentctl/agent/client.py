@@ -14,7 +14,7 @@ import functools
 import warnings
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentctl.agent.model import (
     ModelResponse,
@@ -33,10 +33,11 @@ from agentctl.agent.wire import (
     WireLimits,
     check_message,
     check_origin,
+    check_request_size,
     scrub_surrogates,
     too_late,
 )
-from agentctl.errors import ApiError
+from agentctl.errors import REQUEST_SIZE_REMEDY, ApiError, RequestTooLargeError
 from agentctl.redact import redact, redact_json, redact_optional
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 
 # A progress item every this many characters of a block (plus one when a block starts).
 PROGRESS_STEP = 400
+_E = TypeVar("_E", bound=BaseException)
 _BLOCK_KINDS: dict[str, ProgressKind] = {
     "thinking": "thinking",
     "redacted_thinking": "thinking",
@@ -121,6 +123,8 @@ class AnthropicClient:
 
     def _stamp(self, request: httpx2.Request) -> None:
         check_origin(str(request.url), str(self._sdk.base_url))
+        size = int(request.headers.get("content-length") or 0)
+        check_request_size(request.url.path, size, self._wire.max_request_bytes)
         request.extensions[_STARTED] = self._wire.clock()
         request.extensions["trace"] = self._watchdog.trace
 
@@ -252,6 +256,9 @@ def _failure(exc: Exception, alarm: Alarm | None, deadline_s: float, timeout_s: 
     error); whatever a connection cut at the deadline raised is the deadline."""
     if alarm is not None and alarm.expired:
         return Failure(False, f"response refused: {too_late(deadline_s)}")
+    too_large = _cause(exc, RequestTooLargeError)
+    if too_large is not None:  # never sent: nothing to retry, and not resumable as it is
+        raise too_large from None
     failure = classify(exc, timeout_s)
     if failure is None:
         raise exc
@@ -340,7 +347,7 @@ def classify(exc: BaseException, timeout_s: float) -> Failure | None:
     return None
 
 
-def _cause(exc: BaseException, kind: type[ResponseRejected]) -> ResponseRejected | None:
+def _cause(exc: BaseException, kind: type[_E]) -> _E | None:
     """`exc` or the exception it was raised from, if one is a `kind` (the SDK wraps errors)."""
     seen: BaseException | None = exc
     for _ in range(8):
@@ -381,6 +388,8 @@ def _api_error(failure: Failure, attempts: int, secrets: tuple[str | None, ...])
         text += f"; request id {failure.request_id}"
     if failure.status == 401:
         text += "; check ANTHROPIC_API_KEY"
+    if failure.status == 413:
+        text += f"; the request is over the API's size limit: {REQUEST_SIZE_REMEDY}"
     request_id = redact_optional(failure.request_id, secrets)
     return ApiError(redact(text, secrets), status=failure.status, request_id=request_id)
 

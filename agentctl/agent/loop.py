@@ -24,8 +24,12 @@ from agentctl.agent.request import (
     build_compaction_request,
     build_context_management,
     build_request,
+    is_summary,
     reported_size,
+    summary_start,
 )
+from agentctl.agent.thread import Thread
+from agentctl.context.batching import Steering
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
 from agentctl.profile.settings import Profile
@@ -158,6 +162,9 @@ class _State:
     last_prompt: int = 0  # prompt tokens of the latest response
     # what each response reported of its prompt, by the messages it answered (steering)
     measured: dict[int, int] = field(default_factory=dict)
+    steering: Steering = field(default_factory=Steering)  # batched clearing's walk so far
+    thread: Thread = field(default_factory=lambda: Thread(on=False))  # api.threads
+    summary_at: int = 0  # where requests start: the last on-demand summary (summary_start)
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -167,6 +174,8 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     Raises LimitError / ApiError; the caller turns those into an ErrorEvent and an exit code.
     """
     state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
+    state.thread.on = setup.profile.api.threads
+    state.summary_at = summary_start(state.messages)
     setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
@@ -227,12 +236,43 @@ def _send(
 ) -> Generator[Event, None, ModelResponse]:
     tools = setup.tools.definitions()
     if compaction is None:
-        request = build_request(setup.profile, state.messages, tools, state.measured, setup.server)
+        request = build_request(
+            setup.profile,
+            state.messages,
+            tools,
+            state.measured,
+            setup.server,
+            state.steering,
+            state.summary_at,
+        )
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
     # The transcript counts the whole history (a request after a summary sends only its
     # tail: what precedes a compaction block is what the server ignores).
     setup.recorder.request(state.turn, {**request, "messages": state.messages})
+    start = len(state.messages) - len(request["messages"])
+    while True:
+        # A compaction request goes without a thread (the next request starts a new one).
+        wire = (
+            request
+            if compaction is not None
+            else state.thread.wire(request, len(state.messages), start)
+        )
+        try:
+            response = yield from _stream(setup, state, wire)
+        except ApiError as err:
+            if "thread" in wire and state.thread.recovers(err):
+                continue
+            raise
+        if "thread" in wire:
+            state.thread.answered(response.raw, response.stop_reason)
+        setup.recorder.response(state.turn, response)
+        return response
+
+
+def _stream(
+    setup: LoopSetup, state: _State, request: Mapping[str, Any]
+) -> Generator[Event, None, ModelResponse]:
     response: ModelResponse | None = None
     for item in setup.client.stream(request):
         if isinstance(item, Progress):
@@ -241,12 +281,13 @@ def _send(
             response = item
     if response is None:
         raise ApiError("the model client returned no response")
-    setup.recorder.response(state.turn, response)
     return response
 
 
 def _append(setup: LoopSetup, state: _State, message: Message) -> None:
     setup.recorder.message(len(state.messages), message)
+    if is_summary(message):
+        state.summary_at = len(state.messages)
     state.messages.append(message)
 
 

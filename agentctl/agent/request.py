@@ -16,13 +16,12 @@ run an estimate only ever covers what was added since the latest response.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agentctl.agent.server_tools import betas as server_betas
 from agentctl.agent.server_tools import definitions
-from agentctl.context.batching import Marks, batched_edit
+from agentctl.context.batching import Marks, Steering, batched_edit
 from agentctl.context.engine import apply_context_edits
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.profile.settings import ClearToolUses, ContextEditing, Profile
@@ -61,14 +60,21 @@ def build_request(
     tools: Sequence[Mapping[str, Any]],
     measured: Mapping[int, int] | None = None,
     server: ServerModel = DEFAULT_SERVER_MODEL,
+    steering: Steering | None = None,
+    start: int | None = None,
 ) -> dict[str, Any]:
-    """The full request; `messages` and `tools` are copied, never modified. A history that
+    """The full request; `messages` and `tools` are never modified (the request holds the
+    same message objects, and copies of what it changes: the cache markers). A history that
     holds a signed compaction block is sent from the last one on. `measured`: the prompt sizes
     earlier responses reported, by the number of messages of `messages` they answered;
-    `server`: the server model the run plays (batched clearing counts tool uses by it)."""
-    start = summary_start(messages)
-    messages = messages[start:]
-    sent = {n - start: v for n, v in (measured or {}).items() if n > start}
+    `server`: the server model the run plays (batched clearing counts tool uses by it);
+    `steering`: batched clearing's walk kept from this run's previous request; `start`:
+    `summary_start(messages)` when the caller keeps it."""
+    start = summary_start(messages) if start is None else start
+    messages = messages[start:] if start else messages
+    sent = (
+        measured if not start else {n - start: v for n, v in (measured or {}).items() if n > start}
+    )
     request: dict[str, Any] = {"model": profile.model, "max_tokens": profile.max_tokens}
     if profile.system:
         request["system"] = [{"type": "text", "text": profile.system}]
@@ -76,9 +82,9 @@ def build_request(
     if thinking is not None:
         request["thinking"] = thinking
     if tools:
-        request["tools"] = [copy.deepcopy(dict(t)) for t in tools]
-    request["messages"] = [copy.deepcopy(dict(m)) for m in messages]
-    cm = build_context_management(profile.context_editing, request, server, sent)
+        request["tools"] = list(tools)  # the cache marker goes on a copy of the last one
+    request["messages"] = list(messages)
+    cm = build_context_management(profile.context_editing, request, server, sent, steering=steering)
     if cm is not None:
         request["context_management"] = cm
     request = place_breakpoints(request, cache_control(profile))
@@ -93,12 +99,14 @@ def build_context_management(
     server: ServerModel = DEFAULT_SERVER_MODEL,
     measured: Mapping[int, int] | None = None,
     unedited: bool = False,
+    steering: Steering | None = None,
 ) -> dict[str, Any] | None:
     """The `context_management` field of `request` (of a first request when None), or None
     when no strategy is on. `measured`: for batched clearing, the prompt sizes the server
     reported for earlier requests of this history, by their number of messages (`usage`
     input + cache reads + cache writes), which steering prefers to its estimate
-    (`unedited`: those sizes plus the tool-use tokens each response reports cleared).
+    (`unedited`: those sizes plus the tool-use tokens each response reports cleared);
+    `steering`: the walk kept from the previous request of the same run.
 
     clear_thinking must come first when both are used (the API rejects the other order).
     """
@@ -106,7 +114,8 @@ def build_context_management(
     if ce.thinking.enabled:
         edits.append(ce.thinking.edit())
     if ce.tool_uses.enabled:
-        edits.append(tool_uses_edit(ce.tool_uses, request, server, measured, unedited, edits))
+        edit = tool_uses_edit(ce.tool_uses, request, server, measured, unedited, edits, steering)
+        edits.append(edit)
     if ce.compaction.threshold:  # last: it measures the prompt the other edits leave (ours)
         edits.append(ce.compaction.edit())
     return {"edits": edits} if edits else None
@@ -119,6 +128,7 @@ def tool_uses_edit(
     measured: Mapping[int, int] | None = None,
     unedited: bool = False,
     before: Sequence[Mapping[str, Any]] = (),
+    steering: Steering | None = None,
 ) -> dict[str, Any]:
     """The clear_tool_uses edit of `request`: as written for strategy "server" and for a first
     request (None), else steered by batched clearing (`context.batching.batched_edit`: above
@@ -126,10 +136,11 @@ def tool_uses_edit(
     leave it."""
     if s.strategy == "server" or request is None:
         return s.edit()
-    if before:
+    if before:  # new message objects each time: nothing to keep between requests
         request = apply_context_edits(request, list(before), server=server).request
+        steering = None
     marks = Marks(s.trigger, s.low_water, s.keep, s.clear_at_least, view=True)
-    return batched_edit(s.edit(), marks, request, server, measured, unedited)
+    return batched_edit(s.edit(), marks, request, server, measured, unedited, steering)
 
 
 def reported_size(

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from agentctl.errors import REQUEST_SIZE_REMEDY, RequestTooLargeError
 from agentctl.types import CACHE_CREATION, SERVER_TOOL_USE, USAGE_TOKENS
 
 DEFAULT_DEADLINE_S = 600.0
@@ -44,6 +45,19 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONNECTED = (".connect_tcp.complete", ".start_tls.complete", ".connect_unix_socket.complete")
 
 
+MAX_REQUEST_BYTES = 32 << 20  # the Messages API's request size limit (32 MB)
+
+
+def check_request_size(path: str, size: int, limit: int = MAX_REQUEST_BYTES) -> None:
+    """RequestTooLargeError for a Messages API request body over `limit` bytes, before it
+    is sent (a Message Batch has a limit of its own)."""
+    if size > limit and path.rstrip("/").endswith(("/v1/messages", "/count_tokens")):
+        raise RequestTooLargeError(
+            f"request not sent: its body is {_size(size)}, over the API's request size "
+            f"limit ({_size(limit)}); {REQUEST_SIZE_REMEDY}"
+        )
+
+
 class ResponseRejected(Exception):
     """The response broke one of the limits; the message says which, in one line."""
 
@@ -56,6 +70,7 @@ class WireLimits:
     max_body_bytes: int = MAX_BODY_BYTES
     max_event_bytes: int = MAX_EVENT_BYTES
     clock: Callable[[], float] = field(default=time.monotonic)
+    max_request_bytes: int = MAX_REQUEST_BYTES  # what may be sent (the API's limit)
 
 
 class BodyBudget:

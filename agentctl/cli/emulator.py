@@ -29,10 +29,6 @@ Examples:
     rich_markup_mode=None,
 )
 
-# A long-lived server must not keep every prompt it was sent: the last 50 requests, and of
-# their bodies 8 MiB at most (as parsed JSON that is some 40 MB of memory).
-KEEP_REQUESTS = 50
-KEEP_BYTES = 8 << 20
 
 FAULTS_HELP = (
     "Inject failures, e.g. '429:0.5@1,529@3,hang:5@4,drop@6,malformed@7,rate=0.2:500|drop,"
@@ -114,7 +110,13 @@ def serve(
     """
     # The emulator (about 50 modules) only when a command runs, not for --help.
     from agentctl.context.calibration import resolve_server_model
-    from agentctl.emulator import BatchTiming, parse_batch_faults, running
+    from agentctl.emulator import (
+        KEEP_BYTES,
+        KEEP_REQUESTS,
+        BatchTiming,
+        parse_batch_faults,
+        running,
+    )
 
     server = resolve_server_model(server_model, source="--server-model")
     timing = BatchTiming(ready_after=batch_ready_after, delay_s=batch_delay)

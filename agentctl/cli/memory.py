@@ -387,17 +387,16 @@ def log(
       agentctl memory log --sessions
       agentctl memory log --session 20261201-101500-ab12     one run's changes, by turn
     """
-    from agentctl.memory.blame import sessions
-    from agentctl.memory.journal import read_entries, read_history
+    from agentctl.memory.journal import newest_entries, read_history
 
     path = open_store(root, profile).root
     if by_session:
+        from agentctl.memory.blame import sessions
+
         for summary in sessions(read_history(path))[::-1][: limit or None]:
             _emit(summary.to_json(), as_json, _session_line)
         return
-    entries = read_history(path) if only else read_entries(path)
-    mine = [e for e in entries if only is None or e.get("session") == only]
-    for entry in mine[::-1][: limit or None]:
+    for entry in newest_entries(path, limit, only):
         _emit(entry, as_json, _log_line)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
@@ -15,8 +15,6 @@ from agentctl.render.safe import error_line, visible
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
-
-    from agentctl.sessions.catalog import SessionSummary
 
 # Lazy imports: each subcommand imports its own part of sessions/ and render/ (the catalog
 # for `list`, the simulator for `simulate` and `tune`, charts for `stats`), and Rich only
@@ -79,8 +77,11 @@ def _print(*renderables: RenderableType, width: int | None = None) -> None:
     sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+def _emit_json(data: Any, out: TextIO | None = None) -> None:
+    """Written piece by piece as it is encoded (a long session's export is never one string)."""
+    out = out or sys.stdout
+    json.dump(data, out, indent=2, ensure_ascii=False)
+    out.write("\n")
 
 
 @app.command("list")
@@ -96,38 +97,47 @@ def list_(
             "--search", "-s", metavar="TEXT", help="Only sessions whose id, task or model has TEXT."
         ),
     ] = None,
+    status: Annotated[
+        str | None,
+        typer.Option(
+            "--status", metavar="STATUS", help="Only sessions with STATUS (end_turn, limit...)."
+        ),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", metavar="TEXT", help="Only sessions whose model has TEXT."),
+    ] = None,
 ) -> None:
     """List recorded sessions, newest first: id, start time (UTC; from 100 columns, and always
-    when piped), task, model, turns, status, prompt tokens sent (all turns), cost.
+    when piped), task, model, turns, status, prompt tokens sent (all turns), cost. Served by
+    the sessions index (kept as runs write, refreshed from the files when stale).
 
     Exit codes: 0 listed (also when there is none yet), 2 bad option.
 
     \b
     Examples:
       agentctl sessions list -n 5
-      agentctl sessions list --search kestrel
+      agentctl sessions list --search kestrel --status end_turn
       agentctl sessions list --json | jq -r '.[].session'
     """
-    from agentctl.render.sessions_view import sessions_table
-    from agentctl.sessions.catalog import list_summaries
+    from agentctl.sessions.index import Filters, listing
+    from agentctl.sessions.summary import rows_json
 
-    rows = matching(list(reversed(list_summaries())), search)[:count]
+    rows = listing(Filters(count, search, status, model))
     if as_json:
-        _emit_json([row.to_json() for row in rows])
+        sys.stdout.write(rows_json(rows) + "\n")
     elif not rows:
-        what = f"no session matches {search!r}" if search else "no sessions yet"
+        asked = search or status or model
+        what = f"no session matches {asked!r}" if asked else "no sessions yet"
         print(f"{what} (agentctl run records one per run)", file=sys.stderr)
     else:
-        _print(sessions_table(rows, _console().width))
+        from agentctl.render.sessions_list import sessions_table, sessions_text
 
-
-def matching(rows: list[SessionSummary], text: str | None) -> list[SessionSummary]:
-    """The rows whose id, task, task file or model holds `text` (any case)."""
-    if not text:
-        return rows
-    needle = text.casefold()
-    fields = ("id", "task", "task_source", "model")
-    return [r for r in rows if any(needle in str(getattr(r, f)).casefold() for f in fields)]
+        text = None if sys.stdout.isatty() else sessions_text(rows, _console().width)
+        if text is None:
+            _print(sessions_table(rows, _console().width))
+        else:
+            sys.stdout.write(text)
 
 
 @app.command()
@@ -231,7 +241,8 @@ def export(
         _emit_json(data)
         return
     try:
-        output.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
+        with output.open("w", encoding="utf-8") as f:
+            _emit_json(data, f)
     except OSError as err:
         raise UsageError(f"{output}: cannot write: {err.strerror or err}") from None
     count = f" ({len(data)} exchanges)" if exchanges is not None else ""

@@ -13,15 +13,13 @@ Both are stateless: the same history gives the same boundary, so resume and repl
 
 from __future__ import annotations
 
-import bisect
-import itertools
+import copy
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from agentctl.context.memo import remembered
-from agentctl.context.pairs import TOOL_USE_TYPES, Pair, candidates, freed_tokens, tool_pairs
+from agentctl.context.pairs import TOOL_USE_TYPES, Pair, candidates, freed_tokens
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.context.tokens import estimate_message_tokens, estimate_request_tokens
 
@@ -47,6 +45,7 @@ def batched_edit(
     server: ServerModel = DEFAULT_SERVER_MODEL,
     measured: Mapping[int, int] | None = None,
     unedited: bool = False,
+    steering: Steering | None = None,
 ) -> dict[str, Any]:
     """The clear_tool_uses edit that makes the server clear exactly where batched clearing
     puts the boundary; `edit`: the profile's edit as written, `marks`: its trigger (the
@@ -67,19 +66,19 @@ def batched_edit(
     history holds a compaction block a request before the first clearing carries a
     `tool_uses` trigger at the number of tool uses in it (never exceeded), since the whole
     history would pass a token trigger the model's view is far from.
+
+    `steering`: the walk kept from the previous request of the same live run, so this one
+    walks only what was added since (None: a walk from the first message; same answer).
     """
     out = dict(edit)
-    messages = list(request.get("messages") or [])
-    pairs = tool_pairs(messages)
-    clearable = candidates(pairs, out, server)
-    freed = [freed_tokens(p, out, server.placeholder) for p in clearable]
-    cleared = boundary(request, clearable, freed, marks, measured, unedited)
-    if cleared == 0 and not any(has_compaction(m) for m in messages):
+    steering = steering or Steering()
+    cleared = steering.walk(out, marks, request, server, measured, unedited)
+    if cleared == 0 and not steering.compacted:
         return out
     out.pop("clear_at_least", None)
-    out["trigger"] = {"type": "tool_uses", "value": cleared or len(pairs)}
+    out["trigger"] = {"type": "tool_uses", "value": cleared or len(steering.pairs)}
     if cleared:
-        out["keep"] = {"type": "tool_uses", "value": len(clearable) - cleared}
+        out["keep"] = {"type": "tool_uses", "value": len(steering.clearable) - cleared}
     return out
 
 
@@ -103,95 +102,206 @@ def boundary(
     can use); the walk then subtracts its own clearing up to that request as well.
     """
     messages: list[dict[str, Any]] = list(request.get("messages") or [])
-    base = estimate_request_tokens({**request, "messages": []})
-    walk = _Walk(base, measured)
-    shown_all = _Shown(pairs, freed)
-    for index, message in enumerate(messages):
-        tokens, uses, compaction, user = remembered("walk", message, partial(_step, message))
-        if marks.view and compaction:
-            walk.restart(index)  # the model reads from here on; earlier clearings free nothing
-        walk.size += tokens
-        walk.uses += uses
-        while walk.ready < len(pairs) and pairs[walk.ready].ready_at <= index:
-            walk.ready += 1
-        if not user and index < len(messages) - 1:
-            walk.mark(index + 1)
-            continue
-        size = walk.measure(unedited)
-        if (walk.uses if marks.count_uses else size) > marks.high:
-            excess = size - marks.low
-            shown = shown_all.view(walk.start)
-            target, gain = _move(shown, walk.cleared, walk.ready - marks.keep, excess)
-            if target > walk.cleared and gain >= marks.at_least:
-                walk.cleared, walk.gone = target, walk.gone + gain
-        walk.mark(index + 1)
+    walk = _Walk(estimate_request_tokens({**request, "messages": []}))
+    for index in range(len(messages)):
+        walk.step(messages, index, pairs, freed, marks, measured, unedited)
     return walk.cleared
 
 
 class _Walk:
     """The running state of `boundary`: sizes in the model's view, by message count."""
 
-    def __init__(self, base: int, measured: Mapping[int, int] | None) -> None:
+    def __init__(self, base: int) -> None:
         self.base = base
         self.size = base
         self.start = 0  # first message of the view
         self.uses = self.cleared = self.gone = self.ready = 0
         self.marks: dict[int, tuple[int, int]] = {}  # messages -> (size, gone) after them
-        self.measured = measured
-        self.latest: int | None = None  # the last marked count in the view with a figure
+        # the latest reported size in the view (a message count), and counts looked up below
+        self.latest: int | None = None
+        self.scanned = 1
+
+    def copy(self) -> _Walk:
+        """The same state; `marks` is shared (a step only ever (re)writes its own count)."""
+        return copy.copy(self)
+
+    def step(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        index: int,
+        pairs: Sequence[Pair],
+        freed: Sequence[int],
+        marks: Marks,
+        measured: Mapping[int, int] | None,
+        unedited: bool,
+    ) -> None:
+        """Take message `index` into the view, and move the boundary if it ends a request."""
+        message = messages[index]
+        if marks.view and has_compaction(message):
+            self.restart(index)  # the model reads from here on; earlier clearings free nothing
+        self.add(message)
+        while self.ready < len(pairs) and pairs[self.ready].ready_at <= index:
+            self.ready += 1
+        if message.get("role") != "user" and index < len(messages) - 1:
+            self.mark(index + 1)
+            return
+        size = self.measure(index + 1, measured, unedited)
+        if (self.uses if marks.count_uses else size) > marks.high:
+            excess = size - marks.low
+            target, gain = _move(pairs, freed, self.start, self.cleared, self.ready - marks.keep,
+                                 excess)  # fmt: skip
+            if target > self.cleared and gain >= marks.at_least:
+                self.cleared, self.gone = target, self.gone + gain
+        self.mark(index + 1)
 
     def restart(self, index: int) -> None:
         self.start, self.size, self.gone = index, self.base, 0
-        self.latest = None  # every count marked so far is at most `index`
+        self.latest, self.scanned = None, index + 1
+
+    def add(self, message: Mapping[str, Any]) -> None:
+        self.size += estimate_message_tokens(message)
+        self.uses += _tool_uses(message)
 
     def mark(self, count: int) -> None:
         self.marks[count] = (self.size, self.gone)
-        if self.measured is not None and count in self.measured and count > self.start:
-            self.latest = count
 
-    def measure(self, unedited: bool) -> int:
+    def measure(self, count: int, measured: Mapping[int, int] | None, unedited: bool) -> int:
         """The prompt as edited so far: the estimate, or the latest real figure in the view
+        (a count after the view's start and before `count`: every one of those is marked)
         plus the estimate of what changed since."""
-        if self.latest is None or self.measured is None:
+        if measured:
+            for n in range(max(self.scanned, self.start + 1), count):
+                if n in measured:
+                    self.latest = n
+            self.scanned = max(self.scanned, count)
+        if self.latest is None or not measured:
             return self.size - self.gone
         size, gone = self.marks[self.latest]
         if unedited:
             gone = 0
-        return self.measured[self.latest] + (self.size - size) - (self.gone - gone)
+        return measured[self.latest] + (self.size - size) - (self.gone - gone)
 
 
-class _Shown:
-    """What clearing pair i frees in the model's view (nothing for a pair that became ready
-    before the view starts), as running sums: a move is a search, not a walk over pairs."""
+class Steering:
+    """Batched clearing's walk, kept between the requests of one live run.
 
-    def __init__(self, pairs: Sequence[Pair], freed: Sequence[int]) -> None:
-        self.pairs, self.freed = pairs, freed
-        self.start = -1
-        self.sums: list[int] = []
+    A run's requests only ever append to its history, so each request walks only the
+    messages added since the previous one: the tool pairs, which of them clearing may take
+    and what each frees are kept, and the walk's state is kept as of the last message before
+    any tool use still waiting for its result (a result arriving later changes the walk from
+    that use on). Any other history (a different first or last kept message, other settings)
+    starts the walk again from the first message, so the answer is always the one a walk
+    from scratch gives (tests/context/test_batching.py compares the two).
+    """
 
-    def view(self, start: int) -> _Shown:
-        if start != self.start:
-            self.start = start
-            shown = (
-                f if p.ready_at >= start else 0 for p, f in zip(self.pairs, self.freed, strict=True)
-            )
-            self.sums = [0, *itertools.accumulate(shown)]
-        return self
+    def __init__(self) -> None:
+        self._reset(None)
+
+    def _reset(self, key: tuple[Any, ...] | None) -> None:
+        self._key = key
+        self._first: Mapping[str, Any] | None = None
+        self._last: Mapping[str, Any] | None = None  # the last message taken into `pairs`
+        self._scanned = 0  # messages taken into `pairs`
+        self.pairs: list[Pair] = []
+        self._by_id: dict[str, Pair] = {}
+        self._open: dict[int, Pair] = {}  # unanswered pairs, by id()
+        self._settled: list[Pair] = []  # clearable pairs before the first open one
+        self._settled_freed: list[int] = []
+        self._judged = 0  # pairs[:n] judged for `_settled`
+        self.clearable: list[Pair] = []
+        self._walk: _Walk | None = None  # the walk as of message `_walked`
+        self._walked = 0
+        self.compacted = False  # the history holds a compaction block
+        self.stepped = 0
+
+    def walk(
+        self,
+        edit: Mapping[str, Any],
+        marks: Marks,
+        request: Mapping[str, Any],
+        server: ServerModel,
+        measured: Mapping[int, int] | None,
+        unedited: bool,
+    ) -> int:
+        """The boundary after the last message of `request` (`boundary`'s answer)."""
+        messages: Sequence[dict[str, Any]] = request.get("messages") or []
+        base = estimate_request_tokens({**request, "messages": []})
+        key = (json.dumps(edit, sort_keys=True, default=str), marks, server, unedited, base)
+        if not self._continues(key, messages):
+            self._reset(key)
+        self._take(messages)
+        freed = self._judge(edit, server)
+        walk = (self._walk or _Walk(base)).copy()
+        open_at = min((p.ready_at for p in self._open.values()), default=len(messages))
+        self.stepped = len(messages) - self._walked  # messages this request walked
+        for index in range(self._walked, len(messages)):
+            walk.step(messages, index, self.clearable, freed, marks, measured, unedited)
+            if index < open_at:
+                self._walk, self._walked = walk.copy(), index + 1
+        return walk.cleared
+
+    def _continues(self, key: tuple[Any, ...], messages: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether `messages` extend the history walked before, under the same settings."""
+        if key != self._key or len(messages) < self._scanned:
+            return False
+        if self._scanned == 0:
+            return True
+        return messages[0] is self._first and messages[self._scanned - 1] is self._last
+
+    def _take(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Pair the messages not yet taken (as `pairs.tool_pairs` pairs them)."""
+        for index in range(self._scanned, len(messages)):
+            message = messages[index]
+            self.compacted = self.compacted or has_compaction(message)
+            content = message.get("content")
+            for block in content if isinstance(content, list) else []:
+                if isinstance(block, dict):
+                    self._pair(message, block, index)
+        self._scanned = len(messages)
+        if messages:
+            self._first, self._last = messages[0], messages[-1]
+
+    def _pair(self, message: Mapping[str, Any], block: dict[str, Any], index: int) -> None:
+        kind = str(block.get("type"))
+        if kind in TOOL_USE_TYPES and message.get("role") == "assistant":
+            pair = Pair(block, ready_at=index)
+            self._by_id[str(block.get("id"))] = pair
+            self._open[id(pair)] = pair
+            self.pairs.append(pair)
+        elif (kind == "tool_result" or kind.endswith("_tool_result")) and "tool_use_id" in block:
+            found = self._by_id.get(str(block["tool_use_id"]))
+            if found is not None and found.result is None:
+                found.result, found.ready_at = block, index
+                self._open.pop(id(found), None)
+
+    def _judge(self, edit: Mapping[str, Any], server: ServerModel) -> list[int]:
+        """`clearable` (as `candidates` picks them) and what each frees; the pairs before
+        the first unanswered one are judged once."""
+        while self._judged < len(self.pairs) and self.pairs[self._judged].result is not None:
+            pair = self.pairs[self._judged]
+            if candidates([pair], edit, server):
+                self._settled.append(pair)
+                self._settled_freed.append(freed_tokens(pair, edit, server.placeholder))
+            self._judged += 1
+        tail = candidates(self.pairs[self._judged :], edit, server)
+        if not tail:  # no copies of the settled lists (the walk only reads them)
+            self.clearable = self._settled
+            return self._settled_freed
+        self.clearable = [*self._settled, *tail]
+        return [*self._settled_freed, *(freed_tokens(p, edit, server.placeholder) for p in tail)]
 
 
-def _move(freed: _Shown, start: int, limit: int, excess: int) -> tuple[int, int]:
-    """From `start`, the fewest further pairs (up to `limit`) that free at least `excess`."""
-    if start >= limit or excess <= 0:
-        return start, 0
-    sums = freed.sums
-    end = min(bisect.bisect_left(sums, sums[start] + excess, start + 1, limit + 1), limit)
-    return end, sums[end] - sums[start]
-
-
-def _step(message: Mapping[str, Any]) -> tuple[int, int, bool, bool]:
-    """What one message adds to the walk: tokens, tool uses, a compaction block, a user turn."""
-    user = message.get("role") == "user"
-    return estimate_message_tokens(message), _tool_uses(message), has_compaction(message), user
+def _move(
+    pairs: Sequence[Pair], freed: Sequence[int], view: int, start: int, limit: int, excess: int
+) -> tuple[int, int]:
+    """From `start`, the fewest further pairs (up to `limit`) that free at least `excess`;
+    a pair whose result came before the view's first message (`view`) frees nothing."""
+    end, gain = start, 0
+    while end < limit and gain < excess:
+        if pairs[end].ready_at >= view:
+            gain += freed[end]
+        end += 1
+    return end, gain
 
 
 def has_compaction(message: Mapping[str, Any]) -> bool:

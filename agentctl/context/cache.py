@@ -19,6 +19,7 @@ Mechanics per the prompt-caching docs [DOC]; details the docs leave open are our
 from __future__ import annotations
 
 import hashlib
+import heapq
 import itertools
 import json
 import time
@@ -196,20 +197,42 @@ class PromptCache:
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._entries: dict[str, tuple[float, str]] = {}  # key -> (expires_at, ttl)
+        # (expires_at, key) for every write and refresh: expired entries are dropped in
+        # order of expiry (a refreshed entry's older items find a later expiry and stay)
+        self._expiry: list[tuple[float, str]] = []
 
     def __len__(self) -> int:
         return sum(1 for expires, _ in self._entries.values() if expires > self._clock())
 
+    @property
+    def held(self) -> int:
+        """Entries held, live or not yet dropped (expired ones go at the next request)."""
+        return len(self._entries)
+
     def account(self, request: Mapping[str, Any], model: str) -> CacheUsage:
         """Usage of the (edited) request; writes entries and refreshes TTLs on reads."""
         now = self._clock()
+        self._drop_expired(now)
         plan = self._plan(request, model, now)
         for key in plan.refresh:
-            _, ttl = self._entries[key]
-            self._entries[key] = (now + TTL_SECONDS[ttl], ttl)
+            self._put(key, self._entries[key][1], now)
         for key, ttl in plan.writes:
-            self._entries[key] = (now + TTL_SECONDS[ttl], ttl)
+            self._put(key, ttl, now)
         return plan.usage
+
+    def _put(self, key: str, ttl: str, now: float) -> None:
+        expires = now + TTL_SECONDS[ttl]
+        self._entries[key] = (expires, ttl)
+        heapq.heappush(self._expiry, (expires, key))
+
+    def _drop_expired(self, now: float) -> None:
+        """Forget the entries whose TTL ran out (as the real cache does): memory stays
+        bounded by what a TTL's worth of requests writes."""
+        while self._expiry and self._expiry[0][0] <= now:
+            _, key = heapq.heappop(self._expiry)
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] <= now:
+                del self._entries[key]
 
     def peek(self, request: Mapping[str, Any], model: str) -> CacheUsage:
         """What `account` would report now, without changing the cache."""

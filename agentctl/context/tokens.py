@@ -32,9 +32,9 @@ import json
 import math
 import re
 import struct
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from agentctl.context.memo import remembered
@@ -79,11 +79,48 @@ SERVER_TOOL_TOKENS: dict[str, int] = {
 DEFAULT_SERVER_TOOL_TOKENS = 300  # ours: any other typed (non-custom) tool
 
 
-@lru_cache(maxsize=4096)
-def estimate_text_tokens(text: str) -> int:
-    """Tokens of a plain string by the `_PIECE` rule; cached because histories are resent."""
-    pieces = len(_PIECE.findall(text))
-    return pieces + pieces // 10
+class _TextCounts:
+    """Counts of strings already estimated, held up to `budget` characters of strings.
+
+    Histories are resent whole, so the cache must hold a whole history: a cache that evicts
+    (an LRU of a few thousand entries, as before) misses every entry once a history outgrows
+    it, since each request walks the history in the same order. This one holds every string
+    until the budget is spent, then counts the new ones without keeping them: past the
+    budget only what is new costs anything again, never the whole history.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.held = 0  # characters of the strings held
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> int:
+        count = self._counts.get(text)
+        if count is not None:
+            return count
+        pieces = len(_PIECE.findall(text))
+        count = pieces + pieces // 10
+        if self.held + len(text) <= self.budget:
+            with self._lock:
+                self._counts[text] = count
+                self.held += len(text)
+        return count
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._counts.clear()
+            self.held = 0
+
+
+# 256 M characters of strings: several thousand turns of 9 kB results; the strings are the
+# history's own objects (most of them), so holding them adds little memory.
+TEXT_CACHE_CHARS = 256 << 20
+estimate_text_tokens = _TextCounts(TEXT_CACHE_CHARS)
+"""Tokens of a plain string by the `_PIECE` rule; cached (histories are resent)."""
 
 
 def _json_tokens(value: Any) -> int:

@@ -16,7 +16,7 @@ from agentctl.emulator.corpus import Corpus, load_corpus
 from agentctl.emulator.model import Reply, Script, ScriptedModel, ScriptTurn, TextOut, ToolCall
 from agentctl.emulator.policy import DefaultPolicy
 from agentctl.emulator.script import load_script
-from agentctl.emulator.server import Emulator, running
+from agentctl.emulator.server import KEEP_BYTES, KEEP_REQUESTS, Emulator, running
 
 if TYPE_CHECKING:
     from agentctl.emulator.check import check_all
@@ -52,6 +52,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "KEEP_BYTES",
+    "KEEP_REQUESTS",
     "BatchTiming",
     "ContextEngine",
     "Corpus",

@@ -38,6 +38,10 @@ from agentctl.emulator.sse import encode_event, message_events
 
 ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
 REDACTED_HEADERS = ("x-api-key", "authorization")
+# What a long-lived emulator (`emulator serve`, `run --offline`) keeps of the requests it was
+# sent: the last 50, and of their bodies 8 MiB at most (as parsed JSON some 40 MB of memory).
+KEEP_REQUESTS = 50
+KEEP_BYTES = 8 << 20
 MAX_BODY_BYTES = 32 << 20  # the API's request size limit: larger bodies get 413 unread
 
 
@@ -90,6 +94,7 @@ class Emulator:
         # most `keep_bytes` in all (a body larger than that is recorded without it).
         self.keep_requests = keep_requests
         self.keep_bytes = keep_bytes
+        self.max_body_bytes = MAX_BODY_BYTES  # the API's request limit (lower it in tests)
         self._kept_bytes = 0
         self._count = 0
         self.errors: list[str] = []  # tracebacks of unexpected exceptions (answered with 500)
@@ -240,10 +245,11 @@ class _Handler(BaseHTTPRequestHandler):
         route = urlsplit(self.path).path.rstrip("/")
         headers = {k.lower(): v for k, v in self.headers.items()}
         size = int(self.headers.get("content-length") or 0)
-        if size > MAX_BODY_BYTES:  # answered unread, so the connection cannot be reused
+        limit = self.emulator.max_body_bytes
+        if size > limit:  # answered unread, so the connection cannot be reused
             self.emulator.record("POST", self.path, headers, None, size)
             self.close_connection = True
-            message = f"Request exceeds the maximum allowed number of bytes ({MAX_BODY_BYTES})"
+            message = f"Request exceeds the maximum allowed number of bytes ({limit})"
             self._send(failure_response(ApiFailure(413, message)), None)
             return
         body = self._read_json(size)

@@ -4,26 +4,56 @@
 id; `thread: {"type": "continue", "previous_message_id": ID}` sends only the new turn's
 messages, and the server prepends what it holds. The response shape is unchanged. Context
 editing and the cache then work on the whole conversation, as without threads.
+
+From the SDK (anthropic/lib/threads/_thread_state.py): `system` and `tools` are the thread's,
+fixed by its `create`; a `continue` leaves them out and the server uses the thread's (the
+SDK's CREATE_ONLY_FIELDS; a continue that sends one is refused here, text ours). An unknown
+id is refused with `error.details.error_code` "thread_not_found", on which the SDK replays
+the whole history under a new thread.
+Ours (not public): a held message keeps no `cache_control` (a marker applies to the request
+that sent it, as the SDK strips the markers of answered messages when it replays a history),
+so a thread's breakpoints are its create's tools/system ones plus the new messages' own; a
+reply continued twice forks (the second continuation copies the conversation up to it).
+Memory: a conversation is one list shared by the replies along it, so holding a long thread
+costs its messages once, not once per reply.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from agentctl.emulator.protocol import ApiFailure, invalid
 
 Json = dict[str, Any]
 BETA_THREADS = "message-threads-2026-08-12"
-HELD_LIMIT = 1000  # conversations held at once; the oldest is forgotten first (ours)
+HELD_LIMIT = 1000  # replies a thread can continue from, at once; the oldest is forgotten first
+CREATE_ONLY = ("system", "tools")  # the thread's, from its create (the SDK's CREATE_ONLY_FIELDS)
+
+
+@dataclass
+class _Conversation:
+    """One thread's messages as held (append-only) and its create-only fields."""
+
+    fields: Json
+    messages: list[Json] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A reply to continue from: its conversation and how many of its messages end there."""
+
+    conversation: _Conversation
+    length: int
 
 
 class ThreadStore:
     """Conversations held by response id; thread-safe."""
 
     def __init__(self, limit: int = HELD_LIMIT) -> None:
-        self._held: OrderedDict[str, list[Json]] = OrderedDict()
+        self._held: OrderedDict[str, _Held] = OrderedDict()
         self._limit = limit
         self._lock = threading.Lock()
 
@@ -43,24 +73,77 @@ class ThreadStore:
                 f"thread: Input tag '{kind}' found using 'type' does not match any of the "
                 "expected tags: 'continue', 'create'"
             )
-        held = self._history(thread.get("previous_message_id"))
+        for name in CREATE_ONLY:
+            if name in rest:  # text ours
+                raise invalid(f"{name}: a thread keeps the {name} of its create; leave it out")
+        held = self._find(thread.get("previous_message_id"))
         new = rest.get("messages")
-        return {**rest, "messages": [*held, *(new if isinstance(new, list) else [])]}
+        prefix = held.conversation.messages[: held.length]
+        return {
+            **rest,
+            **held.conversation.fields,
+            "messages": [*prefix, *(new if isinstance(new, list) else [])],
+        }
 
     def hold(self, body: object, messages: list[Json], message: Json) -> None:
         """Keep the conversation (request messages + this reply) under the reply's id."""
-        if not isinstance(body, dict) or "thread" not in body:
+        if not isinstance(body, dict) or not isinstance(body.get("thread"), dict):
             return
+        thread = body["thread"]
         turn = {"role": "assistant", "content": message["content"]}
         with self._lock:
-            self._held[message["id"]] = [*messages, turn]
+            base = self._held.get(str(thread.get("previous_message_id")))
+            if thread.get("type") == "continue" and base is not None:
+                conversation = self._extend(base, messages)
+            else:
+                fields = {k: body[k] for k in CREATE_ONLY if k in body}
+                conversation = _Conversation(fields, [_unmarked(m) for m in messages])
+            conversation.messages.append(turn)
+            self._held[message["id"]] = _Held(conversation, len(conversation.messages))
             while len(self._held) > self._limit:
                 self._held.popitem(last=False)
 
-    def _history(self, message_id: object) -> list[Json]:
+    def forget(self) -> None:
+        """Forget every thread (as a server that lost what it held)."""
+        with self._lock:
+            self._held.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._held)
+
+    @staticmethod
+    def _extend(base: _Held, messages: list[Json]) -> _Conversation:
+        """`base`'s conversation with the request's new messages (a copy when `base` is not
+        its last reply: a fork)."""
+        conversation = base.conversation
+        if base.length != len(conversation.messages):
+            conversation = _Conversation(conversation.fields, conversation.messages[: base.length])
+        conversation.messages.extend(_unmarked(m) for m in messages[base.length :])
+        return conversation
+
+    def _find(self, message_id: object) -> _Held:
         with self._lock:
             held = self._held.get(str(message_id))
         if held is None:
             # Text ours: the API's wording for an unknown or expired Thread is not public.
-            raise ApiFailure(404, f"thread.previous_message_id: no thread holds {message_id}")
+            raise ApiFailure(
+                404,
+                f"thread.previous_message_id: no thread holds {message_id}",
+                details={"error_code": "thread_not_found"},
+            )
         return held
+
+
+def _unmarked(message: Json) -> Json:
+    """The message as held: without the `cache_control` of its blocks."""
+    content = message.get("content")
+    if not isinstance(content, list) or not any(
+        isinstance(b, dict) and "cache_control" in b for b in content
+    ):
+        return message
+    blocks = [
+        {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
+        for b in content
+    ]
+    return {**message, "content": blocks}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -253,6 +254,84 @@ def history_at(root_fd: int) -> list[dict[str, Any]]:
     if older and newer and newer[0].get("command") == "base":
         newer = newer[1:]
     return older + newer
+
+
+def newest_entries(root: Path, limit: int = 0, session: str | None = None) -> list[dict[str, Any]]:
+    """`read_history` newest first, its first `limit` (0: all) of `session`'s (any: None),
+    read from the journal's end: the cost is in the entries shown, not the journal's size."""
+    try:
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    try:
+        with shared_root_lock(root_fd):
+            found: list[dict[str, Any]] = []
+            for entry in _backwards(root_fd):
+                if session is None or entry.get("session") == session:
+                    found.append(entry)
+                    if len(found) == limit:
+                        break
+            return found
+    finally:
+        os.close(root_fd)
+
+
+def _backwards(root_fd: int) -> Iterator[dict[str, Any]]:
+    """The entries of `history_at`, newest first, reading both generations from their ends."""
+    later: dict[str, Any] | None = None  # the record after this one in the journal
+    older = _records_backwards(root_fd, OLDER_NAME)
+    for record, first in _records_backwards(root_fd, JOURNAL_NAME):
+        if "intent" in record:
+            if later is None:  # last: settled from what is on disk
+                yield recover_record(root_fd, record)
+            elif "intent" in later:  # followed by another intent: never settled
+                yield {**record, "command": "unsettled"}
+        elif not (first and record.get("command") == "base"):
+            yield record
+        else:  # the newer generation's base: kept only when the older one is gone
+            older_entry = next((r for r, _ in older if "intent" not in r), None)
+            if older_entry is None:
+                yield record
+                return
+            yield older_entry
+        later = record
+    yield from (r for r, _ in older if "intent" not in r)
+
+
+def _records_backwards(root_fd: int, name: str) -> Iterator[tuple[dict[str, Any], bool]]:
+    """(record, whether it is the file's first) for each readable line, last first."""
+    try:
+        fd = open_own(root_fd, name, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        lines = _lines_backwards(fd)
+        parsed = (_parse(line.decode("utf-8", errors="replace")) for line in lines)
+        records = (record for record in parsed if record is not None)
+        current = next(records, None)
+        while current is not None:
+            earlier = next(records, None)
+            yield current, earlier is None
+            current = earlier
+    finally:
+        os.close(fd)
+
+
+def _lines_backwards(fd: int) -> Iterator[bytes]:
+    """The lines of an open file, last first, read in chunks from its end."""
+    end = os.fstat(fd).st_size
+    pieces: list[bytes] = []  # a line's end, read before its start (the latest piece first)
+    while end > 0:
+        start = max(0, end - _TAIL_CHUNK)
+        parts = os.pread(fd, end - start, start).split(b"\n")
+        end = start
+        if len(parts) == 1:
+            pieces.append(parts[0])
+            continue
+        yield b"".join([parts[-1], *reversed(pieces)])
+        yield from reversed(parts[1:-1])
+        pieces = [parts[0]]
+    yield b"".join(reversed(pieces))
 
 
 def _records(root_fd: int, name: str) -> list[dict[str, Any]]:

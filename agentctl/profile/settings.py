@@ -446,6 +446,12 @@ class ApiSettings:
     max_retries: int = setting(
         4, "Retries on 429, 5xx and connection errors (0 = none).", zero=True
     )
+    threads: bool = setting(
+        False,
+        "Hold the conversation on the server (message threads): each turn sends only its "
+        "new messages; off, or where the server refuses them, the whole history.",
+        api="thread (beta message-threads-2026-08-12)",
+    )
 
 
 @dataclass(frozen=True)

@@ -144,11 +144,14 @@ class LiveRenderer:
             self._show(event.turn, fmt_progress(event), force=self._refresh <= 0)
         elif isinstance(event, TurnEvent):
             self._turns.append(event)
+            # Redrawn by the auto refresh, at most `refresh_per_second` times a second
+            # however fast turns come (a table drawn per turn cost more than the turn).
+            force = self._refresh <= 0
             # Only tool_use, pause_turn and compaction lead to another request.
             if event.stop_reason in ("tool_use", "pause_turn", "compaction"):
-                self._show(event.turn + 1, fmt_waiting(event.turn + 1))
+                self._show(event.turn + 1, fmt_waiting(event.turn + 1), force=force)
             else:
-                self._show(None, "")
+                self._show(None, "", force=force)
         elif isinstance(event, StartEvent):
             self._on_start(event)
         elif isinstance(event, ResultEvent):

@@ -5,10 +5,8 @@ Pure: the values of `sessions/` in, renderables out; the CLI prints them.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
-from rich import box
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
@@ -16,11 +14,15 @@ from rich.text import Text
 
 from agentctl.render.chart import prompt_chart
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio
-from agentctl.render.safe import safe_text, visible
+from agentctl.render.safe import safe_text
+from agentctl.render.sessions_list import PAD
+from agentctl.render.sessions_list import add_row as _add
+from agentctl.render.sessions_list import plain_table as _table
+from agentctl.render.sessions_list import sessions_table as sessions_table
 from agentctl.render.table import summary_table, turn_table
 from agentctl.sessions.across import REPLAY_NOTE, ModelReplay, ModelTuning, Robust
 from agentctl.sessions.breakeven import EditBalance
-from agentctl.sessions.catalog import Session, SessionSummary
+from agentctl.sessions.catalog import Session
 from agentctl.sessions.report import (
     Remedy,
     Stats,
@@ -40,101 +42,9 @@ from agentctl.sessions.simulate import (
 from agentctl.sessions.tune import Candidate
 from agentctl.types import Turn
 
-_PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
-
-
-def _add(table: Table, *cells: str | Text, flex: int | None = None) -> None:
-    """add_row, and keep every column but `flex` at least as wide as its widest cell, so
-    Rich shrinks only the flexible column (a task name, a settings label) on narrow screens.
-    A `str` cell may come from a transcript (a task name, a model): it is never markup."""
-    texts = [cell if isinstance(cell, Text) else safe_text(cell, keep="") for cell in cells]
-    table.add_row(*texts)
-    for index, (column, text) in enumerate(zip(table.columns, texts, strict=False)):
-        if index != flex:
-            column.min_width = max(column.min_width or 0, text.cell_len)
-
-
-def _table(*columns: str, title: str = "") -> Table:
-    table = Table(
-        box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left", padding=_PAD
-    )
-    table.title = safe_text(title, keep="") if title else None  # a title may name a file
-    for index, name in enumerate(columns):  # a header may name a profile file
-        header = safe_text(name)
-        table.add_column(header, justify="left" if index == 0 else "right", no_wrap=True)
-    return table
-
-
-def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> Table:
-    """`sessions list`: the rows in the order given (the CLI: newest first); one line a
-    session. Under 100 columns without the date and with shorter model names and token counts;
-    where it is still too narrow the model goes, then the task (cut with `…` first), so the
-    figures are never cut."""
-    narrow = width is not None and width < 100
-    names = ["session", "task", "model", "turns", "status", "tokens", "cost"]
-    if not narrow:
-        names.insert(1, "UTC")
-    if any(row.lineage for row in rows):  # forks: where each came from
-        names.insert(names.index("status") + 1, "from")
-    cells = [_session_cells(row, narrow) for row in rows]
-    names, room = _fit(names, cells, width)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=_PAD)
-    for name in names:
-        right = name in ("turns", "tokens", "cost")
-        limit = room if name == "task" else None
-        table.add_column(
-            name,
-            no_wrap=True,
-            overflow="ellipsis",
-            max_width=limit,
-            justify="right" if right else "left",
-        )
-    for row_cells in cells:
-        _add(table, *(row_cells[name] for name in names), flex=None)
-    return table
-
-
-def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
-    """One `sessions list` row by column name (narrow: short model names and token counts)."""
-    return {
-        "session": row.id,
-        "UTC": time.strftime("%m-%d %H:%M", time.gmtime(row.started)),
-        "task": row.task,
-        "model": row.model.removeprefix("claude-") if narrow else row.model,
-        "turns": str(row.turns),
-        "status": row.status,
-        "tokens": fmt_compact(row.prompt_tokens) if narrow else fmt_int(row.prompt_tokens),
-        "cost": fmt_cost(row.cost_usd),
-        "from": row.lineage,
-    }
-
-
-# What gives way on a narrow terminal, first to last: a figure is never cut.
-# The model goes before the task: the task tells sessions apart, the model rarely does.
-DROP_ORDER = ("model", "from", "task", "status", "turns")
-TASK_MIN = 8
-
-
-def _fit(
-    names: list[str], cells: list[dict[str, str]], width: int | None
-) -> tuple[list[str], int | None]:
-    """The columns that fit `width` whole (dropping in DROP_ORDER) and the room the task
-    column may take (None: no limit)."""
-    if width is None:
-        return names, None
-
-    def widest(name: str) -> int:
-        return max([cell_len(name)] + [cell_len(visible(c[name], keep="")) for c in cells])
-
-    kept, room = list(names), 0
-    for dropped in (None, *DROP_ORDER):
-        if dropped is not None and dropped in kept:
-            kept.remove(dropped)
-        others = sum(widest(name) for name in kept if name != "task")
-        room = width - others - 2 * (len(kept) - 1)
-        if room >= (TASK_MIN if "task" in kept else 0):
-            break
-    return kept, room
+# The `sessions list` table and the table helpers live in render.sessions_list (light: the
+# list does not import the replay code this module draws).
+_PAD = PAD
 
 
 def show_view(

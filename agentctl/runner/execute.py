@@ -13,7 +13,14 @@ from typing import TYPE_CHECKING, TypeVar
 from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
-from agentctl.errors import AgentctlError, ApiError, InterruptedRunError, LimitError, UsageError
+from agentctl.errors import (
+    AgentctlError,
+    ApiError,
+    InterruptedRunError,
+    LimitError,
+    RequestTooLargeError,
+    UsageError,
+)
 from agentctl.profile.loader import Overrides
 from agentctl.runner.followup import plan_call
 from agentctl.runner.plan import Plan, ProfileArg
@@ -156,9 +163,11 @@ def connect(
     if not offline:
         yield kind(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire)
         return
-    from agentctl.emulator import running
+    from agentctl.emulator import KEEP_BYTES, KEEP_REQUESTS, running
 
     with running(
+        keep_requests=KEEP_REQUESTS,  # a long run must not keep every body it sent
+        keep_bytes=KEEP_BYTES,
         script=script,
         web=web,
         server_model=server,
@@ -270,7 +279,10 @@ def _consume(events: Iterator[Event], emit: Callable[[Event], None]) -> ResultEv
 
 
 def with_resume_hint(err: AgentctlError, session: str) -> AgentctlError:
-    """The same error, its message ending with how to continue (for resumable stops)."""
+    """The same error, its message ending with how to continue (for resumable stops; not
+    for a request over the API's size limit, which a resume would send again)."""
+    if isinstance(err, RequestTooLargeError) or (isinstance(err, ApiError) and err.status == 413):
+        return err
     hint = f"{err}; continue with: agentctl run --resume {session}"
     if isinstance(err, ApiError):
         return ApiError(hint, status=err.status, request_id=err.request_id)

@@ -17,6 +17,7 @@ from agentctl.agent.model import ModelResponse
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError
 from agentctl.sessions.breakeven import EditBalance, balances_for_run
+from agentctl.sessions.index import RowWriter
 from agentctl.sessions.record import FollowUpRecord, Record, ResumeRecord, SessionHeader
 from agentctl.sessions.transcript import TranscriptWriter, WriteFn, prepare_folder
 from agentctl.tools.mcp import masked
@@ -67,7 +68,9 @@ class SessionRecorder(TranscriptWriter):
     def _open(self) -> None:
         if self.opened or not self._wanted:
             return
-        super().__init__(self.path, write=self._write_fn, expect_size=self._expect_size)
+        super().__init__(
+            self.path, write=self._write_fn, expect_size=self._expect_size, observer=RowWriter()
+        )
         self.opened = True
         for record in self._pending:
             super().append(record)

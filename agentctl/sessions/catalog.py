@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import math
+import functools
+import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from agentctl.agent.request import summary_start
+from agentctl.agent.request import is_summary
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
@@ -19,15 +20,17 @@ from agentctl.sessions.record import (
     LIST_PRICE,
     EventRecord,
     FollowUpRecord,
+    MessageRecord,
     Record,
     RequestRecord,
     ResponseRecord,
     ResumeRecord,
     SessionHeader,
     Transcript,
+    apply_message,
     to_json,
-    with_history,
 )
+from agentctl.sessions.summary import SessionSummary as SessionSummary
 from agentctl.sessions.transcript import find_session, in_use, list_sessions, read_transcript
 from agentctl.types import CACHE_CREATION, AppliedEdit, MemoryOp, Turn, Usage, usage_fields
 
@@ -42,7 +45,7 @@ class TurnRecord:
     turn: int
     ts: float  # when the request was recorded (the cache clock of a replay)
     body: dict[str, Any]  # the request without `messages`
-    messages: tuple[dict[str, Any], ...]  # the unedited history this request carried
+    messages: Sequence[dict[str, Any]]  # the unedited history this request carried (a view)
     response: dict[str, Any]  # the API's message object
     event: Turn
     # how many times the run had been continued by a new client before this turn (each
@@ -138,12 +141,71 @@ def pricing_label(pricings: Sequence[str]) -> str:
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
+class MessagesView(Sequence[dict[str, Any]]):
+    """Messages `start` to `stop` of a list that only grows: what one request carried,
+    without a copy of the history for every turn."""
+
+    __slots__ = ("_items", "_start", "_stop")
+
+    def __init__(self, items: list[dict[str, Any]], start: int, stop: int) -> None:
+        self._items, self._start, self._stop = items, start, stop
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self._items[i] for i in range(self._start, self._stop)[index]]
+        return self._items[range(self._start, self._stop)[index]]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for index in range(self._start, self._stop):
+            yield self._items[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MessagesView({list(self)!r})"
+
+
+class _History:
+    """The history rule (`record.apply_message`) with views of what each request sent that
+    stay valid: a message that rewrites the history (a resume going back) starts a new list,
+    so the old views keep the messages they had; the last summary is tracked as it comes."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.summaries: list[int] = []  # indexes of on-demand summaries, ascending
+
+    def apply(self, record: MessageRecord) -> None:
+        index, items = record.index, self.items
+        if index > len(items):
+            apply_message(items, record)  # raises MalformedRecord, naming the gap
+        if index < len(items):
+            self.items = items[:index]
+            self.summaries = [i for i in self.summaries if i < index]
+        self.items.append(record.message)
+        if is_summary(record.message):
+            self.summaries.append(index)
+
+    def sent(self, count: int | None) -> MessagesView:
+        """The first `count` messages (all without one) from the last summary among them on."""
+        stop = len(self.items) if count is None else min(count, len(self.items))
+        start = next((i for i in reversed(self.summaries) if i < stop), 0)
+        return MessagesView(self.items, start, stop)
+
+
 class _Builder:
     """Walks the records once, keeping the history as it stood at each request."""
 
     def __init__(self, pricing: str = LIST_PRICE) -> None:
         self.pricing = pricing
-        self.pending: tuple[RequestRecord, tuple[dict[str, Any], ...]] | None = None
+        self.pending: tuple[RequestRecord, MessagesView] | None = None
         self.turns: list[TurnRecord] = []
         self.events: dict[int, Turn] = {}
         self.result: dict[str, Any] | None = None
@@ -152,11 +214,12 @@ class _Builder:
         self.last_turn, self.last_stop, self.outcome = 0, "", "unknown"
         self.follow_ups: list[tuple[int, str]] = []
 
-    def add(self, record: Record, history: list[dict[str, Any]]) -> None:
-        if isinstance(record, RequestRecord):
-            count = len(history) if record.messages_count is None else record.messages_count
-            sent = history[:count]  # from an on-demand summary on, as the request sent it
-            self.pending = (record, tuple(sent[summary_start(sent) :]))
+    def add(self, record: Record, history: _History) -> None:
+        if isinstance(record, MessageRecord):
+            history.apply(record)
+        elif isinstance(record, RequestRecord):
+            # from an on-demand summary on, as the request sent it
+            self.pending = (record, history.sent(record.messages_count))
         elif isinstance(record, ResponseRecord):
             # A request that got no response (interrupted, failed) is no turn: resume reuses
             # its number, so turns stay 1, 2, 3, ... and each number names one answered request.
@@ -219,15 +282,15 @@ def parse_session(transcript: Transcript) -> Session:
     """The Session of a transcript: its turns, final history and outcome. The one walk over
     a transcript's records: `sessions` commands, resume, replay and simulate all read it."""
     builder = _Builder(transcript.header.pricing)
-    history: list[dict[str, Any]] = []
-    for record, history in with_history(transcript.records):
+    history = _History()
+    for record in transcript.records:
         builder.add(record, history)
     return Session(
         id=transcript.id,
         path=transcript.path,
         header=transcript.header,
         turns=builder.finish(),
-        history=tuple(history),
+        history=tuple(history.items),
         result=builder.result,
         error=builder.error,
         records=transcript.records,
@@ -262,92 +325,74 @@ def session_profile_of(header: SessionHeader, name: str) -> Profile:
     return profile
 
 
-@dataclass(frozen=True)
-class SessionSummary:
-    """One row of `sessions list`."""
+class SummaryTally:
+    """A list row built record by record: from a file's header, resume and event records
+    (`summarize`), or as a writer appends them (the sessions index)."""
 
-    id: str
-    started: float
-    task: str  # the first line of the prompt
-    task_source: str
-    model: str
-    turns: int
-    status: str
-    prompt_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    compactions: int = 0
-    pricing: str = LIST_PRICE  # "list", "batch" or "mixed" (Session.pricing)
-    forked_from: str | None = None  # a fork: the session and turn it was started from
-    forked_at: int | None = None
-    follow_ups: int = 0  # user turns after the first (`run --continue`)
+    ONLY = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE, FollowUpRecord.TYPE)
 
-    @property
-    def lineage(self) -> str:
-        """`SESSION@TURN` for a fork, else ""."""
-        return f"{self.forked_from}@{self.forked_at}" if self.forked_from else ""
+    def __init__(self) -> None:
+        self.header: SessionHeader | None = None
+        self.pricing = LIST_PRICE
+        self.turns: list[tuple[Turn, str]] = []  # each turn event with its segment's pricing
+        self.status = "incomplete"
+        self.follow_ups = 0  # user turns after the first (`run --continue`)
 
-    def to_json(self) -> dict[str, Any]:
-        cost = self.cost_usd
-        return {
-            "session": self.id,
-            "started": self.started,
-            "task": self.task,
-            "task_source": self.task_source,
-            "model": self.model,
-            "turns": self.turns,
-            "status": self.status,
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
-            "compactions": self.compactions,
-            "pricing": self.pricing,
-            "forked_from": self.forked_from,
-            "forked_at": self.forked_at,
-            "follow_ups": self.follow_ups,
-        }
+    def add(self, record: Record) -> None:
+        if isinstance(record, SessionHeader):
+            if self.header is None:
+                self.header, self.pricing = record, record.pricing
+        elif isinstance(record, ResumeRecord | FollowUpRecord):
+            self.pricing = record.pricing
+            self.follow_ups += isinstance(record, FollowUpRecord)
+        elif isinstance(record, EventRecord):
+            self._event(record)
+
+    def _event(self, record: EventRecord) -> None:
+        name = record.name
+        if name == "turn":
+            self.turns.append((Turn.from_json(record.event), self.pricing))
+        elif name == "result":
+            self.status = str(record.event.get("stop_reason") or "done")
+        elif name == "error":
+            self.status = str(record.event.get("kind") or "error")
+
+    def summary(self, session: str) -> SessionSummary | None:
+        """The row of session `session` (None before its header)."""
+        header = self.header
+        if header is None:
+            return None
+        usage = sum((t.usage for t, _ in self.turns), Usage())
+        return SessionSummary(
+            id=session,
+            started=header.ts,
+            task=_first_line(header.task) or header.task_source,
+            task_source=header.task_source,
+            model=header.model,
+            turns=len(self.turns),
+            status=self.status,
+            prompt_tokens=usage.prompt_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=_summary_cost(header, self.turns),
+            compactions=usage.compactions,
+            pricing=pricing_label([p for _, p in self.turns] or [header.pricing]),
+            forked_from=header.forked_from,
+            forked_at=header.forked_at,
+            follow_ups=self.follow_ups,
+        )
 
 
 def summarize(path: Path) -> SessionSummary | None:
     """The list row of one transcript (header, resume and event records only), None for a
     file without one."""
-    only = (SessionHeader.TYPE, EventRecord.TYPE, ResumeRecord.TYPE, FollowUpRecord.TYPE)
     try:
-        transcript = read_transcript(path, only=only)
+        transcript = read_transcript(path, only=SummaryTally.ONLY)
     except UsageError:
         return _unreadable(path)
-    header = transcript.header
-    events = [r.event for r in transcript.records if isinstance(r, EventRecord)]
-    turns = _priced_turns(transcript)
-    usage = sum((t.usage for t, _ in turns), Usage())
-    return SessionSummary(
-        id=transcript.id,
-        started=header.ts,
-        task=_first_line(header.task) or header.task_source,
-        task_source=header.task_source,
-        model=header.model,
-        turns=len(turns),
-        status=_status(events),
-        prompt_tokens=usage.prompt_tokens,
-        output_tokens=usage.output_tokens,
-        cost_usd=_summary_cost(header, path.stem, turns),
-        compactions=usage.compactions,
-        pricing=pricing_label([p for _, p in turns] or [header.pricing]),
-        forked_from=header.forked_from,
-        forked_at=header.forked_at,
-        follow_ups=sum(isinstance(r, FollowUpRecord) for r in transcript.records),
-    )
-
-
-def _priced_turns(transcript: Transcript) -> list[tuple[Turn, str]]:
-    """Each turn event with the pricing of its segment (the header's, or the last resume's)."""
-    pricing, turns = transcript.header.pricing, []
+    tally = SummaryTally()
     for record in transcript.records:
-        if isinstance(record, ResumeRecord | FollowUpRecord):
-            pricing = record.pricing
-        elif isinstance(record, EventRecord) and record.name == "turn":
-            turns.append((Turn.from_json(record.event), pricing))
-    return turns
+        tally.add(record)
+    return tally.summary(transcript.id)
 
 
 def _unreadable(path: Path) -> SessionSummary | None:
@@ -358,36 +403,37 @@ def _unreadable(path: Path) -> SessionSummary | None:
     return SessionSummary(path.stem, started, "", "", "", 0, "unreadable", 0, 0, None)
 
 
-def _status(events: Sequence[Mapping[str, Any]]) -> str:
-    for event in reversed(events):
-        if event.get("event") == "result":
-            return str(event.get("stop_reason") or "done")
-        if event.get("event") == "error":
-            return str(event.get("kind") or "error")
-    return "incomplete"
-
-
 def _first_line(text: str) -> str:
     line = next((s.strip() for s in text.splitlines() if s.strip()), "")
     return line.lstrip("# ")[:60]
 
 
-def _summary_cost(
-    header: SessionHeader, name: str, turns: Sequence[tuple[Turn, str]]
-) -> float | None:
+def _summary_cost(header: SessionHeader, turns: Sequence[tuple[Turn, str]]) -> float | None:
     """Summed per-turn cost under the recorded profile's prices, each turn at its segment's
     pricing (None when unknown)."""
-    try:
-        profile = session_profile_of(header, name)
-    except AgentctlError:  # a header this version cannot read: the list stays readable
+    profile = _prices_of(json.dumps(header.profile, sort_keys=True), header.cwd)
+    if profile is None:  # a header this version cannot read: the list stays readable
         return None
     model = header.model or profile.model
     costs = [priced(profile, model, pricing).usd(turn.usage) for turn, pricing in turns]
     return None if None in costs else sum(c or 0.0 for c in costs)
 
 
+@functools.lru_cache(maxsize=32)
+def _prices_of(profile: str, cwd: str) -> Profile | None:
+    """The profile of a header (as JSON, and its cwd), None if it cannot be built. Kept: the
+    sessions of one machine mostly share a few profiles, and building one is most of the
+    cost of reading a transcript's list row."""
+    header = SessionHeader(profile=json.loads(profile), cwd=cwd)
+    try:
+        return session_profile_of(header, "list")
+    except AgentctlError:
+        return None
+
+
 def list_summaries() -> list[SessionSummary]:
-    """Every recorded session, oldest first."""
+    """Every recorded session, oldest first, read from the files (`sessions.index.listing`
+    serves the same rows from the index)."""
     rows = (summarize(path) for path in list_sessions())
     return [row for row in rows if row is not None]
 

@@ -18,12 +18,12 @@ import threading
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentctl import clock
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import AgentctlError, UsageError
-from agentctl.home import sessions_dir, unusable_folder
+from agentctl.home import TRANSCRIPT_SUFFIX, sessions_dir, unusable_folder
 from agentctl.redact import redact
 from agentctl.sessions.record import (
     EventRecord,
@@ -41,7 +41,17 @@ from agentctl.sessions.record import (
 )
 from agentctl.types import Event, ToolCall
 
-SUFFIX = ".jsonl"
+
+class Observer(Protocol):
+    """Sees each record a writer appends to a new transcript, and its close (the sessions
+    index's row is written so: sessions.index.RowWriter)."""
+
+    def add(self, record: Record) -> None: ...
+
+    def closed(self, path: Path) -> None: ...
+
+
+SUFFIX = TRANSCRIPT_SUFFIX
 LAST = "last"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _CHUNK = 1 << 16
@@ -138,7 +148,12 @@ class TranscriptWriter:
     """
 
     def __init__(
-        self, path: Path, *, write: WriteFn = os.write, expect_size: int | None = None
+        self,
+        path: Path,
+        *,
+        write: WriteFn = os.write,
+        expect_size: int | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.path, self._write = path, write
         self.repaired = ""  # what was done to a cut last line, if anything
@@ -161,6 +176,7 @@ class TranscriptWriter:
             self.close()
             message = f"session {path.stem}: cannot end the cut last line of {path}: {_why(err)}"
             raise TranscriptWriteError(message) from None
+        self._observer = observer if self._end == 0 else None  # sees a new file's records
 
     def _lock(self) -> None:
         try:
@@ -213,6 +229,8 @@ class TranscriptWriter:
         self._end += len(data)
         self._saved += 1
         self._turn = max(self._turn, getattr(record, "turn", 0))
+        if self._observer is not None:
+            self._observer.add(stamped)
 
     def _write_all(self, data: bytes) -> None:
         while data:
@@ -245,6 +263,14 @@ class TranscriptWriter:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+            self._index()
+
+    def _index(self) -> None:
+        """Tell the observer of a file this writer wrote whole that it is closed (a resumed or
+        failed one is left to the next listing, which finds the index's row stale)."""
+        observer, self._observer = getattr(self, "_observer", None), None
+        if observer is not None and not self._failed:
+            observer.closed(self.path)
 
     def __enter__(self) -> TranscriptWriter:
         return self

@@ -207,3 +207,30 @@ def test_input_plus_cache_equals_the_estimate() -> None:
         assert got.ephemeral_5m_input_tokens + got.ephemeral_1h_input_tokens == (
             got.cache_creation_input_tokens
         )
+
+
+def test_expired_entries_are_dropped_so_the_cache_stays_bounded() -> None:
+    """Every request writes new entries; those past their TTL are forgotten, so a long run
+    holds about a TTL's worth of them, not every entry it ever wrote."""
+    from agentctl.context.cache import PromptCache
+
+    now = [0.0]
+    cache = PromptCache(clock=lambda: now[0])
+    marker = {"type": "ephemeral"}
+    held = []
+    for turn in range(400):
+        text = f"turn {turn} " + "word " * 1200
+        body = {"messages": [{"role": "user", "content": [
+            {"type": "text", "text": text, "cache_control": marker}]}]}  # fmt: skip
+        cache.account(body, "claude-sonnet-5")
+        held.append(cache.held)
+        now[0] += 10.0  # 10 s a turn: a 5-minute entry lives 30 turns
+    assert held[10] == 11 and max(held) <= 31 and held[-1] == 30
+    # A read refreshes: the refreshed entry outlives its first expiry.
+    body = {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "again " * 1200, "cache_control": marker}]}]}  # fmt: skip
+    cache.account(body, "claude-sonnet-5")
+    now[0] += 200.0
+    assert cache.account(body, "claude-sonnet-5").cache_read_input_tokens > 0
+    now[0] += 200.0
+    assert cache.account(body, "claude-sonnet-5").cache_read_input_tokens > 0

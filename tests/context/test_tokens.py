@@ -132,3 +132,18 @@ def test_compaction_block_is_its_summary_in_a_frame_and_a_failed_one_is_free() -
     block = {"type": "compaction", "content": "Summary: user said hello."}
     assert estimate_block_tokens(block) == BLOCK_OVERHEAD + COMPACTION_OVERHEAD + 6
     assert estimate_block_tokens({"type": "compaction", "content": None}) == BLOCK_OVERHEAD
+
+
+def test_the_text_cache_holds_a_whole_long_history_without_a_cliff() -> None:
+    """5,000 turns' strings stay cached (the old 4,096-entry LRU missed every one of them on
+    each pass once a history outgrew it); past its budget it counts without holding."""
+    from agentctl.context.tokens import _TextCounts
+
+    counts = _TextCounts(budget=10_000_000)
+    texts = [f"result {i}: " + "word " * 300 for i in range(5_000)]
+    first = [counts(t) for t in texts]
+    assert len(counts) == 5_000
+    assert [counts(t) for t in texts] == first and len(counts) == 5_000
+    small = _TextCounts(budget=3_100)
+    assert [small(t) for t in texts[:5]] == first[:5]
+    assert len(small) == 2 and small.held <= 3_100

@@ -54,3 +54,48 @@ def test_continuing_an_unknown_thread_is_404() -> None:
             options={"headers": {"anthropic-beta": BETA_THREADS}},
         )
     assert "msg_nope" in str(caught.value)
+
+
+def test_the_sdk_runner_replays_a_lost_thread_under_a_new_one(tmp_path: Path) -> None:
+    """An unknown id is 404 with error_code thread_not_found: the SDK's runner sends the
+    whole history again under a new thread and goes on."""
+    with running(script=EXAMPLES / "memory-roundtrip.toml") as emu:
+        runner = make_client(emu.base_url).beta.messages.tool_runner(
+            model=MODEL,
+            max_tokens=1000,
+            messages=[{"role": "user", "content": "keep notes"}],
+            tools=[BetaLocalFilesystemMemoryTool(base_path=str(tmp_path))],
+        )
+        replies = []
+        for reply in runner:
+            replies.append(reply)
+            if len(replies) == 2:
+                emu.service.threads.forget()
+        sent = [r.body for r in emu.requests]
+    assert [r.stop_reason for r in replies] == ["tool_use"] * 5 + ["end_turn"]
+    kinds = [b["thread"]["type"] for b in sent]
+    assert kinds[:4] == ["create", "continue", "continue", "create"]
+    assert len(sent[3]["messages"]) == 5  # the whole history, replayed
+    assert "tools" in sent[3] and "tools" not in sent[4]
+
+
+def test_a_continue_takes_system_and_tools_from_the_thread() -> None:
+    """They are the create's (the SDK leaves them out of a continue); sending one is refused."""
+    headers = {"anthropic-beta": BETA_THREADS}
+    with running() as emu:
+        client = make_client(emu.base_url)
+        first = client.post(
+            "/v1/messages", cast_to=object, options={"headers": headers},
+            body={**request(), "system": "be brief", "thread": {"type": "create"}},
+        )  # fmt: skip
+        follow = {"type": "continue", "previous_message_id": first["id"]}  # type: ignore[index]
+        turn = [{"role": "user", "content": "and then?"}]
+        body = {"model": MODEL, "max_tokens": 50, "messages": turn, "thread": follow}
+        client.post("/v1/messages", cast_to=object, options={"headers": headers}, body=body)
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            client.post("/v1/messages", cast_to=object, options={"headers": headers},
+                        body={"model": MODEL, "max_tokens": 50, "messages": turn,
+                              "system": "other", "thread": follow})  # fmt: skip
+        seen = emu.requests[1].body
+    assert "system: a thread keeps the system of its create" in str(caught.value)
+    assert "system" not in seen and len(emu.service.threads) == 2

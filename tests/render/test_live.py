@@ -256,6 +256,23 @@ def test_failure_before_any_turn_prints_no_empty_table() -> None:
     assert "stop" not in final and final.rstrip().endswith("error (api): HTTP 401")
 
 
+@pytest.mark.slow
+def test_turns_redraw_the_table_at_the_refresh_rate_not_once_each() -> None:
+    """With auto refresh (the default, 8 a second) a turn does not draw the table itself:
+    100 quick turns draw it a few times, not 100 (refresh 0, as in these tests, draws each)."""
+    drawn = {}
+    for rate in (0, 8):
+        console = recording_console()
+        live = LiveRenderer(console, refresh_per_second=rate)
+        live.handle(START)
+        for n in range(1, 101):
+            live.handle(replace(TURN1, turn=n))
+        assert isinstance(console.file, io.StringIO)
+        drawn[rate] = len(console.file.getvalue())
+        live.close()
+    assert drawn[8] * 10 < drawn[0]
+
+
 @pytest.mark.parametrize("wrapped", [False, True])
 def test_the_live_region_pauses_for_a_question_and_comes_back(wrapped: bool) -> None:
     console = recording_console()

@@ -112,3 +112,11 @@ def test_a_profile_over_the_ambient_one_names_both(
     assert checks["profile"]["value"] == (
         "typed.toml (from --profile, over agentctl.toml (./agentctl.toml in the current folder))"
     )
+
+
+def test_the_sdk_version_is_read_without_importlib_metadata() -> None:
+    from importlib.metadata import version
+
+    from agentctl.cli.doctor import Check, sdk_check
+
+    assert sdk_check() == Check("anthropic SDK", version("anthropic"), True)

@@ -1,0 +1,344 @@
+"""Listings and stores at scale: `sessions list` on 10,000 sessions, `sessions show`/`export`
+on long sessions, `memory log` on a large journal, the memory store's first write in a large
+tree, and the startup of the light commands. Every figure comes from this one run.
+
+Usage: python bench/scale_store.py [--sessions 10000] [--turns 8000] [--journal-mb 100]
+                                   [--files 100000] [--runs 7] [--baseline /work/main]
+
+Each command runs as its own process (the console script beside this interpreter), RUNS
+times after a warm-up; its CPU time (user + system, which a busy machine does not inflate)
+and peak RSS come from wait4(). `--baseline DIR` also runs show/export from another source
+tree (PYTHONPATH=DIR, once each). Sessions are copies of one real scripted run; the long
+sessions are written record by record in the transcript format (a tool call and a ~2.2 kB
+result per turn); the journal holds ordinary `create` outcome lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+RESULT = "line of a tool result, as a file's text would be\n" * 45  # ~2.2 kB
+
+
+def agentctl() -> list[str]:
+    script = Path(sys.executable).parent / "agentctl"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "agentctl"]
+
+
+def run_once(cmd: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one run of `cmd`, its output thrown away."""
+    wall, _, rss = run_timed(cmd, env)
+    return wall, rss
+
+
+def run_timed(cmd: Sequence[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS in MB) of one run of `cmd`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def measure(cmd: Sequence[str], env: dict[str, str], runs: int) -> tuple[float, float, float]:
+    """(median wall s, median CPU s, peak RSS MB) over `runs` runs after one warm-up. CPU
+    time (user + system) is what a busy machine does not inflate: the ratios use it."""
+    run_timed(cmd, env)
+    results = [run_timed(cmd, env) for _ in range(runs)]
+    wall, cpu = (statistics.median(r[i] for r in results) for i in (0, 1))
+    return wall, cpu, max(r[2] for r in results)
+
+
+def environment(home: Path) -> dict[str, str]:
+    """As a user runs it: bytecode caches written and used (an installed package has them)."""
+    env = {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "120"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+# -- sessions ------------------------------------------------------------------------------
+
+
+def real_transcript(home: Path) -> Path:
+    """One scripted run of three tool turns, recorded by agentctl itself."""
+    code = (
+        "import agentctl\n"
+        "from agentctl.testing import reply, tool_use\n"
+        "calls = [reply(tool_use('memory', {'command': 'view', 'path': '/memories'},"
+        " f'toolu_{i}'), stop='tool_use') for i in range(3)]\n"
+        "agentctl.run('Summarise the kestrel outage.',"
+        " client=agentctl.ScriptedClient(*calls, 'Done.'), memory_root='mem')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], env=environment(home), cwd=home, check=True)
+    return next((home / "sessions").glob("*.jsonl"))
+
+
+def many_sessions(home: Path, count: int) -> Path:
+    source = real_transcript(home)
+    data = source.read_bytes()
+    folder = source.parent
+    for n in range(count - 1):
+        (folder / f"20260101-{n // 1_000_000:06d}-{n % 1_000_000:06x}.jsonl").write_bytes(data)
+    return source
+
+
+def long_session(folder: Path, header: dict[str, Any], turns: int) -> str:
+    """A transcript of `turns` tool turns and a final answer, written line by line."""
+    name = f"20260102-000000-{turns:06x}"
+    lines = [{**header, "session": name}, _message(0, {"role": "user", "content": "Go."})]
+    for turn in range(1, turns + 1):
+        lines += _turn(turn, last=turn == turns)
+    lines.append(_record("event", event={"event": "result", "stop_reason": "end_turn"}))
+    with (folder / f"{name}.jsonl").open("w") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+    return name
+
+
+def _record(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"v": 1, "type": kind, "ts": 1.0, **fields}
+
+
+def _message(index: int, message: dict[str, Any]) -> dict[str, Any]:
+    return _record("message", index=index, message=message)
+
+
+def _turn(turn: int, *, last: bool) -> list[dict[str, Any]]:
+    call = {"type": "tool_use", "id": f"toolu_{turn}", "name": "read_file", "input": {"path": "a"}}
+    content = [{"type": "text", "text": "Done."}] if last else [call]
+    usage = {"input_tokens": 100 + 550 * turn, "output_tokens": 40}
+    stop = "end_turn" if last else "tool_use"
+    response = {"role": "assistant", "content": content, "stop_reason": stop, "usage": usage}
+    body = {"model": "claude-sonnet-5", "max_tokens": 8192}
+    event = {"event": "turn", "turn": turn, "stop_reason": stop, "usage": usage}
+    records = [
+        _record("request", turn=turn, messages_count=2 * turn - 1, request=body),
+        _record("response", turn=turn, request_id=f"req_{turn}", message=response),
+        _message(2 * turn - 1, {"role": "assistant", "content": content}),
+    ]
+    if not last:
+        result = {"type": "tool_result", "tool_use_id": f"toolu_{turn}", "content": RESULT}
+        records += [
+            _record("tool_result", turn=turn, tool_use_id=f"toolu_{turn}", name="read_file",
+                    input={"path": "a"}, is_error=False, content=RESULT),
+            _message(2 * turn, {"role": "user", "content": [result]}),
+        ]  # fmt: skip
+    records.append(_record("event", event=event))
+    return records
+
+
+def bench_list(tmp: Path, count: int, runs: int) -> list[str]:
+    home = tmp / "list"
+    home.mkdir()
+    many_sessions(home, count)
+    env, app = environment(home), agentctl()
+    listing = [*app, "sessions", "list", "--json"]
+    build = run_timed(listing, env)  # no index yet: every transcript read once
+    touched = next((home / "sessions").glob("*.jsonl"))
+    os.utime(touched)
+    stale = run_timed(listing, env)
+    rows = [
+        f"sessions list, {count:,} sessions: CPU s (wall s), peak RSS",
+        _row("building the index (reads every file)", build),
+        _row("--json, one transcript changed", stale),
+    ]
+    for name, args in (
+        ("--json from the index", ["--json"]),
+        ("-n 20", ["-n", "20"]),
+        (
+            "--json -s kestrel --status end_turn -n 5",
+            ["--json", "-s", "kestrel", "--status", "end_turn", "-n", "5"],
+        ),
+        ("the whole table, piped", []),
+    ):
+        rows.append(_row(name, measure([*app, "sessions", "list", *args], env, runs)))
+    warm = measure(listing, env, runs)
+    rows.append(f"  index build / --json from the index (CPU)  x{build[1] / warm[1]:.1f}")
+    return rows
+
+
+def _row(name: str, figures: tuple[float, float, float]) -> str:
+    wall, cpu, rss = figures
+    return f"  {name:<42} {cpu:7.3f} ({wall:7.3f})  {rss:5.0f} MB"
+
+
+def bench_show(tmp: Path, turns: int, runs: int, baseline: str) -> list[str]:
+    home = tmp / "show"
+    home.mkdir()
+    header = json.loads(real_transcript(home).read_text().splitlines()[0])
+    folder, env, app = home / "sessions", environment(home), agentctl()
+    rows = [f"sessions show / export (a {len(RESULT):,} B result a turn): CPU s (wall s), RSS"]
+    figures = {}
+    trees = [("", env)] + ([(baseline, {**env, "PYTHONPATH": baseline})] if baseline else [])
+    for n in (turns // 4, turns):
+        name = long_session(folder, header, n)
+        size = (folder / f"{name}.jsonl").stat().st_size / 1e6
+        for tree, tree_env in trees:
+            for what in ("show", "export"):
+                cmd = [*app, "sessions", what, name]
+                got = measure(cmd, tree_env, max(1, runs // 3) if not tree else 1)
+                figures[tree, what, n] = got
+                label = f"{what} {n:,} turns ({size:.0f} MB){' ' + tree if tree else ''}"
+                rows.append(_row(label, got))
+    for tree, _ in trees:
+        for what in ("show", "export"):
+            (_, c1, r1), (_, c2, r2) = figures[tree, what, turns // 4], figures[tree, what, turns]
+            rows.append(
+                f"  {what}{' ' + tree if tree else ''}: 4x the turns -> CPU x{c2 / c1:.2f}, "
+                f"peak RSS x{r2 / r1:.2f}"
+            )
+    if baseline:
+        for what in ("show", "export"):
+            (_, c, r), (_, bc, br) = figures["", what, turns], figures[baseline, what, turns]
+            rows.append(
+                f"  {what} at {turns:,} turns vs {baseline}: CPU x{c / bc:.3f}, RSS x{r / br:.2f}"
+            )
+    return rows
+
+
+# -- memory --------------------------------------------------------------------------------
+
+
+def journal(root: Path, megabytes: int) -> None:
+    root.mkdir(parents=True)
+    line = {"time": "2026-12-01T10:00:00.000Z", "command": "create", "path": "/memories/a.md"}
+    with (root / ".agentctl-journal.jsonl").open("w") as f:
+        n = 0
+        while f.tell() < megabytes * 1_000_000:
+            entry = {**line, "bytes": n, "session": f"s{n // 100}", "v": 1}
+            f.write(json.dumps(entry, separators=(",", ":")) + "\n")
+            n += 1
+
+
+def bench_log(tmp: Path, megabytes: int, runs: int) -> list[str]:
+    env, app = environment(tmp / "home"), agentctl()
+    rows = ["memory log -n 20: CPU s (wall s), peak RSS"]
+    figures = []
+    for size in (1, megabytes):
+        root = tmp / f"journal{size}"
+        journal(root, size)
+        got = measure([*app, "memory", "log", "-n", "20", "--root", str(root)], env, runs)
+        figures.append(got[1])
+        rows.append(_row(f"{size} MB journal", got))
+    rows.append(f"  {megabytes} MB / 1 MB journal (CPU)  x{figures[1] / figures[0]:.2f}")
+    return rows
+
+
+def bench_first_write(tmp: Path, files: int, runs: int) -> list[str]:
+    root = tmp / "tree"
+    for n in range(files):
+        folder = root / f"d{n // 1000}"
+        if n % 1000 == 0:
+            folder.mkdir(parents=True)
+        (folder / f"f{n}.md").write_text("x")
+    code = (
+        "import sys, time\n"
+        "from agentctl.memory.store import MemoryStore\n"
+        "from agentctl.profile.settings import MemorySettings\n"
+        "settings = MemorySettings(max_files=10**7)  # the default limit is below the tree\n"
+        "store = MemoryStore(sys.argv[1], settings, session='b')\n"
+        "t = time.perf_counter()\n"
+        "store.write_text('/memories/new' + sys.argv[2] + '.md', 'x')\n"
+        "first = time.perf_counter() - t\n"
+        "t = time.perf_counter()\n"
+        "store.write_text('/memories/new' + sys.argv[2] + 'b.md', 'x')\n"
+        "print(first, time.perf_counter() - t)\n"
+    )
+    firsts, seconds = [], []
+    for n in range(runs):
+        cmd = [sys.executable, "-c", code, str(root), str(n)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if out.returncode != 0:
+            raise SystemExit(f"first write: {out.stderr.strip().splitlines()[-1:]}")
+        a, b = map(float, out.stdout.split())
+        firsts.append(a)
+        seconds.append(b)
+    first, second = statistics.median(firsts), statistics.median(seconds)
+    return [
+        f"memory store, {files:,} files: first create {first * 1000:.1f} ms, "
+        f"second {second * 1000:.1f} ms (x{first / second:.1f})"
+    ]
+
+
+# -- startup -------------------------------------------------------------------------------
+
+
+def startup_time(cmd: Sequence[str], env: dict[str, str], runs: int) -> tuple[float, float]:
+    """(median wall, median CPU) seconds: CPU time (user + system) is what a busy machine
+    does not inflate, so the ratios use it."""
+    run_timed(cmd, env)
+    results = [run_timed(cmd, env) for _ in range(runs)]
+    return statistics.median(r[0] for r in results), statistics.median(r[1] for r in results)
+
+
+def bench_startup(tmp: Path, runs: int) -> list[str]:
+    home = tmp / "startup"
+    (home / "memory").mkdir(parents=True)
+    many_sessions(home, 20)
+    env, app, py = environment(home), agentctl(), sys.executable
+    base_wall, base = startup_time([py, "-c", "import typer, rich"], env, runs)
+    rows = [
+        f"startup, median of {runs}, CPU ms (wall ms) and the CPU ratio to "
+        f'`python -c "import typer, rich"` ({base * 1000:.0f} ms CPU, {base_wall * 1000:.0f} ms):'
+    ]
+    for name, args in (
+        ("--help", ["--help"]),
+        ("memory view", ["memory", "view", "--root", str(home / "memory")]),
+        ("sessions list", ["sessions", "list"]),  # 20 sessions, the index built
+        ("profile show", ["profile", "show"]),
+        ("doctor --offline", ["doctor", "--offline"]),
+    ):
+        wall, cpu = startup_time([*app, *args], env, runs)
+        rows.append(f"  {name:<18} {cpu * 1000:6.0f} ({wall * 1000:4.0f})  x{cpu / base:.2f}")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=8_000)
+    parser.add_argument("--journal-mb", type=int, default=100)
+    parser.add_argument("--files", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--only", default="list,show,log,store,startup")
+    parser.add_argument(
+        "--baseline",
+        default="",
+        metavar="DIR",
+        help="also run show/export from this source tree (PYTHONPATH), e.g. a main checkout",
+    )
+    args = parser.parse_args()
+    parts = args.only.split(",")
+    tmp = Path(tempfile.mkdtemp(prefix="agentctl-scale-"))
+    try:
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+        if "startup" in parts:
+            print("\n".join(bench_startup(tmp, args.runs * 2)))
+        if "list" in parts:
+            print("\n".join(bench_list(tmp, args.sessions, args.runs)))
+        if "show" in parts:
+            print("\n".join(bench_show(tmp, args.turns, args.runs, args.baseline)))
+        if "log" in parts:
+            print("\n".join(bench_log(tmp, args.journal_mb, args.runs)))
+        if "store" in parts:
+            print("\n".join(bench_first_write(tmp, args.files, args.runs)))
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
