@@ -2,7 +2,7 @@
 
 Usage: python bench/scale_replay.py [--turns 100,300,1000] [--tune-turns 100,300]
                                     [--baseline REF] [--baseline-turns 100,300]
-                                    [--sessions DIR] [--json]
+                                    [--commands stats,simulate,tune] [--sessions DIR] [--json]
 
 Makes one scripted offline session per length (each turn reads a new ~7.5 kB file: a ~2.2k-
 token tool result, under the built-in profile's batched clearing; `--sessions DIR` keeps them
@@ -81,7 +81,11 @@ def make_session(folder: Path, turns: int) -> Path:
 def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
     """CPU seconds (user + system) of the child, and what it printed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    # a neutral folder: `python -m` puts the working folder first on sys.path, before
+    # PYTHONPATH, so a checkout there would shadow the version under test
+    done = subprocess.run(
+        cmd, env=env, cwd=tempfile.gettempdir(), capture_output=True, text=True, check=False
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()}")
@@ -137,7 +141,7 @@ def run(args: argparse.Namespace) -> list[Timing]:
             env = {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1"}
             env.pop("AGENTCTL_PROFILE", None)
             for name, template in COMMANDS.items():
-                if name == "tune" and turns not in args.tune_turns:
+                if (name == "tune" and turns not in args.tune_turns) or name not in args.commands:
                     continue
                 cmd = [sys.executable, "-m", "agentctl", *(a.format(s=session) for a in template)]
                 seconds, out = timed(cmd, env)
@@ -185,6 +189,12 @@ def main() -> None:
     parser.add_argument("--tune-turns", type=_ints, default=[100, 300, 1000])
     parser.add_argument("--baseline", help="a git ref to compare with (e.g. main)")
     parser.add_argument("--baseline-turns", type=_ints, default=[100, 300])
+    parser.add_argument(
+        "--commands",
+        type=lambda t: t.split(","),
+        default=list(COMMANDS),
+        help="stats,simulate,tune",
+    )
     parser.add_argument("--sessions", help="keep (and reuse) the generated sessions here")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
