@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.context.batching import Steering
 from agentctl.context.cache import CacheUsage, PromptCache
 from agentctl.context.compaction import Compaction, compact, compact_edit, compacted
 from agentctl.context.engine import EditOutcome, edit_as_server, validate_edits
@@ -155,13 +156,16 @@ def _simulate(
     costs: list[float | None] = []
     summaries = _Summaries()
     recorded: dict[int, int] = {}  # what the turns so far reported (`recorded_sizes`)
+    steering = _Steer(recorded)
     for turn in session.turns:
         clock.now = turn.ts
         if session.offline and turns and turn.segment != session.turns[len(turns) - 1].segment:
             cache = PromptCache(clock=clock)
         # the recorded figures, until the replay compacts where the run did not
         sizes = recorded if summaries.at is None else None
-        request = summaries.insert(replay_request(turn, settings, sizes))
+        if sizes is None and steering.measured is not None:  # a new walk without figures
+            steering = _Steer(None)
+        request = summaries.insert(replay_request(turn, settings, sizes, steering.walk))
         recorded.update(recorded_sizes([turn], factor))
         if not turns:
             _check(request, session, settings)
@@ -177,6 +181,15 @@ def _simulate(
         # a what-if keeps the way it was billed
         costs.append(turn_pricing(session, prices, turn).usd(turns[-1].usage))
     return Simulation(label, tuple(turns), tuple(costs))
+
+
+class _Steer:
+    """Batched clearing's walk kept across the replay's turns, with the figures it steers on
+    (a walk kept with figures is never continued without them)."""
+
+    def __init__(self, measured: Mapping[int, int] | None) -> None:
+        self.measured = measured
+        self.walk = Steering()
 
 
 class _Summaries:
