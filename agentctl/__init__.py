@@ -59,6 +59,7 @@ _HOMES = {
             "ConfigError",
             "InterruptedRunError",
             "LimitError",
+            "OutputError",
             "ToolError",
             "UsageError",
         ),
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from agentctl.errors import ConfigError as ConfigError
     from agentctl.errors import InterruptedRunError as InterruptedRunError
     from agentctl.errors import LimitError as LimitError
+    from agentctl.errors import OutputError as OutputError
     from agentctl.errors import ToolError as ToolError
     from agentctl.errors import UsageError as UsageError
     from agentctl.probe.run import ProbeReport as ProbeReport

@@ -51,6 +51,14 @@ class ApiError(AgentctlError):
         self.request_id = request_id
 
 
+class OutputError(AgentctlError):
+    """The final answer is not the structured output asked for (`--output-schema`): it does not
+    parse as JSON or does not match the schema; the message says why and where."""
+
+    exit_code = EXIT_RUNTIME
+    kind = "output"
+
+
 class LimitError(AgentctlError):
     """A run stopped by one of its limits: max_turns, a budget, max_tokens mid-tool-call."""
 

@@ -242,6 +242,10 @@ class ProgressEvent:
     chars: int
     tool_name: str = ""
     message: str = ""  # tool_progress: what a running tool last said of its progress
+    # kind "text": the text that arrived, starting at offset `at` of the turn's answer text
+    # (a retried request streams from 0 again: `--stream` writes each offset once).
+    text: str = ""
+    at: int = 0
 
 
 @dataclass(frozen=True)
@@ -261,6 +265,8 @@ class Turn:
     request_id: str = ""
     # Server tools the API ran inside this response (web_search, web_fetch, ...).
     server_tool_calls: tuple[ToolCall, ...] = ()
+    # The tool results answering this turn carried the save-before-clear notice (once a run).
+    checkpoint: bool = False
 
     @property
     def cleared_input_tokens(self) -> int:
@@ -288,6 +294,7 @@ class Turn:
             "trigger_distance": self.trigger_distance,
             "request_id": self.request_id,
             "server_tool_calls": [c.to_json() for c in self.server_tool_calls],
+            "checkpoint": self.checkpoint,
         }
 
     @classmethod
@@ -305,6 +312,7 @@ class Turn:
             trigger_distance=int(distance) if isinstance(distance, int) else None,
             request_id=str(data.get("request_id") or ""),
             server_tool_calls=_calls_from_json(data.get("server_tool_calls")),
+            checkpoint=data.get("checkpoint") is True,
         )
 
 
@@ -398,9 +406,11 @@ class ResultEvent:
     stop_reason: str
     text: str
     totals: Totals
+    # The answer parsed and checked against the run's output schema (None: no schema).
+    output: Any = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "event": "result",
             "session": self.session,
             "turns": self.turns,
@@ -408,6 +418,7 @@ class ResultEvent:
             "text": self.text,
             "totals": self.totals.to_json(),
         }
+        return data if self.output is None else {**data, "output": self.output}
 
 
 @dataclass(frozen=True)

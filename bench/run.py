@@ -7,8 +7,10 @@ Sections: startup of light commands (bench/startup.py) against `python -c pass` 
 BetaLocalFilesystemMemoryTool (bench/memory_store.py); the token economy of a ~100-turn
 offline run, each profile against no-editing.toml under both server models
 (bench/token_economy.py); the emulator's
-scaling (bench/emulator.py, its summary line). bench/tokens_calibration.py needs a tokenizer
-file that is not a dependency; run it by hand (see its docstring).
+scaling (bench/emulator.py, its summary line); the loop's time with OpenTelemetry spans recorded
+against without (bench/tracing.py, in a child process: it sets the global tracer provider).
+bench/tokens_calibration.py needs a tokenizer file that is not a dependency; run it by hand (see
+its docstring).
 `--quick` takes fewer samples; `--markdown` prints the table as Markdown (for docs/bench.md).
 """
 
@@ -93,6 +95,18 @@ def emulator_rows() -> list[Row]:
     return [("emulator: 100-turn session (bench/emulator.py)", "", "", line) for line in lines]
 
 
+def tracing_rows(reps: int) -> list[Row]:
+    done = subprocess.run([sys.executable, str(HERE / "tracing.py"), "--reps", str(reps)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    rows: list[Row] = []
+    for line in done.stdout.splitlines():
+        name, turns, off, on, ratio = (line.split() + [""] * 5)[:5]
+        if name in ("scripted", "emulator"):
+            what = f"tracing: {name} run, {turns} turns, spans recorded"
+            rows.append((what, f"{on} ms", f"without {off} ms", ratio))
+    return rows
+
+
 def render(rows: list[Row], markdown: bool) -> str:
     head = ("benchmark", "measured", "compared with", "ratio / note")
     if markdown:
@@ -111,7 +125,7 @@ def main() -> None:
     start = time.perf_counter()
     rows = startup_rows(5 if args.quick else 15)
     rows += memory_rows(2 if args.quick else 5)
-    rows += token_rows() + emulator_rows()
+    rows += token_rows() + emulator_rows() + tracing_rows(3 if args.quick else 9)
     print(render(rows, args.markdown))
     print(f"\n{platform.python_implementation()} {platform.python_version()}, "
           f"{platform.machine()}, {time.perf_counter() - start:.0f} s in all")  # fmt: skip

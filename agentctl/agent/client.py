@@ -93,7 +93,10 @@ class AnthropicClient:
         api_key: str | None = None,
         auth_token: str | None = None,
         wire: WireLimits | None = None,
+        sdk_spans: bool = True,
     ) -> None:
+        """`sdk_spans=False`: the SDK emits no OpenTelemetry spans of its own (agentctl's
+        trace has a span per request: runner/trace.py)."""
         # The SDK takes over a second to import: only when a model is called.
         import anthropic
 
@@ -116,6 +119,7 @@ class AnthropicClient:
             http_client=http,
             # Compressed bodies would escape the size caps, which count bytes as received.
             default_headers={"accept-encoding": "identity"},
+            open_telemetry=None if sdk_spans else False,
         )
         self._retry = retry
         self._timeout_s = timeout_s
@@ -298,13 +302,15 @@ def _metered_stream_type() -> type[Any]:
 
 
 class _ProgressTracker:
-    """Turns raw stream events into a few Progress items (not one per delta)."""
+    """Turns raw stream events into a few Progress items (not one per delta), except for text:
+    each text delta is one item carrying it (`--stream` writes the answer as it arrives)."""
 
     def __init__(self) -> None:
         self.kind: ProgressKind | None = None
         self.tool = ""
         self.chars = 0
         self.reported = 0
+        self.text_chars = 0  # text of this response so far, all its text blocks
 
     def update(self, event: Any) -> Progress | None:
         if event.type == "content_block_start":
@@ -316,7 +322,12 @@ class _ProgressTracker:
         if event.type != "content_block_delta" or self.kind is None:
             return None
         attr = _DELTA_FIELDS.get(event.delta.type)
-        self.chars += len(str(getattr(event.delta, attr, "") or "")) if attr else 0
+        delta = str(getattr(event.delta, attr, "") or "") if attr else ""
+        self.chars += len(delta)
+        if event.delta.type == "text_delta" and delta:
+            at, self.text_chars = self.text_chars, self.text_chars + len(delta)
+            self.reported = self.chars
+            return Progress("text", self.chars, self.tool, text=delta, at=at)
         if self.chars - self.reported < PROGRESS_STEP:
             return None
         self.reported = self.chars

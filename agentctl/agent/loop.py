@@ -10,6 +10,10 @@ trigger of `context_editing.compaction` in mode "on-demand", the next request is
 request (agent/request.py), sent only while the history ends with a user message (no tool_use
 unanswered, no paused turn). Its answer, a signed block alone, is appended like any reply and
 counted as a turn; the requests after it send the history from that block on.
+
+Save-before-clear (agent/checkpoint.py): once per run, the tool results sent before the first
+clearing can happen carry a notice telling the model to save to memory what it still needs;
+the turn they answer has `checkpoint` set.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from agentctl.agent import checkpoint
 from agentctl.agent.model import ModelClient, ModelResponse, Progress
 from agentctl.agent.request import (
     build_compaction_request,
@@ -28,7 +33,9 @@ from agentctl.agent.request import (
     reported_size,
     summary_start,
 )
+from agentctl.agent.structured import parse_output
 from agentctl.agent.thread import Thread
+from agentctl.agent.trace import NullTrace, Trace
 from agentctl.context.batching import Steering
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError
@@ -149,6 +156,10 @@ class LoopSetup:
     measured: Mapping[int, int] = field(default_factory=dict)
     # The server rules batched clearing counts tool uses by (the run's, resolved once).
     server: ServerModel = DEFAULT_SERVER_MODEL
+    # Told of each request and tool call as it starts and ends (OpenTelemetry: runner/trace.py).
+    trace: Trace = field(default_factory=NullTrace)
+    # The JSON Schema the final answer must match (agent/structured.py); None: free text.
+    output_schema: Mapping[str, Any] | None = None
     # The [approval] rules and who answers their "ask" (tools/approval.py): allow all by default.
     gate: Gate = field(default_factory=Gate)
 
@@ -165,6 +176,8 @@ class _State:
     steering: Steering = field(default_factory=Steering)  # batched clearing's walk so far
     thread: Thread = field(default_factory=lambda: Thread(on=False))  # api.threads
     summary_at: int = 0  # where requests start: the last on-demand summary (summary_start)
+    # where the run stands with the save-before-clear notice (agent/checkpoint.py)
+    notice: checkpoint.Tracker = field(default_factory=lambda: checkpoint.Tracker(False))
 
 
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
@@ -176,6 +189,7 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
     state.thread.on = setup.profile.api.threads
     state.summary_at = summary_start(state.messages)
+    state.notice = checkpoint.Tracker.start(setup.profile, messages)
     setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
@@ -192,8 +206,10 @@ def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
         if response.stop_reason in FINAL_STOPS:
             setup.control.take_compaction()  # asked for after the last turn: nothing to send
             totals = replace(state.totals, tool_failures=setup.tools.failures)
+            schema, text = setup.output_schema, response.text
+            output = None if schema is None else parse_output(text, schema, response.stop_reason)
             yield ResultEvent(
-                setup.session, state.turns_run, response.stop_reason, response.text, totals
+                setup.session, state.turns_run, response.stop_reason, text, totals, output
             )
             return
         check_stop(setup.profile, response, state.turn)
@@ -244,6 +260,7 @@ def _send(
             setup.server,
             state.steering,
             state.summary_at,
+            output_schema=setup.output_schema,
         )
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
@@ -274,13 +291,17 @@ def _stream(
     setup: LoopSetup, state: _State, request: Mapping[str, Any]
 ) -> Generator[Event, None, ModelResponse]:
     response: ModelResponse | None = None
-    for item in setup.client.stream(request):
-        if isinstance(item, Progress):
-            yield ProgressEvent(state.turn, item.kind, item.chars, item.tool_name)
-        else:
-            response = item
-    if response is None:
-        raise ApiError("the model client returned no response")
+    with setup.trace.request(state.turn, request) as traced:
+        for item in setup.client.stream(request):
+            if isinstance(item, Progress):
+                yield ProgressEvent(
+                    state.turn, item.kind, item.chars, item.tool_name, text=item.text, at=item.at
+                )
+            else:
+                response = item
+        if response is None:
+            raise ApiError("the model client returned no response")
+        traced(response)
     return response
 
 
@@ -299,18 +320,22 @@ def _finish_turn(
     A compaction answer without a summary (`content: null`, a failed compaction) is not
     appended: the conversation goes on as it was (as the SDK's tool runner does)."""
     calls: tuple[ToolCall, ...] = ()
+    distance = trigger_distance(setup.profile, response)
+    state.notice.observe(response.applied_edits)
+    notice = False
     if not (summarised and _failed_summary(response)):
         _append(setup, state, {"role": "assistant", "content": list(response.content)})
-        calls = yield from _answer_tools(setup, state, response)
+        calls, notice = yield from _answer_tools(setup, state, response, distance)
     return TurnEvent(
         turn=state.turn,
         stop_reason=response.stop_reason,
         usage=response.usage,
         applied_edits=response.applied_edits,
         tool_calls=calls,
-        trigger_distance=trigger_distance(setup.profile, response),
+        trigger_distance=distance,
         request_id=response.request_id,
         server_tool_calls=response.server_tool_calls,
+        checkpoint=notice,
     )
 
 
@@ -340,18 +365,24 @@ def check_stop(profile: Profile, response: ModelResponse, turn: int) -> None:
 
 
 def _answer_tools(
-    setup: LoopSetup, state: _State, response: ModelResponse
-) -> Generator[Event, None, tuple[ToolCall, ...]]:
+    setup: LoopSetup, state: _State, response: ModelResponse, distance: int | None = None
+) -> Generator[Event, None, tuple[tuple[ToolCall, ...], bool]]:
+    """Run the response's tool calls and append their results (with the save-before-clear
+    notice when it is due): the calls, and whether the notice went with them."""
     if response.stop_reason != "tool_use" or not response.tool_uses:
-        return ()
+        return (), False
     calls: list[ToolCall] = []
     results: list[dict[str, Any]] = []
     for block in response.tool_uses:
         call, result = yield from _run_tool(setup, state.turn, block)
         calls.append(call)
         results.append(result)
+    notice = state.notice.take(distance, [state.messages[-1], {"content": results}])
+    if notice:
+        # After the results: the API wants a tool_result user message to open with them.
+        results.append(checkpoint.notice_block(setup.profile))
     _append(setup, state, {"role": "user", "content": results})
-    return tuple(calls)
+    return tuple(calls), notice
 
 
 def _run_tool(
@@ -360,22 +391,25 @@ def _run_tool(
     tool_input = block.get("input")
     tool_input = dict(tool_input) if isinstance(tool_input, Mapping) else {}
     name, tool_use_id = str(block.get("name", "")), str(block.get("id", ""))
-    refusal = setup.gate.refusal(request_for(name, tool_input, turn=turn, tool_use_id=tool_use_id))
-    if refusal is not None:
-        outcome = ToolOutcome(refusal, True)
-    else:  # the tool's progress messages go to the status line while it runs
-        outcome = yield from relay(
-            setup.tools.run(name, tool_input, turn=turn, tool_use_id=tool_use_id),
-            lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
+    request = request_for(name, tool_input, turn=turn, tool_use_id=tool_use_id)
+    refusal = setup.gate.refusal(request)  # before the span: a prompt's wait is not the tool's
+    with setup.trace.tool(turn, name, tool_input) as traced:
+        if refusal is not None:
+            outcome = ToolOutcome(refusal, True)
+        else:  # the tool's progress messages go to the status line while it runs
+            outcome = yield from relay(
+                setup.tools.run(name, tool_input, turn=turn, tool_use_id=tool_use_id),
+                lambda message: ProgressEvent(turn, "tool_progress", 0, name, message),
+            )
+        call = ToolCall(
+            tool_use_id,
+            name,
+            tool_input,
+            outcome.is_error,
+            len(outcome.content),
+            denied=refusal is not None,
         )
-    call = ToolCall(
-        tool_use_id,
-        name,
-        tool_input,
-        outcome.is_error,
-        len(outcome.content),
-        denied=refusal is not None,
-    )
+        traced(call)
     setup.recorder.tool_result(turn, call, outcome.content)
     result: dict[str, Any] = {
         "type": "tool_result",

@@ -18,6 +18,9 @@ class Progress:
     kind: ProgressKind
     chars: int
     tool_name: str = ""
+    # kind "text": the text delta, at offset `at` of this response's text (all its text blocks)
+    text: str = ""
+    at: int = 0
 
 
 @dataclass(frozen=True)

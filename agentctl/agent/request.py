@@ -21,6 +21,7 @@ from typing import Any
 
 from agentctl.agent.server_tools import betas as server_betas
 from agentctl.agent.server_tools import definitions
+from agentctl.agent.structured import output_config
 from agentctl.context.batching import Marks, Steering, batched_edit
 from agentctl.context.engine import apply_context_edits
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
@@ -62,6 +63,7 @@ def build_request(
     server: ServerModel = DEFAULT_SERVER_MODEL,
     steering: Steering | None = None,
     start: int | None = None,
+    output_schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The full request; `messages` and `tools` are never modified (the request holds the
     same message objects, and copies of what it changes: the cache markers). A history that
@@ -69,7 +71,8 @@ def build_request(
     earlier responses reported, by the number of messages of `messages` they answered;
     `server`: the server model the run plays (batched clearing counts tool uses by it);
     `steering`: batched clearing's walk kept from this run's previous request; `start`:
-    `summary_start(messages)` when the caller keeps it."""
+    `summary_start(messages)` when the caller keeps it; `output_schema`: the JSON Schema
+    answers must match (`output_config.format`)."""
     start = summary_start(messages) if start is None else start
     messages = messages[start:] if start else messages
     sent = (
@@ -83,6 +86,8 @@ def build_request(
         request["thinking"] = thinking
     if tools:
         request["tools"] = list(tools)  # the cache marker goes on a copy of the last one
+    if output_schema is not None:
+        request["output_config"] = output_config(output_schema)
     request["messages"] = list(messages)
     cm = build_context_management(profile.context_editing, request, server, sent, steering=steering)
     if cm is not None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agentctl.errors import ConfigError, UsageError
+from agentctl.profile.keys import path_keys
 from agentctl.profile.legacy import migrate
 from agentctl.profile.schema import FieldError, convert_table
 from agentctl.profile.settings import Profile
@@ -30,8 +31,9 @@ STDIN = "-"
 WORKSPACE_DIR = "workspace"
 WEB_DIR = "web"
 SCRIPT_KEY = "emulator_script"
-# Profile keys holding paths: made absolute against the task's folder before merging.
-_PATH_KEYS = (("memory", "root"), ("tools", "workspace_root"))
+# Profile keys holding paths (memory.root, ...): made absolute against the task's folder
+# before merging. Read from their one definition (profile/settings.py).
+_PATH_KEYS = tuple(tuple(key.split(".")) for key in path_keys())
 
 
 @dataclass(frozen=True)
@@ -148,8 +150,10 @@ def _path_key(value: Any, key: str, source: str, base_dir: Path) -> Path | None:
 
 
 def _absolute_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
-    for table, key in _PATH_KEYS:
-        section = data.get(table)
+    for *tables, key in _PATH_KEYS:
+        section: Any = data
+        for table in tables:
+            section = section.get(table) if isinstance(section, dict) else None
         if isinstance(section, dict) and isinstance(section.get(key), str):
             section[key] = str((base_dir / Path(section[key]).expanduser()).resolve())
     return data

@@ -30,6 +30,7 @@ from agentctl.batch.folder import BatchSpec, ResultsStore
 from agentctl.batch.source import BatchTask
 from agentctl.batch.task_run import Budget, Raised, TaskContext, line_cost
 from agentctl.batch.via import open_rounds
+from agentctl.runner import BatchTrace, traced_batch
 
 # Ctrl-C can be delivered to any thread (a worker, the emulator's server); the main thread,
 # blocked on a lock with no timeout, would then never run Python's handler (seen: a batch that
@@ -89,22 +90,29 @@ def _run(
     budget = Budget(spec.max_usd, spent)
     batched = rounds if spec.via == "batches" else None
     context = TaskContext(spec, out, gate, budget, batched, raised)
-    pool = _Pool(todo, context, store, executor)
-    pool.start(max(1, min(spec.parallel, len(todo))))
-    return pool.drain(on_event)
+    with traced_batch(len(todo), spec.executor, spec.via) as trace:
+        pool = _Pool(todo, context, store, executor, trace)
+        pool.start(max(1, min(spec.parallel, len(todo))))
+        return pool.drain(on_event)
 
 
 class _Pool:
     """Daemon worker threads taking tasks in order; their events come back through `events`."""
 
     def __init__(
-        self, todo: list[BatchTask], context: TaskContext, store: ResultsStore, executor: Executor
+        self,
+        todo: list[BatchTask],
+        context: TaskContext,
+        store: ResultsStore,
+        executor: Executor,
+        trace: BatchTrace,
     ) -> None:
         self.todo: queue.Queue[BatchTask] = queue.Queue()
         for task in todo:
             self.todo.put(task)
         self.events: queue.Queue[BatchEvent] = queue.Queue()
         self.context, self.store, self.executor = context, store, executor
+        self.trace = trace  # a span per task, under the batch's (runner.trace)
         self.pending = {task.id for task in todo}
         self.stop = threading.Event()
 
@@ -137,7 +145,9 @@ class _Pool:
         if self.context.budget.exhausted():
             return TaskSkipped(task.id, "the batch budget (--max-usd) is spent")
         self.events.put(TaskStarted(task.id, task.where))
-        outcome = self.executor.run(task, self.context)
+        with self.trace.task(task.id) as traced:
+            outcome = self.executor.run(task, self.context)
+            traced(outcome)
         self.store.write(outcome)
         return TaskEnded(outcome)
 

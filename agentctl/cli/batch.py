@@ -156,6 +156,7 @@ def batch(
 def _go(ready: Prepared, *, json_mode: bool, quiet: bool) -> None:
     """Run the prepared batch; print; exit with the batch's code."""
     from agentctl import batch
+    from agentctl.runner import traces_from_env
 
     spec = ready.spec
     if ready.resumed and not quiet and Path(spec.cwd) != Path.cwd():
@@ -168,7 +169,8 @@ def _go(ready: Prepared, *, json_mode: bool, quiet: bool) -> None:
     todo = ready.todo
     show = _Progress(len(ready.tasks), len(ready.tasks) - todo, json_mode=json_mode, quiet=quiet)
     show.start(ready.out, todo)
-    done = batch.start(ready, show.handle)
+    with traces_from_env():  # OTEL_TRACES_EXPORTER: the batch's spans go there
+        done = batch.start(ready, show.handle)
     show.end(batch.summary_lines(done.summary), done.summary.to_json(), ready.out)
     raise typer.Exit(_exit_code(done))
 

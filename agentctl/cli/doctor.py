@@ -63,7 +63,7 @@ def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     checks = [*profile_checks(profile), *mcp_checks(profile), *place_checks()]
-    checks += [sdk_check(), key_check(offline)]
+    checks += [sdk_check(), *trace_checks(), key_check(offline)]
     checks.append(emulator_check() if offline else api_check(checks))
     if as_json:
         data = [{"check": c.name, "value": c.value, "ok": c.ok} for c in checks]
@@ -193,6 +193,22 @@ def sdk_check() -> Check:
         return Check("anthropic SDK", version("anthropic"), True)
     except PackageNotFoundError:
         return Check("anthropic SDK", "not installed (pip install anthropic)", False)
+
+
+def trace_checks() -> list[Check]:
+    """Where runs send their spans, when $OTEL_TRACES_EXPORTER names an exporter."""
+    if not os.environ.get("OTEL_TRACES_EXPORTER"):
+        return []
+    # The runner (its tracing part), only when the environment asks for traces; no SDK.
+    from agentctl.runner import exporter_problem, wanted_exporters
+
+    names = wanted_exporters(os.environ)
+    if not names:
+        return [Check("traces", "off ($OTEL_TRACES_EXPORTER, $OTEL_SDK_DISABLED)")]
+    problem = exporter_problem(names, os.environ)
+    if problem is not None:
+        return [Check("traces", problem, False)]
+    return [Check("traces", f"{', '.join(names)} ($OTEL_TRACES_EXPORTER)", True)]
 
 
 def _version_in(path: Path) -> str:

@@ -156,6 +156,11 @@ def check(
       agentctl profile check --strict           the profile a run here would use
     """
     resolved, warnings = resolve_profile(profile, sets or ())
+    if resolved.output.schema is not None:
+        # Read only when a profile names a schema (jsonschema loads with it).
+        from agentctl.agent.structured import load_schema
+
+        load_schema(resolved.output.schema)  # ConfigError naming the file, as a run would
     print_warnings(warnings)
     if strict and warnings:
         count = f"{len(warnings)} warning" + ("s" if len(warnings) > 1 else "")

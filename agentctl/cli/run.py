@@ -57,6 +57,8 @@ Examples:
   agentctl run -c -p "And the open questions?"           a follow-up to the last session
   agentctl run --fork last@3 -p "Try another route"      a new session from turn 3
   program | agentctl run - --input-format ndjson --json  one {"text": ...} a line
+  agentctl run task.md --output-schema answer.schema.json --json   a JSON answer, checked
+  agentctl run task.md --stream                          the answer as it is written
 """
 
 
@@ -158,17 +160,43 @@ def run(
             "answered in turn in one session.",
         ),
     ] = "text",
+    output_schema: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-schema",
+            metavar="FILE",
+            help="JSON Schema file the final answer must match (structured output): the "
+            "answer is JSON, checked against it (exit 1 if it does not match); with --json "
+            "the result event carries it as `output`. Profile: [output] schema.",
+        ),
+    ] = None,
+    stream: Annotated[
+        bool,
+        typer.Option(
+            "--stream",
+            help="Write the model's text to stdout as it arrives (once: not again at the "
+            "end); the table stays on stderr. Not with --json.",
+        ),
+    ] = False,
 ) -> None:
     conversation.check_flags(task, prompt, resume, follow, fork, input_format)
+    if stream and json_mode:
+        raise UsageError(
+            "--stream writes the answer's text to stdout and --json writes NDJSON events "
+            "there: use one of them (NDJSON has the answer in its result event)"
+        )
     if not quiet and sys.stderr.isatty():  # the SDK and the emulator take a moment to load
         print("agentctl: starting the run…", file=sys.stderr, flush=True)
     sets = [*(set_ or []), *review_sets(memory_review)]
-    overrides = flag_overrides(model, max_turns, max_usd, sets)
+    overrides = flag_overrides(model, max_turns, max_usd, sets, output_schema=output_schema)
     talk = conversation.Talk(follow, fork, workspace, offline, trust_task)
+    execute_plan = functools.partial(
+        _announce_and_execute, json_mode=json_mode, quiet=quiet, stream=stream
+    )
     if input_format == "ndjson":  # each turn's errors are reported as a run's are
         conversation.converse(
             sys.stdin, profile, overrides, talk,
-            execute_plan=functools.partial(_announce_and_execute, json_mode=json_mode, quiet=quiet),
+            execute_plan=execute_plan,
             on_error=functools.partial(_error_event, json_mode=json_mode),
         )  # fmt: skip
         return
@@ -180,11 +208,16 @@ def run(
     except AgentctlError as err:
         _error_event(err, json_mode=json_mode)
         raise
-    _announce_and_execute(plan, json_mode=json_mode, quiet=quiet)
+    execute_plan(plan)
 
 
 def _announce_and_execute(
-    plan: Plan, *, json_mode: bool, quiet: bool, runner: Runner | None = None
+    plan: Plan,
+    *,
+    json_mode: bool,
+    quiet: bool,
+    runner: Runner | None = None,
+    stream: bool = False,
 ) -> None:
     """The plan's warnings and server note, then the run (`runner`: how to execute it)."""
     for warning in [] if quiet else plan.warnings:
@@ -200,16 +233,31 @@ def _announce_and_execute(
         and (plan.offline or steering)
     ):
         say(error_line(server.note()), sys.stderr)
-    _execute(plan, json_mode=json_mode, quiet=quiet, runner=runner)
+    _execute(plan, json_mode=json_mode, quiet=quiet, runner=runner, stream=stream)
 
 
 def flag_overrides(
-    model: str | None, max_turns: int | None, max_usd: float | None, sets: list[str]
+    model: str | None,
+    max_turns: int | None,
+    max_usd: float | None,
+    sets: list[str],
+    *,
+    output_schema: Path | None = None,
 ) -> Overrides:
-    """--model / --max-turns / --max-usd as override values (after every --set), each named in
-    an error as the user typed it."""
-    flags = {"--model": model, "--max-turns": max_turns, "--max-usd": max_usd}
-    keys = {"--model": "model", "--max-turns": "max_turns", "--max-usd": "limits.max_usd"}
+    """--model / --max-turns / --max-usd / --output-schema as override values (after every
+    --set), each named in an error as the user typed it."""
+    flags = {
+        "--model": model,
+        "--max-turns": max_turns,
+        "--max-usd": max_usd,
+        "--output-schema": str(output_schema) if output_schema is not None else None,
+    }
+    keys = {
+        "--model": "model",
+        "--max-turns": "max_turns",
+        "--max-usd": "limits.max_usd",
+        "--output-schema": "output.schema",
+    }
     given = {flag: value for flag, value in flags.items() if value is not None}
     return Overrides(
         sets=tuple(sets),
@@ -284,22 +332,37 @@ class _Screen:
         self.turns += isinstance(event, TurnEvent)
 
 
-def _execute(plan: Plan, *, json_mode: bool, quiet: bool, runner: Runner | None = None) -> None:
+def _execute(
+    plan: Plan,
+    *,
+    json_mode: bool,
+    quiet: bool,
+    runner: Runner | None = None,
+    stream: bool = False,
+) -> None:
     from agentctl.render.answer import render_answer
+    from agentctl.render.base import MultiRenderer
     from agentctl.render.factory import make_renderer
+    from agentctl.render.stream import AnswerStream
+    from agentctl.runner import traces_from_env
 
     note = None if quiet else _memory_note(plan.profile, stdin_task=plan.task_source == "<stdin>")
-    renderer = make_renderer(json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr)
+    renderer = make_renderer(
+        json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr, stream=stream
+    )
+    if stream:
+        renderer = MultiRenderer((renderer, AnswerStream(sys.stdout)))
     screen = _Screen(renderer, note, None if quiet else plan.warnings)
     # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
-    with ctrl_c_once():
+    # OTEL_TRACES_EXPORTER: the run's spans go there (docs/tracing.md).
+    with traces_from_env(), ctrl_c_once():
         result = _stop_or_finish(
             plan, renderer, screen, json_mode=json_mode, quiet=quiet, runner=runner
         )
     if not quiet:
         _print_ledger(result, plan)
-    if not json_mode:
-        render_answer(result.text, sys.stdout)
+    if not json_mode and not stream:
+        render_answer(result.text, sys.stdout, structured=plan.output_schema is not None)
 
 
 def _stop_or_finish(

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from agentctl.emulator.notes import keywords
+from agentctl.emulator.notice import is_notice
 
 Json = dict[str, Any]
 MAX_QUOTE = 200
@@ -35,11 +36,16 @@ def follow_up(messages: list[Json]) -> tuple[int, str] | None:
 
 
 def typed_text(content: object) -> str:
-    """The text a user typed: a string content, or its text blocks (not tool results)."""
+    """The text a user typed: a string content, or its text blocks (not tool results, nor
+    agentctl's save-before-clear notice: `emulator.notice`)."""
     if isinstance(content, str):
         return content.strip()
     blocks = content if isinstance(content, list) else []
-    parts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    parts = [
+        b.get("text")
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "text" and not is_notice(b)
+    ]
     return "\n".join(p for p in parts if isinstance(p, str)).strip()
 
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from agentctl.context.compaction import opening_summary, summarized_turns
+from agentctl.emulator.structured import shaped_answer
 from agentctl.emulator.validation import thinking_enabled
 
 Json = dict[str, Any]
@@ -132,4 +133,4 @@ class ScriptedModel:
         position = script_position(request)
         if position < len(self.script.turns):
             return self.script.turns[position].to_reply(thinking_enabled(request))
-        return Reply((TextOut(self.script.final_text),), "end_turn")
+        return Reply((TextOut(shaped_answer(request, self.script.final_text)),), "end_turn")

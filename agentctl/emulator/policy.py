@@ -15,17 +15,28 @@ first step that applies:
   answered with the facts that bear on its words, once the steps above are done.
 A workspace listing more than LARGE_WORKSPACE files is sampled (see `reading_plan`): the notes
 say so, and the answer names it.
+
+A task with a line `memory: when told` plays a model that uses memory only when told to: it
+works through the files as above without the memory tool, and when the latest user message
+carries a text block after its tool results that speaks of memory and clearing (agentctl's
+save-before-clear notice, docs/context.md; `emulator.notice`), its next response writes the
+facts of every read it can still see to its notes file, alone. It answers with the facts of
+its notes and of the reads it can still see. Without the notice it never writes memory: what
+clearing removes is lost.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from agentctl.emulator import notice
 from agentctl.emulator.echo import quoted_result
 from agentctl.emulator.followup import follow_up, follow_up_answer, turns_since, viewed_since
 from agentctl.emulator.model import Block, Reply, TextOut, ThinkingOut, ToolCall, assistant_turns
 from agentctl.emulator.notes import (
     NOTES_END,
+    chunk_key,
     keywords,
     note_path,
     notes_path,
@@ -35,9 +46,10 @@ from agentctl.emulator.notes import (
     sampled_note,
     unnumber,
 )
-from agentctl.emulator.recall import Recall, recall, task_text
+from agentctl.emulator.recall import Recall, recall, result_text, task_text
 from agentctl.emulator.research import research_reply
 from agentctl.emulator.server_tools import offered_server_tools
+from agentctl.emulator.structured import requested_schema, shaped_answer
 from agentctl.emulator.validation import thinking_enabled
 
 Json = dict[str, Any]
@@ -53,6 +65,7 @@ MAX_CHUNKS = 5  # reads of one long file (read_file cuts at its line/size limit)
 MAX_IDLE_TURNS = 5  # answer after this many turns in a row without reading a file
 FACTS_PER_FILE = 3
 FACT_CHARS = 160
+WHEN_TOLD = re.compile(r"^\s*memory:\s*when told\s*$", re.IGNORECASE | re.MULTILINE)
 
 
 def file_facts(text: str, words: list[str], fallback: bool = True) -> list[str]:
@@ -78,12 +91,15 @@ class DefaultPolicy:
         if "web_search" in offered_server_tools(request):
             research = research_reply(request, memory="memory" in offered)
             if research is not None:
-                return _with_thinking(request, research, "Research the task's searches.")
+                reply = _with_thinking(request, research, "Research the task's searches.")
+                return _shaped(request, reply)
         notes = notes_path(task)
         state = recall(request, notes, self.placeholder)
         question = follow_up(request["messages"])
         if question is not None:  # the turns before the follow-up were not idling
             state.idle_turns = min(state.idle_turns, turns_since(request["messages"], question[0]))
+        if "memory" in offered and WHEN_TOLD.search(task):
+            return _when_told(request, state, offered, notes, self.placeholder)
         calls, why = _next_calls(state, offered, notes, task)
         if assistant_turns(request) >= MAX_TURNS or state.idle_turns >= MAX_IDLE_TURNS:
             calls, why = [], "I am not making progress; answering with what I have."
@@ -98,8 +114,20 @@ class DefaultPolicy:
             return Reply((*blocks, *calls))
         if question is not None:
             facts, source = known_facts(state, offered, notes, task)
-            return Reply((*blocks, TextOut(follow_up_answer(question[1], facts, source))))
-        return Reply((*blocks, TextOut(answer(state, offered, notes, task))))
+            text = follow_up_answer(question[1], facts, source)
+        else:
+            text = answer(state, offered, notes, task)
+        return Reply((*blocks, TextOut(shaped_answer(request, text))))
+
+
+def _shaped(request: Json, reply: Reply) -> Reply:
+    """A final answer (no tool call) as the request's output format asks: its text joined
+    into one block of JSON."""
+    if requested_schema(request) is None or any(isinstance(b, ToolCall) for b in reply.blocks):
+        return reply
+    text = "".join(b.text for b in reply.blocks if isinstance(b, TextOut))
+    kept = [b for b in reply.blocks if not isinstance(b, TextOut)]
+    return Reply((*kept, TextOut(shaped_answer(request, text))), reply.stop_reason)
 
 
 def _recheck(request: Json, state: Recall, offered: set[str], notes: str, since: int) -> bool:
@@ -279,3 +307,80 @@ def _visible_facts(state: Recall, task: str) -> dict[str, str]:
         for path, text in state.reads.items()
         if text is not None
     }
+
+
+def told(request: Json) -> bool:
+    """The latest user message carries the save-before-clear notice after its tool results
+    (`emulator.notice`: a text block that speaks of memory and clearing)."""
+    return notice.told(request["messages"][-1])
+
+
+def _when_told(
+    request: Json, state: Recall, offered: set[str], notes: str, placeholder: str
+) -> Reply:
+    """The `memory: when told` model: no memory use unless the notice just came."""
+    task = task_text(request)
+    seen = visible_facts(request, placeholder, task)
+    blocks: list[Block] = []
+    if told(request):
+        if thinking_enabled(request):
+            blocks.append(ThinkingOut("Told to save: write what I can still see to memory."))
+        return Reply((*blocks, _save_call(state, seen, notes, task)))
+    calls, why = _next_calls(state, offered - {"memory"}, notes, task)
+    if assistant_turns(request) >= MAX_TURNS or state.idle_turns >= MAX_IDLE_TURNS:
+        calls, why = [], "I am not making progress; answering with what I have."
+    blocks = [ThinkingOut(why)] if thinking_enabled(request) else []
+    if calls:
+        return Reply((*blocks, *calls))
+    return Reply((*blocks, TextOut(_told_answer(state, seen, task))))
+
+
+def visible_facts(request: Json, placeholder: str, task: str) -> dict[str, str]:
+    """The facts of every read_file result still visible, by chunk (`notes.chunk_key`)."""
+    words = keywords(task)
+    found: dict[str, str] = {}
+    messages = request["messages"]
+    for index, message in enumerate(messages[:-1]):
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        answers = messages[index + 1].get("content")
+        results = {
+            b.get("tool_use_id"): b
+            for b in (answers if isinstance(answers, list) else [])
+            if isinstance(b, dict) and b.get("type") == "tool_result" and not b.get("is_error")
+        }
+        for block in content:
+            result = results.get(block.get("id")) if block.get("name") == "read_file" else None
+            text = result_text(result.get("content")) if result is not None else placeholder
+            if text == placeholder:
+                continue
+            data = block.get("input") or {}
+            offset = data.get("offset", 1) if isinstance(data.get("offset", 1), int) else 1
+            facts = file_facts("\n".join(unnumber(text)), words, fallback=offset <= 1)
+            if facts:
+                found[chunk_key(str(data.get("path", "?")), offset)] = " | ".join(facts)
+    return found
+
+
+def _save_call(state: Recall, seen: dict[str, str], notes: str, task: str) -> ToolCall:
+    """Every visible read's facts as `- key: facts` lines, in a new notes file (or appended)."""
+    saved = recorded_files(state.notes or "")
+    fresh = {k: v for k, v in seen.items() if k not in saved}
+    lines = "\n".join(f"- {path}: {facts}" for path, facts in fresh.items()) or None
+    if state.notes_exist:
+        new = f"{lines}\n{NOTES_END}" if lines else NOTES_END
+        return _memory("str_replace", path=notes, old_str=NOTES_END, new_str=new)
+    text = notes_text(task, _known_files(state, task), lines)
+    return _memory("create", path=notes, file_text=text)
+
+
+def _told_answer(state: Recall, seen: dict[str, str], task: str) -> str:
+    """The facts in the notes, then those of reads still visible."""
+    facts = {**recorded_files(state.notes or ""), **seen}
+    if not facts:
+        return f"Task: {task.strip()[:200]}\nI found nothing to report."
+    lines = [f"- {path}: {text}" for path, text in facts.items()]
+    return f"From my notes and the files I can still see, {len(facts)} file(s):\n" + "\n".join(
+        lines
+    )

@@ -15,6 +15,7 @@ from agentctl.emulator.protocol import (
     invalid,
     stable_id,
 )
+from agentctl.emulator.structured import check_output_config
 
 Json = dict[str, Any]
 
@@ -87,6 +88,7 @@ def validate_count_request(body: object, betas: set[str]) -> Json:
     _check_messages(body)
     _check_tools(body.get("tools"))
     _check_betas(body, betas)
+    check_output_config(body)
     return body
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from agentctl.profile.schema import NOT_KEYS, Key, describe_type, key_of, to_plain
+from agentctl.profile.schema import NOT_KEYS, Key, describe_type, is_path, key_of, to_plain
 from agentctl.profile.settings import McpServer, McpSettings, Profile
 
 # The placeholder for the key of a `dict` table in dotted keys (`prices.MODEL.input`).
@@ -75,7 +75,7 @@ def leaf_types(cls: type[Any] = Profile) -> dict[str, Any]:
 
 def path_keys(cls: type[Any] = Profile) -> list[str]:
     """Dotted keys whose values are paths, outside dict tables (memory.root, ...)."""
-    return [key for key, _, tp in walk(cls) if tp is Path and ".NAME." not in key]
+    return [key for key, _, tp in walk(cls) if is_path(tp) and ".NAME." not in key]
 
 
 def key_locations(cls: type[Any], name: str) -> list[str]:
@@ -108,7 +108,7 @@ def task_words(key: str, tp: Any) -> str:
     """What the docs table says a task may do with `key`."""
     found = task_rule(key)
     rule = found[1].task if found else "set"
-    if tp is Path and rule == "set":
+    if is_path(tp) and rule == "set":
         return "inside its folder"
     return TASK_WORDS[rule]
 
@@ -125,7 +125,10 @@ def markdown_key_table() -> str:
         value: Any = defaults
         for name in key.split("."):
             value = value.get(name, "(required)") if isinstance(value, dict) else value
-        default = value if value == "(required)" else f"`{json.dumps(value)}`"
+        if value == "(required)" and tp != Path | None:
+            default = value
+        else:  # an optional path left out: none
+            default = "(none)" if value == "(required)" else f"`{json.dumps(value)}`"
         doc = KEY_DOCS[key]
         kind = describe_type(tp).removeprefix("a ").removeprefix("an ")
         api = f"`{doc.api}`" if doc.api else "(client side)"

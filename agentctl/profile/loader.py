@@ -265,8 +265,9 @@ def default_paths(cwd: Path) -> dict[str, Any]:
         parts = key.split(".")
         value: Any = defaults
         for name in parts:
-            value = value[name]
-        data = deep_merge(data, nest(parts, str(cwd / value)))
+            value = value.get(name) if isinstance(value, dict) else None
+        if value is not None:  # an optional path (output.schema) has no default
+            data = deep_merge(data, nest(parts, str(cwd / value)))
     return data
 
 

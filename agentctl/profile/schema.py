@@ -182,6 +182,11 @@ def _convert_scalar(tp: Any, value: Any, key: str, base_dir: Path) -> Any:
     raise FieldError(key, f"expected {describe_type(tp)}, got {describe_value(value)}")
 
 
+def is_path(tp: Any) -> bool:
+    """A path key: `Path`, or `Path | None` (optional: left out, it is None)."""
+    return tp is Path or tp == (Path | None)
+
+
 def resolve_path(value: str, base_dir: Path) -> Path:
     """`~` expands; a relative path is taken relative to the profile's directory."""
     path = Path(value).expanduser()
@@ -223,10 +228,11 @@ def _convert_dict(value_tp: Any, value: Any, key: str, base_dir: Path) -> dict[s
 def to_plain(value: Any) -> Any:
     """Settings value -> TOML value, recursively (the inverse of `convert_value`)."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # A key whose value is None (an optional path not given) is left out: TOML has no null.
         return {
             f.name: to_plain(getattr(value, f.name))
             for f in dataclasses.fields(value)
-            if f.name not in NOT_KEYS
+            if f.name not in NOT_KEYS and getattr(value, f.name) is not None
         }
     if isinstance(value, dict):
         return {str(k): to_plain(v) for k, v in value.items()}
@@ -240,8 +246,8 @@ def to_plain(value: Any) -> Any:
 def describe_type(tp: Any) -> str:
     """Human words for a type hint, as used in 'expected ...' messages."""
     origin = get_origin(tp)
-    if origin in (Union, types.UnionType):
-        return " or ".join(describe_type(a) for a in get_args(tp))
+    if origin in (Union, types.UnionType):  # None is a key left out: TOML has no null
+        return " or ".join(describe_type(a) for a in get_args(tp) if a is not type(None))
     if origin is Literal:
         choices = [f'"{a}"' for a in get_args(tp)]
         return choices[0] if len(choices) == 1 else "one of " + ", ".join(choices)
@@ -281,6 +287,7 @@ __all__ = [
     "convert_value",
     "describe_type",
     "describe_value",
+    "is_path",
     "join_key",
     "key_names",
     "key_of",

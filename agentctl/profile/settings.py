@@ -198,6 +198,44 @@ class Compaction:
         return edit
 
 
+# The built-in wording of the save-before-clear notice (docs/context.md, "Checkpoint").
+CHECKPOINT_TEXT = (
+    "Context note from agentctl: this conversation is about to reach the point where older"
+    " tool results are cleared from your context (only the most recent ones are kept). If"
+    " anything in them is still needed for the task, write it to memory now (the memory"
+    " tool); after the clearing you can only read it back from there."
+)
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Save-before-clear: once per run, the tool results the run sends before the first
+    clearing of clear_tool_uses can happen carry a text block that tells the model to save
+    to memory what it still needs (agentctl.agent.checkpoint)."""
+
+    enabled: bool = setting(
+        True,
+        "Tell the model once, before the first clearing can happen, to save to memory what"
+        " it still needs (needs the memory tool and an input_tokens trigger).",
+        api="messages[] text block after the tool_result blocks",
+    )
+    text: str = setting(
+        "",
+        'The notice\'s wording ("" = the built-in one, docs/context.md).',
+        api="messages[] text",
+    )
+    repeat: bool = setting(
+        False,
+        'Strategy "batched": tell it again before each later batch of clearing, not only the'
+        " first (the server strategy clears on every request past the trigger: no effect).",
+    )
+
+    @property
+    def wording(self) -> str:
+        """The text sent: the profile's, else the built-in one."""
+        return self.text.strip() or CHECKPOINT_TEXT
+
+
 @dataclass(frozen=True)
 class ContextEditing:
     """The server-side strategies; the API receives clear_thinking first when both are on."""
@@ -212,6 +250,11 @@ class ContextEditing:
         Compaction,
         "Server-side compaction: summarise the conversation once the prompt reaches a trigger.",
         api="edits[] compact_20260112 + beta compact-2026-01-12",
+    )
+    checkpoint: Checkpoint = table(
+        Checkpoint,
+        "Save-before-clear: tell the model once to write to memory what it still needs"
+        " before older tool results are cleared.",
     )
     # Read once per run into a `context.server_model.ServerModel` (context.calibration).
     server_model: str = setting(
@@ -429,6 +472,18 @@ class LimitSettings:
 
 
 @dataclass(frozen=True)
+class OutputSettings:
+    """What form the final answer takes."""
+
+    schema: Path | None = setting(
+        None,
+        "JSON Schema file the final answer must match (structured output; relative: to this"
+        " file); the answer is parsed and checked against it. Left out: free text.",
+        api="output_config.format",
+    )
+
+
+@dataclass(frozen=True)
 class ApiSettings:
     """How to reach the Messages API."""
 
@@ -538,6 +593,7 @@ class Profile:
         " are the newest the installed anthropic SDK knows.",
     )
     limits: LimitSettings = table(LimitSettings, "Budgets that stop a run with exit code 3.")
+    output: OutputSettings = table(OutputSettings, "The form of the final answer.")
     approval: ApprovalSettings = table(
         ApprovalSettings, "Which tool calls run, need the user's yes, or are refused."
     )

@@ -54,11 +54,20 @@ MCP_EXAMPLE = """\
 """
 
 
+def _optional_example(key: str, example: str) -> str:
+    """A commented-out line for an optional key left out (TOML has no null to show)."""
+    table, _, name = key.rpartition(".")
+    doc = KEY_DOCS[key]
+    head = f"\n# [{table}]  # {KEY_DOCS[table].meaning}\n"
+    return f"{head}# {doc.meaning} (API: {doc.api})\n# {name} = {example}\n"
+
+
 def commented_template(profile: Profile | None = None) -> str:
     """A complete profile as TOML text, each key preceded by a comment saying what it does."""
     data = profile_to_dict(profile or Profile())
     prices = data.pop("prices")
     servers = data.pop("mcp")
+    output = data.pop("output")
     parts = [TEMPLATE_HEADER]
     for table, values in _tables("", data):
         if table:
@@ -70,6 +79,9 @@ def commented_template(profile: Profile | None = None) -> str:
             parts.append(f"# {doc.meaning}{api}\n{tomli_w.dumps({name: value})}")
     parts.append("\n" + (tomli_w.dumps({"prices": prices}) if prices else PRICES_EXAMPLE))
     parts.append("\n" + (tomli_w.dumps({"mcp": servers}) if servers["servers"] else MCP_EXAMPLE))
+    schema = '"answer.schema.json"'
+    parts.append(tomli_w.dumps({"output": output}) if output else "")
+    parts.append("" if output else _optional_example("output.schema", schema))
     return "".join(parts)
 
 

@@ -10,11 +10,14 @@ from agentctl.render.format import color_system, isatty
 from agentctl.render.safe import visible
 
 
-def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> None:
+def render_answer(
+    text: str, stdout: TextIO, *, is_tty: bool | None = None, structured: bool = False
+) -> None:
     """Print the model's final answer; piped output is exactly the text plus one newline.
 
     On a terminal the answer is Markdown with its control characters made visible, and its
-    links shown as `text (url)`, never as live hyperlinks (the model chose the target).
+    links shown as `text (url)`, never as live hyperlinks (the model chose the target); a
+    `structured` answer (JSON) is shown as a JSON code block.
     """
     tty = isatty(stdout) if is_tty is None else is_tty
     if not tty:
@@ -25,7 +28,8 @@ def render_answer(text: str, stdout: TextIO, *, is_tty: bool | None = None) -> N
     console = Console(file=stdout, force_terminal=True, color_system=color_system())
     # The summary (stderr) ends just above on the same terminal: mark where the answer starts.
     console.rule("answer", style="dim", characters="─")
-    console.print(typed_markdown(visible(text)))
+    shown = f"```json\n{text.strip()}\n```" if structured else text
+    console.print(typed_markdown(visible(shown)))
 
 
 def typed_markdown(text: str) -> RenderableType:

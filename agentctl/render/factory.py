@@ -23,21 +23,24 @@ def make_renderer(
     stderr: TextIO,
     is_tty: bool | None = None,
     no_color: bool | None = None,
+    stream: bool = False,
 ) -> Renderer:
     """stderr: live table on a TTY, plain lines otherwise, errors only when quiet; NDJSON on stdout.
 
-    `is_tty` None asks `stderr.isatty()`; `no_color` None reads NO_COLOR (any non-empty value).
+    `is_tty` None asks `stderr.isatty()`; `no_color` None reads NO_COLOR (any non-empty value);
+    `stream`: the answer streams to stdout (`--stream`).
     """
     # A dumb terminal cannot move the cursor: treat it as no terminal.
     tty = isatty(stderr) and os.environ.get("TERM") != "dumb" if is_tty is None else is_tty
     color = not (bool(os.environ.get("NO_COLOR")) if no_color is None else no_color)
     side: Renderer
-    # NDJSON written to the same terminal would tear a live display: use plain lines then.
     console = make_console(stderr, no_color=not color) if tty else None
     # Below MIN_WIDTH no table layout fits without cutting: plain lines, which the terminal
     # wraps whole.
     narrow = console is not None and console.width < MIN_WIDTH
-    if quiet or console is None or narrow or (json_mode and isatty(stdout)):
+    # NDJSON or a streamed answer written to the same terminal would tear a live display too.
+    shared = (json_mode or stream) and isatty(stdout)
+    if quiet or console is None or narrow or shared:
         side = PlainRenderer(stderr, quiet=quiet, color=tty and color)
     else:
         side = LiveRenderer(console)

@@ -177,6 +177,29 @@ def peak_prompt(turns: Sequence[TurnEvent]) -> TurnEvent | None:
     return max(turns, key=lambda t: t.usage.prompt_tokens, default=None)
 
 
+CHECKPOINT_MARK = "+ckpt"  # tools-cell marker of the turn whose results carried the notice
+CHECKPOINT_LEGEND = (
+    f"{CHECKPOINT_MARK}: that turn's tool results carried the save-before-clear notice (sent"
+    " before a clearing could happen: docs/context.md)"
+)
+
+
+def checkpoint_turns(turns: Sequence[TurnEvent]) -> list[int]:
+    """The turns whose tool results carried the save-before-clear notice."""
+    return [t.turn for t in turns if t.checkpoint]
+
+
+def checkpoint_text(turns: Sequence[TurnEvent]) -> str | None:
+    """The summary's checkpoint line, None when no notice was sent."""
+    sent = checkpoint_turns(turns)
+    if not sent:
+        return None
+    if len(sent) == 1:
+        return f"notice sent once, with turn {sent[0]}'s tool results (read in turn {sent[0] + 1})"
+    listed = ", ".join(str(n) for n in sent)
+    return f"notice sent {len(sent)} times, with the tool results of turns {listed}"
+
+
 def denials_text(count: int) -> str:
     """What `tool_denials` means, for the summary."""
     calls = "call" if count == 1 else "calls"

@@ -13,7 +13,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from agentctl.context.edits import trigger_from
-from agentctl.render.format import fmt_elapsed, fmt_progress, fmt_waiting
+from agentctl.render.format import CHECKPOINT_LEGEND, fmt_elapsed, fmt_progress, fmt_waiting
 from agentctl.render.plain import format_error_line
 from agentctl.render.safe import safe_text, visible
 from agentctl.render.table import (
@@ -199,6 +199,8 @@ class LiveRenderer:
         self._stop_live()
         if any(turn.applied_edits for turn in self._turns):
             self._console.print(Text(TABLE_LEGEND, style="dim"))
+        if any(turn.checkpoint for turn in self._turns):
+            self._console.print(Text(CHECKPOINT_LEGEND, style="dim"))
         self._console.print()
         self._console.print(summary_view(event, self._turns, self._console.width))
 

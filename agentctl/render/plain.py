@@ -9,6 +9,7 @@ from agentctl.errors import ClosedPipeError
 from agentctl.render.base import write_or_stop
 from agentctl.render.format import (
     EditTally,
+    checkpoint_text,
     cleared_thinking_turns,
     cleared_tool_uses,
     denials_text,
@@ -53,7 +54,8 @@ def format_turn_line(turn: TurnEvent) -> str:
     if usage.compactions:
         cleared += f" compactions={usage.compactions}"
     tools = fmt_tools(turn.every_tool_call, sep=",", times="*", denied="(denied)") or "-"
-    return f"turn {turn.turn}  {turn.stop_reason}  {tokens}  {cleared}  tools={tools}"
+    mark = "  checkpoint=sent" if turn.checkpoint else ""
+    return f"turn {turn.turn}  {turn.stop_reason}  {tokens}  {cleared}  tools={tools}{mark}"
 
 
 def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[str]:
@@ -81,6 +83,9 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
             f"  server_tools: web_search={usage.web_search_requests} (billed per search, in the"
             f" cost) web_fetch={usage.web_fetch_requests}",
         )
+    checkpoint = checkpoint_text(turns)
+    if checkpoint is not None:
+        lines.insert(-1, f"  checkpoint: {checkpoint}")
     if totals.tool_failures:
         lines.append(
             f"  tool_failures={totals.tool_failures}: {failures_text(totals.tool_failures)}"

@@ -12,8 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from agentctl.render.format import (
+    CHECKPOINT_MARK,
     DASH,
     EditTally,
+    checkpoint_text,
     cleared_thinking_turns,
     cleared_tool_uses,
     denials_text,
@@ -186,7 +188,10 @@ def _turn_cells(turn: TurnEvent, trigger: int | None, layout: TableLayout) -> li
     for key in layout.keys(trigger is not None):
         cells.append(_number_cell(key, values[key], layout))
     # Tool names and memory commands come from the model: never markup, controls visible.
-    cells.append(safe_text(fmt_tools(turn.every_tool_call) or DASH, keep=""))
+    tools = fmt_tools(turn.every_tool_call) or DASH
+    if turn.checkpoint:
+        tools += f" {CHECKPOINT_MARK}"
+    cells.append(safe_text(tools, keep=""))
     return cells
 
 
@@ -260,6 +265,9 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
         ("estimated cost", fmt_cost(totals.cost_usd)),
     ]
     rows.extend(server_tool_rows(usage))
+    checkpoint = checkpoint_text(turns)
+    if checkpoint is not None:
+        rows.append(("checkpoint", checkpoint))
     if usage.compactions:
         rows.append(("compactions", fmt_int(usage.compactions)))
     if totals.tool_failures:

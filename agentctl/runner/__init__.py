@@ -14,8 +14,17 @@ from agentctl.runner.execute import RunResult, connect, credentials, execute, op
 from agentctl.runner.followup import plan_call, plan_continue, plan_fork
 from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, resolve, task_of
 from agentctl.runner.record import session_header
+from agentctl.runner.trace import (
+    BatchTrace,
+    exporter_problem,
+    traced_batch,
+    traces_from_env,
+    tracing,
+    wanted_exporters,
+)
 
 __all__ = [
+    "BatchTrace",
     "Plan",
     "RunControl",
     "RunResult",
@@ -24,6 +33,7 @@ __all__ = [
     "connect",
     "credentials",
     "execute",
+    "exporter_problem",
     "load_profile",
     "open_client",
     "plan_call",
@@ -35,4 +45,8 @@ __all__ = [
     "run",
     "session_header",
     "task_of",
+    "traced_batch",
+    "traces_from_env",
+    "tracing",
+    "wanted_exporters",
 ]

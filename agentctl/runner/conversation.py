@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
@@ -15,7 +15,7 @@ from agentctl.agent.model import ModelClient
 from agentctl.agent.task import Task, parse_task
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import Overrides
-from agentctl.runner.execute import RunResult, execute, open_client, run
+from agentctl.runner.execute import RunResult, execute, open_client, run, with_programs
 from agentctl.runner.followup import plan_call
 from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.sessions.transcript import session_path
@@ -50,12 +50,18 @@ class Session:
         trust_task: bool = False,
         continue_session: str | None = None,
         fork: str | None = None,
+        output_schema: Mapping[str, Any] | str | Path | None = None,
+        tools: Sequence[Callable[..., Any]] = (),
         approve: Approver | None = None,
     ) -> None:
         given = overrides if isinstance(overrides, Overrides) else Overrides(values=overrides or {})
         values = dict(given.values)
         if memory_root is not None:
             values["memory.root"] = str(memory_root)
+        if isinstance(output_schema, str | Path):  # a file: the profile key, as in `run`
+            values["output.schema"] = str(Path(output_schema).expanduser().resolve())
+        # A schema given as a dict, and the functions, go with every send (`run`'s rules).
+        self._programs = (output_schema if isinstance(output_schema, Mapping) else None, tools)
         self._overrides = dataclasses.replace(given, values=values)
         self._profile, self._offline, self._client = profile, offline, client
         self._workspace = Path(workspace) if workspace is not None else None
@@ -93,7 +99,7 @@ class Session:
     def prepare(self, text: str, source: str = "<text>") -> Plan:
         """The plan of sending `text` next (nothing is sent): `send` is `execute(prepare())`.
         `source`: what the session header names as the task's origin."""
-        return self._plan(parse_task(text, source, Path.cwd()))
+        return with_programs(self._plan(parse_task(text, source, Path.cwd())), *self._programs)
 
     def execute(
         self,
@@ -138,6 +144,8 @@ class Session:
             overrides=self._overrides,
             on_event=self._on_event,
             fork=spec,
+            output_schema=self._programs[0],
+            tools=self._programs[1],
             approve=self._approve,
         )
 

@@ -3,15 +3,18 @@ the `RunResult`. `run` plans and executes in one call for Python users."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
+from agentctl.agent.structured import schema_argument
+from agentctl.agent.trace import Trace
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import (
     AgentctlError,
@@ -25,9 +28,11 @@ from agentctl.profile.loader import Overrides
 from agentctl.runner.followup import plan_call
 from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.runner.record import SessionRecorder, session_balances, write_header
+from agentctl.runner.trace import traced_run, tracing
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
 from agentctl.tools.approval import NOBODY, Approver, Gate, has_asks, offered_server_tools
+from agentctl.tools.functions import function_tools
 from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
 from agentctl.tools.registry import Tool, ToolBox, ToolSource
@@ -68,6 +73,8 @@ class RunResult:
     first_turn: int = 0
     recorded: bool = True
     warnings: tuple[str, ...] = ()
+    # The answer parsed and checked against the output schema (None: the run had none).
+    output: Any = None
 
     @property
     def resumed(self) -> bool:
@@ -87,6 +94,10 @@ def build_toolbox(plan: Plan, mcp: ToolSource | None = None) -> ToolBox:
         tools.append(open_memory_tool(plan.profile.memory, plan.session))
     if plan.workspace is not None:
         tools.extend(WorkspaceTools(plan.workspace, settings.max_result_chars).tools())
+    clash = {t.name for t in tools} & {f.name for f in plan.functions}
+    if clash:
+        raise UsageError(f"tools: {sorted(clash)[0]!r} is the name of one of agentctl's tools")
+    tools.extend(plan.functions)
     return ToolBox(
         tools,
         max_result_chars=settings.max_result_chars,
@@ -160,8 +171,17 @@ def connect(
     policy = RetryPolicy(max_retries=api.max_retries, gate=gate)
     creds = credentials(offline)
     wire = WireLimits(deadline_s=api.deadline_s)
+    # While agentctl traces, its `chat` spans replace the SDK's own (runner.trace.tracing).
+    sdk_spans = not tracing()
     if not offline:
-        yield kind(**creds, base_url=api.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire)
+        yield kind(
+            **creds,
+            base_url=api.base_url,
+            timeout_s=api.timeout_s,
+            retry=policy,
+            wire=wire,
+            sdk_spans=sdk_spans,
+        )
         return
     from agentctl.emulator import KEEP_BYTES, KEEP_REQUESTS, running
 
@@ -174,7 +194,12 @@ def connect(
         context_window=emulator_window(),
     ) as emulator:
         yield kind(
-            **creds, base_url=emulator.base_url, timeout_s=api.timeout_s, retry=policy, wire=wire
+            **creds,
+            base_url=emulator.base_url,
+            timeout_s=api.timeout_s,
+            retry=policy,
+            wire=wire,
+            sdk_spans=sdk_spans,
         )
 
 
@@ -217,8 +242,11 @@ def execute(
     # Started once per run, stopped on every exit; what they cannot offer is said at the start.
     servers = mcp_tools(plan.profile.mcp.servers, plan.warnings.append)
     gate = approval_gate(plan, approve)
-    with recorder, connection as model, servers as mcp:
-        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), gate)
+    # The run's span (runner.trace) covers starting the emulator and the MCP servers too.
+    with traced_run(plan) as traced, recorder, connection as model, servers as mcp:
+        steps = traced.steps
+        result = _drive(plan, model, recorder, emit, mcp, control or RunControl(), gate, steps)
+        traced.ended(result)
     return _result(plan, result, tuple(turns), recorder.opened)
 
 
@@ -230,6 +258,7 @@ def _drive(
     mcp: ToolSource,
     control: RunControl,
     gate: Gate,
+    trace: Trace,
 ) -> ResultEvent:
     setup = LoopSetup(
         profile=plan.profile,
@@ -243,7 +272,9 @@ def _drive(
         control=control,
         measured=plan.measured,
         server=plan.server.model,
+        output_schema=plan.output_schema,
         gate=gate,
+        trace=trace,
     )
     try:
         return _consume(run_loop(setup, plan.messages), emit)
@@ -306,6 +337,7 @@ def _result(
         first_turn=plan.first_turn,
         recorded=recorded,
         warnings=tuple(plan.warnings),
+        output=result.output,
     )
 
 
@@ -323,6 +355,8 @@ def run(
     control: RunControl | None = None,
     continue_session: str | None = None,
     fork: str | None = None,
+    output_schema: Mapping[str, Any] | str | Path | None = None,
+    tools: Sequence[Callable[..., Any]] = (),
     approve: Approver | None = None,
 ) -> RunResult:
     """Run `task` (its text, or a task file) to the end and return what happened.
@@ -334,12 +368,17 @@ def run(
     `compact_before_next_turn()` (from `on_event` or another thread) makes the next request
     an on-demand compaction; `continue_session` (an id, prefix or "last"): `task` is a
     follow-up to that finished session; `fork` ("SESSION[@TURN]"): a new session from that
-    turn's history, `task` (optional) its next prompt; `approve`: called with an
-    `ApprovalRequest` for each call the profile's [approval] rules ask about, returns True to
-    allow it, False to deny it, or "always" to allow that tool for the rest of the run (None:
-    such calls are denied). Raises the agentctl exception tree.
+    turn's history, `task` (optional) its next prompt; `output_schema`: a JSON Schema (dict)
+    or its file, which the final answer must match (`RunResult.output` holds it parsed;
+    OutputError if it does not); `tools`: Python functions (sync or async) offered to the
+    model as tools; `approve`: called with an `ApprovalRequest` for each call the profile's
+    [approval] rules ask about, returns True to allow it, False to deny it, or "always" to
+    allow that tool for the rest of the run (None: such calls are denied). Raises the
+    agentctl exception tree.
     """
     values = {} if memory_root is None else {"memory.root": str(memory_root)}
+    if isinstance(output_schema, str | Path):
+        values["output.schema"] = str(Path(output_schema).expanduser().resolve())
     plan = plan_call(
         task,
         profile=profile,
@@ -350,6 +389,21 @@ def run(
         continue_session=continue_session,
         fork=fork,
     )
+    plan = with_programs(plan, output_schema, tools)
     return execute(
         plan, client=client, on_event=on_event, record=record, control=control, approve=approve
     )
+
+
+def with_programs(
+    plan: Plan,
+    output_schema: Mapping[str, Any] | str | Path | None,
+    tools: Sequence[Callable[..., Any]],
+) -> Plan:
+    """`plan` with a schema given as a dict (a file is a profile key already) and the
+    caller's Python functions as tools."""
+    if isinstance(output_schema, Mapping):
+        plan = dataclasses.replace(plan, output_schema=schema_argument(output_schema))
+    if tools:
+        plan = dataclasses.replace(plan, functions=function_tools(tools))
+    return plan

@@ -62,7 +62,9 @@ def plan_continue(
             f"session {session.id}: still running (another agentctl run is using it); "
             "wait for it to end, then continue it"
         )
-    if session.outcome != "result":
+    # "output": it finished with an answer that did not match its output schema; a
+    # follow-up may ask again (a resume would have nothing to send).
+    if session.outcome not in ("result", "output"):
         raise UsageError(
             f"session {session.id}: its last turn did not finish ({session.status}); "
             f"continue it with: agentctl run --resume {session.id}"

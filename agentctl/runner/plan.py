@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentctl.agent.structured import load_schema
 from agentctl.agent.task import (
     WEB_DIR,
     Task,
@@ -34,6 +35,7 @@ from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import priced
 from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
 from agentctl.sessions.transcript import new_session_id
+from agentctl.tools.registry import Tool
 
 if TYPE_CHECKING:
     from agentctl.sessions.resume import SavedRun
@@ -68,6 +70,11 @@ class Plan:
     server: ResolvedModel = field(default_factory=ResolvedModel)
     # A resumed run's recorded prompt sizes, by messages answered (batched steering).
     measured: dict[int, int] = field(default_factory=dict)
+    # The JSON Schema the final answer must match: the profile's output.schema file, read
+    # when the run is planned (a bad file stops it with exit 2), or one given in Python.
+    output_schema: dict[str, Any] | None = None
+    # The caller's Python functions offered as tools (`agentctl.run(tools=...)`).
+    functions: tuple[Tool, ...] = ()
     # A follow-up (`--continue`, or a fork given a prompt): its text, the last message; and
     # whether a new client sends it (False: the one that answered the turn before).
     follow_up: str | None = None
@@ -149,6 +156,7 @@ def plan_new(
         warnings=warnings,
         script=task.script,
         web=default_web(task),
+        output_schema=output_schema(resolved),
     )
 
 
@@ -211,7 +219,14 @@ def plan_saved(
         transcript=saved.path,
         transcript_size=saved.size,
         measured={n: v for n, v in saved.measured.items() if n <= recorded},
+        output_schema=output_schema(profile),
     )
+
+
+def output_schema(profile: Profile) -> dict[str, Any] | None:
+    """The schema in the profile's `output.schema` file (ConfigError naming it), or None."""
+    path = profile.output.schema
+    return None if path is None else load_schema(path)
 
 
 def recorded_profile(data: Mapping[str, Any], source: str | None, cwd: Path) -> dict[str, Any]:

@@ -50,6 +50,12 @@ def load_run(ref: str) -> SavedRun:
             f"session {run.session}: already finished ({run.last_stop}); start a new run, or "
             f"ask a follow-up with: agentctl run --continue {run.session} -p TEXT"
         )
+    if run.outcome == "output":  # it ended with an answer: there is no request left to send
+        raise UsageError(
+            f"session {run.session}: finished with an answer that did not match its output"
+            " schema; start a new run, or ask a follow-up with: agentctl run --continue"
+            f" {run.session} -p TEXT"
+        )
     return run
 
 

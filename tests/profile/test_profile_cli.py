@@ -281,3 +281,16 @@ def test_origins_skip_empty_tables_and_follow_sets(tmp_path: Path) -> None:
     assert origin_of("cache.ttl", origins) == "--set"
     assert origin_of("context_editing.tool_uses.keep", origins) == "--set"
     assert origin_of("context_editing.tool_uses.trigger", origins) == "default"
+
+
+def test_check_reads_the_output_schema_a_run_would(in_tmp: Path) -> None:
+    (in_tmp / "p.toml").write_text('[output]\nschema = "answer.json"\n')
+    missing = CliRunner().invoke(app, ["profile", "check", "p.toml"])
+    assert missing.exit_code == ConfigError.exit_code
+    schema = in_tmp / "answer.json"
+    assert missing.stderr == (
+        f"agentctl: output schema {schema}: cannot read: No such file or directory\n"
+    )
+    (in_tmp / "answer.json").write_text('{"type": "object"}')
+    ok = CliRunner().invoke(app, ["profile", "check", "p.toml"])
+    assert ok.exit_code == 0, ok.output

@@ -48,7 +48,7 @@ def test_every_key_is_documented() -> None:
 
 
 def test_key_helpers() -> None:
-    assert sorted(path_keys(Profile)) == ["memory.root", "tools.workspace_root"]
+    assert sorted(path_keys(Profile)) == ["memory.root", "output.schema", "tools.workspace_root"]
     assert key_locations(Profile, "ttl") == ["cache"]
     assert key_locations(Profile, "model") == [""]
 

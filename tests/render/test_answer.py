@@ -43,3 +43,17 @@ def test_tty_answer_has_styles_without_no_color(monkeypatch: pytest.MonkeyPatch)
     out = io.StringIO()
     render_answer(ANSWER, out, is_tty=True)
     assert "\x1b[1m" in out.getvalue()  # bold heading/emphasis
+
+
+def test_a_structured_answer_is_a_json_block_on_a_terminal_and_raw_when_piped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    answer = '{"title": "# not a heading", "items": ["**a**"]}'
+    out = io.StringIO()
+    render_answer(answer, out, is_tty=True, structured=True)
+    shown = out.getvalue()
+    assert '{"title": "# not a heading", "items": ["**a**"]}' in shown  # not read as Markdown
+    piped = io.StringIO()
+    render_answer(answer, piped, is_tty=False, structured=True)
+    assert piped.getvalue() == answer + "\n"

@@ -57,7 +57,7 @@ def test_example_copy_refuses_an_existing_folder_and_an_unknown_name(tmp_path: P
     assert code == 2
     assert err == (
         "agentctl: example reserch: no such example"
-        " (examples: mcp, memory-carryover, project-log, research)\n"
+        " (examples: mcp, memory-carryover, project-log, research, structured)\n"
     )
 
 
