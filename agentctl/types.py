@@ -104,12 +104,15 @@ class Usage:
 
     def to_json(self) -> dict[str, Any]:
         """The API's field names (`cache_creation` holds the split of cache writes by TTL);
-        `server_tool_use` only when a server tool ran."""
+        `server_tool_use` only when a server tool ran. `from_json` is its inverse."""
         data: dict[str, Any] = {name: getattr(self, name) for name in USAGE_TOKENS}
-        data["compactions"] = self.compactions
-        data[CACHE_CREATION] = {n: getattr(self, n) for n in usage_fields(CACHE_CREATION)}
-        if self.web_search_requests or self.web_fetch_requests:
-            data[SERVER_TOOL_USE] = {n: getattr(self, n) for n in usage_fields(SERVER_TOOL_USE)}
+        data.update({name: getattr(self, name) for name in usage_fields(OURS)})
+        # `cache_creation` always (without it the split is not known), then the other objects
+        # of counts, each when one of its counts is not 0.
+        for where in sorted(USAGE_OBJECTS, key=lambda where: where != CACHE_CREATION):
+            counts = {name: getattr(self, name) for name in usage_fields(where)}
+            if where == CACHE_CREATION or any(counts.values()):
+                data[where] = counts
         return data
 
     @classmethod
