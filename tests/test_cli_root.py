@@ -72,3 +72,17 @@ def test_memory_view_imports_only_the_memory_command(tmp_path: Path) -> None:
     out, loaded = loaded_by_command(["memory", "view", "--root", str(tmp_path)], mods)
     assert loaded == []
     assert "/memories" in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[], ["run"], ["batch"], ["doctor"], ["profile"], ["sessions", "list"], ["sessions", "show"]],
+)
+def test_help_fits_an_80_column_terminal(command: list[str]) -> None:
+    """The examples' comments ran past 80 columns (the terminal wrapped them mid-word, e.g.
+    `run --help`'s `a follow-up to the la` / `st session`): every line fits now."""
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "Examples:" in result.output
+    too_long = [line for line in result.output.splitlines() if len(line) > 80]
+    assert too_long == []

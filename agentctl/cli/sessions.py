@@ -156,7 +156,7 @@ def show(
     \b
     Examples:
       agentctl sessions show last
-      agentctl sessions show 20261130 --as-seen 14     what the model saw at turn 14
+      agentctl sessions show 20261130 --as-seen 14   what the model saw, turn 14
     """
     from agentctl.sessions import as_seen as seen
     from agentctl.sessions.catalog import load_session
