@@ -351,7 +351,8 @@ def _execute(
         json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr, stream=stream
     )
     if stream:
-        renderer = MultiRenderer((renderer, AnswerStream(sys.stdout)))
+        # The answer's stream first: a turn's text ends its line before the turn's row.
+        renderer = MultiRenderer((AnswerStream(sys.stdout), renderer))
     screen = _Screen(renderer, note, None if quiet else plan.warnings)
     # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
     # OTEL_TRACES_EXPORTER: the run's spans go there (docs/tracing.md).
