@@ -18,7 +18,6 @@ Mechanics per the prompt-caching docs [DOC]; details the docs leave open are our
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import itertools
 import json
@@ -114,6 +113,8 @@ def validate_cache_control(request: Mapping[str, Any]) -> str | None:
 
 def _prefix_keys(request: Mapping[str, Any], positions: list[Position], model: str) -> list[str]:
     """Key of the prefix ending at each position (rolling hash; linear in prompt size)."""
+    import hashlib  # here: its OpenSSL start-up is paid by a request, not by `doctor --offline`
+
     digest = hashlib.sha256(model.encode())
     messages = request.get("messages") or []
     keys: list[str] = []

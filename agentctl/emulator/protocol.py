@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import uuid
 from typing import Any
@@ -68,6 +67,8 @@ def new_message_id() -> str:
 
 def stable_id(prefix: str, *parts: object) -> str:
     """A deterministic id (tool_use ids, signatures) so replays of the same input match."""
+    import hashlib  # here: its OpenSSL start-up is a tenth of `doctor --offline`
+
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
     return f"{prefix}{digest[:24]}"
 
