@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import difflib
-import functools
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,11 +90,16 @@ def join_key(prefix: str, name: str) -> str:
     return f"{prefix}.{part}" if prefix else part
 
 
-@functools.cache
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
 def type_hints(cls: type[Any]) -> dict[str, Any]:
     """The resolved type hints of a settings class, evaluated once: the classes never change,
-    and evaluating them again on every walk was a fifth of a light command's start."""
-    return get_type_hints(cls)
+    and the keys are walked several times while a profile loads."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls)
+    return hints
 
 
 def key_names(cls: type[Any]) -> list[str]:
