@@ -30,6 +30,9 @@ from agentctl.emulator.protocol import (
 )
 from agentctl.emulator.sse import encode_event, message_events
 
+# Lazy imports: the services (model, context engine, batches) and the script and corpus
+# loaders load when `running` needs them, so a server only started and connected to
+# (`doctor --offline`) never loads them.
 if TYPE_CHECKING:
     from agentctl.emulator.batches import BatchesService, BatchFaults, BatchTiming
     from agentctl.emulator.context_engine import ContextEngine
