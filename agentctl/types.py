@@ -24,6 +24,7 @@ from agentctl.errors import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "USAGE_OBJECTS",
     "USAGE_TOKENS",
     "AgentctlError",
     "ApiError",
@@ -63,7 +64,9 @@ class Usage:
     """Token usage of one response (or a sum of them), as the API bills it: with compaction,
     the summarisation call (a `compaction` entry of `usage.iterations`) is added to the
     top-level figures, and `compactions` counts those calls. Each count is defined here once,
-    with where the API puts it; `to_json`, `from_json`, `+` and `USAGE_TOKENS` follow."""
+    with where the API puts it; `to_json`, `from_json`, `+`, the cache hit ratio,
+    `USAGE_TOKENS`, `USAGE_OBJECTS` and the checks of a response's and a transcript's `usage`
+    (agent/wire.py, sessions/record.py) follow from it: a new count is one line here."""
 
     input_tokens: int = _count(TOP)
     output_tokens: int = _count(TOP)
@@ -101,12 +104,15 @@ class Usage:
 
     def to_json(self) -> dict[str, Any]:
         """The API's field names (`cache_creation` holds the split of cache writes by TTL);
-        `server_tool_use` only when a server tool ran."""
+        `server_tool_use` only when a server tool ran. `from_json` is its inverse."""
         data: dict[str, Any] = {name: getattr(self, name) for name in USAGE_TOKENS}
-        data["compactions"] = self.compactions
-        data[CACHE_CREATION] = {n: getattr(self, n) for n in usage_fields(CACHE_CREATION)}
-        if self.web_search_requests or self.web_fetch_requests:
-            data[SERVER_TOOL_USE] = {n: getattr(self, n) for n in usage_fields(SERVER_TOOL_USE)}
+        data.update({name: getattr(self, name) for name in usage_fields(OURS)})
+        # `cache_creation` always (without it the split is not known), then the other objects
+        # of counts, each when one of its counts is not 0.
+        for where in sorted(USAGE_OBJECTS, key=lambda where: where != CACHE_CREATION):
+            counts = {name: getattr(self, name) for name in usage_fields(where)}
+            if where == CACHE_CREATION or any(counts.values()):
+                data[where] = counts
         return data
 
     @classmethod
@@ -128,6 +134,10 @@ def usage_fields(where: str) -> tuple[str, ...]:
 
 
 USAGE_TOKENS = usage_fields(TOP)  # the token counts at the top level of `usage`
+# The API's objects of counts inside `usage` (SERVER_TOOL_USE, CACHE_CREATION), in field order.
+USAGE_OBJECTS = tuple(
+    dict.fromkeys(f.metadata["in"] for f in fields(Usage) if f.metadata["in"] not in (TOP, OURS))
+)
 
 
 _SPLIT = usage_fields(CACHE_CREATION)

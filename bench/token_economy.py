@@ -1,6 +1,6 @@
 """Token economy: a ~100-turn offline research run under each shipped profile and server model.
 
-Usage: python bench/token_economy.py [--files N] [--workload files|web] [--json]
+Usage: python bench/token_economy.py [--files N] [--workload files|web] [--try SETTINGS] [--json]
 
 Generates a deterministic workspace (N files of service-log prose, default 48, each read in two
 chunks because the run sets tools.max_result_chars=8000), runs the emulator's default policy
@@ -13,6 +13,10 @@ reads), the estimated cost and the cache hit ratio against no-editing.toml's. An
 an 84% cut in token use from context editing on a 100-turn web-search evaluation. `--json`
 prints one JSON object with a `runs` list. The answer of each run must hold every file's
 FINDING (they survive clearing through memory).
+
+`--try "trigger=30000 keep=2"` (repeatable) runs, instead of the shipped profiles, the
+built-in profile with those settings beside it and no-editing.toml, under the default server
+model only: how to check a setting before shipping it.
 
 `--workload web` runs the same comparison on a web-research task instead (the shape of
 Anthropic's evaluation): N generated pages in the task's `web/` folder (the emulator's offline
@@ -233,15 +237,34 @@ def _prompt(usage: dict[str, int]) -> int:
     )
 
 
-def bench(files: int = 48, workload: str = "files") -> tuple[list[Outcome], int]:
+def trial(spec: str, index: int) -> Variant:
+    """The built-in profile with `spec`'s `key=value` settings (space-separated; keys under
+    context_editing.tool_uses unless they name a section, e.g. cache.ttl=1h)."""
+    sets = tuple(
+        item if "." in item.partition("=")[0] else f"context_editing.tool_uses.{item}"
+        for item in spec.split()
+    )
+    return Variant(spec, BUILTIN, f"trial-{index}", sets)
+
+
+def bench(
+    files: int = 48,
+    workload: str = "files",
+    trials: tuple[str, ...] = (),
+) -> tuple[list[Outcome], int]:
     """Every variant under every server model, in order; and the workspace (or web) size in
-    bytes."""
+    bytes. `trials`: instead, the built-in profile with each of these settings (`trial`) and
+    no-editing.toml, under the default server model only."""
     base = Path(tempfile.mkdtemp(prefix="agentctl-bench-tokens-"))
     try:
         folder = base / ("workspace" if workload == "files" else "web")
         folder.mkdir()
         facts = (generate if workload == "files" else generate_web)(folder, files)
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        if trials:
+            variants = [*VARIANTS[:1], *(trial(t, i) for i, t in enumerate(trials)), VARIANTS[-1]]
+            runs = [run_profile(base, v, SERVER_MODELS[0], facts, workload) for v in variants]
+            return runs, size
         runs = [run_profile(base, v, m, facts, workload) for m in SERVER_MODELS for v in VARIANTS]
         return runs, size
     finally:
@@ -257,7 +280,8 @@ def render(runs: list[Outcome], files: int, size: int) -> list[str]:
     kind = "files" if not runs or runs[0].workload == "files" else "web pages + search queries"
     rows = [f"workload: {files} generated {kind} ({size / 1024:.0f} KB), emulator default policy"]
     for model in SERVER_MODELS:
-        rows += ["", *render_model([o for o in runs if o.server_model == model], model)]
+        if any(o.server_model == model for o in runs):  # --try runs the default model only
+            rows += ["", *render_model([o for o in runs if o.server_model == model], model)]
     return rows
 
 
@@ -294,8 +318,13 @@ def main() -> None:
         "--workload", choices=("files", "web"), default="files",
         help="files: read a workspace; web: search + fetch an offline web (--files = queries)",
     )  # fmt: skip
+    parser.add_argument(
+        "--try", dest="trials", action="append", default=[], metavar="SETTINGS",
+        help='the built-in profile with these settings, e.g. "trigger=30000 keep=2" (repeatable;'
+        " default server model only)",
+    )  # fmt: skip
     args = parser.parse_args()
-    runs, size = bench(args.files, args.workload)
+    runs, size = bench(args.files, args.workload, tuple(args.trials))
     if args.json:
         print(json.dumps({"files": args.files, "workspace_bytes": size,
                           "anthropic_reported_cut": ANTHROPIC_REPORTED_CUT,

@@ -23,7 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentctl.errors import REQUEST_SIZE_REMEDY, RequestTooLargeError
-from agentctl.types import CACHE_CREATION, SERVER_TOOL_USE, USAGE_TOKENS
+from agentctl.types import USAGE_OBJECTS, USAGE_TOKENS
 
 DEFAULT_DEADLINE_S = 600.0
 MAX_BODY_BYTES = 128 * 2**20
@@ -33,9 +33,6 @@ MAX_JSON_DEPTH = 128
 # No context window holds a billion tokens: a larger count is a broken or hostile server.
 MAX_REPORTED_TOKENS = 10**9
 _REQUIRED_USAGE = ("input_tokens", "output_tokens")
-# Objects of counts inside `usage` (server tool requests are billed; cache writes by TTL are
-# priced): every value in them is held to the same rule as the token counts.
-USAGE_OBJECTS = (SERVER_TOOL_USE, CACHE_CREATION)
 EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 _LINE_ENDS = (b"\n",)  # JSONL (Message Batches results): each line is one record
@@ -214,9 +211,9 @@ def _objects(value: Any) -> bool:
 
 
 def check_usage(usage: Any, where: str = "usage") -> None:
-    """Input and output counts present, every count a whole number from 0 to 10^9, in
-    `server_tool_use` and `cache_creation` too; the same for each entry of `iterations`
-    (compaction entries are billed)."""
+    """Input and output counts present, every count a whole number from 0 to 10^9, in each
+    object of counts too (`USAGE_OBJECTS`: server tool requests are billed, cache writes by
+    TTL priced); the same for each entry of `iterations` (compaction entries are billed)."""
     if not isinstance(usage, Mapping):
         raise ResponseRejected(f"the message has no {where} object")
     for name in USAGE_TOKENS:

@@ -18,6 +18,7 @@ Mechanics per the prompt-caching docs [DOC]; details the docs leave open are our
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import itertools
 import json
@@ -26,6 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.context import memo
 from agentctl.context.prices import min_cacheable_tokens
 from agentctl.context.tokens import Position, request_positions
 
@@ -112,22 +114,68 @@ def validate_cache_control(request: Mapping[str, Any]) -> str | None:
 
 
 def _prefix_keys(request: Mapping[str, Any], positions: list[Position], model: str) -> list[str]:
-    """Key of the prefix ending at each position (rolling hash; linear in prompt size)."""
-    import hashlib  # here: its OpenSSL start-up is paid by a request, not by `doctor --offline`
+    """Key of the prefix ending at each position (rolling hash; linear in prompt size).
 
-    digest = hashlib.sha256(model.encode())
+    In a replay (`context.memo`), the positions the previous request shared with this one
+    (the same blocks in the same places) keep their keys, and hashing resumes after them."""
     messages = request.get("messages") or []
-    keys: list[str] = []
-    seen_messages = False
-    for position in positions:
-        if position.segment == "messages" and not seen_messages:
+    settings = _canonical([request.get("thinking"), request.get("tool_choice")])
+    items = [
+        (
+            p.segment,
+            p.message_index,
+            messages[p.message_index].get("role") if p.message_index >= 0 else "",
+            p.block,
+        )
+        for p in positions
+    ]
+    remember = memo.active()
+    last: _Keyed | None = memo.slot("cache-keys")
+    start, keys, states = 0, [], []
+    digest = hashlib.sha256(model.encode())
+    if last is not None and last.model == model and last.settings == settings:
+        start = _shared(last.items, items)
+        keys, states = last.keys[:start], last.states[:start]
+        if start:
+            digest = states[start - 1].copy()
+    seen_messages = any(item[0] == "messages" for item in items[:start])
+    for segment, index, role, block in items[start:]:
+        if segment == "messages" and not seen_messages:
             seen_messages = True  # message-level entries depend on these settings (C.5)
-            digest.update(_canonical([request.get("thinking"), request.get("tool_choice")]))
-        role = messages[position.message_index].get("role") if position.message_index >= 0 else ""
-        digest.update(f"\x00{position.segment}:{position.message_index}:{role}\x00".encode())
-        digest.update(_canonical(position.block))
-        keys.append(digest.copy().hexdigest())
+            digest.update(settings)
+        digest.update(f"\x00{segment}:{index}:{role}\x00".encode())
+        digest.update(_block_bytes(block))
+        keys.append(digest.hexdigest())
+        if remember:
+            states.append(digest.copy())
+    memo.keep("cache-keys", _Keyed(model, settings, items, keys, states))
     return keys
+
+
+def _block_bytes(block: Any) -> bytes:
+    return memo.remembered("canonical", block, lambda: _canonical(block))
+
+
+@dataclass
+class _Keyed:
+    """The prefix keys of the last request a replay accounted (`_prefix_keys`)."""
+
+    model: str
+    settings: bytes
+    items: list[tuple[str, int, Any, Any]]
+    keys: list[str]
+    states: list[Any]
+
+
+def _shared(before: list[tuple[str, int, Any, Any]], now: list[tuple[str, int, Any, Any]]) -> int:
+    """How many leading positions are the same in both: the same place and the same block, or
+    a block whose canonical JSON (the bytes its key hashes) is the same."""
+    count = 0
+    for a, b in zip(before, now, strict=False):
+        if a[:3] != b[:3] or not (a[3] is b[3] or _block_bytes(a[3]) == _block_bytes(b[3])):
+            break
+        count += 1
+    return count
 
 
 def _lookback_groups(positions: list[Position]) -> list[int]:

@@ -10,16 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
+from agentctl.context import memo
 from agentctl.context.batching import Marks, boundary
 from agentctl.context.compaction import compact_edit, compacted
+from agentctl.context.memo import remembered
 from agentctl.context.pairs import (
     DEFAULT_CLEARED_INPUT_PLACEHOLDER,
     Pair,
     candidates,
     freed_tokens,
     pair_changes,
+    replaced,
     tool_pairs,
 )
 from agentctl.context.server_model import (
@@ -74,15 +78,34 @@ def _json_copy(value: Any) -> Any:
     return value
 
 
-def _content_list(message: dict[str, Any]) -> list[Any]:
-    """The message's content as a list, converting string content in place (copy only)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        message["content"] = [{"type": "text", "text": content}] if content else []
-    elif not isinstance(content, list):
-        message["content"] = []
-    result: list[Any] = message["content"]
-    return result
+def _unthought(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the message without its thinking blocks."""
+    return {**message, "content": [b for b in message["content"] if not _is_thinking(b)]}
+
+
+def _with_content(message: dict[str, Any], content: list[Any]) -> dict[str, Any]:
+    return {**message, "content": content}
+
+
+def _rewrite(
+    messages: list[dict[str, Any]], changes: list[tuple[dict[str, Any], str, Any]]
+) -> None:
+    """Put each (block, key, value) change into `messages` by copy on write: the changed
+    blocks, and the messages holding them, become copies (`pairs.replaced`: in a replay, the
+    same copies every turn); nothing the list held before is modified."""
+    new: dict[int, dict[str, Any]] = {}
+    for block, key, value in changes:
+        current = new.get(id(block), block)
+        new[id(block)] = replaced(current, key, value)
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if not isinstance(content, list) or not any(id(b) in new for b in content):
+            continue
+        blocks = [new.get(id(b), b) for b in content]
+        ids = tuple(id(b) for b in blocks)
+        messages[index] = remembered(
+            "rewritten", message, partial(_with_content, message, blocks), ids
+        )
 
 
 # --- clear_thinking_20251015 -------------------------------------------------------------
@@ -127,10 +150,12 @@ def _clear_thinking(
     if not cleared_turns:
         return None
     reported = 0
+    stripped: dict[int, dict[str, Any]] = {}
     for message in cleared_turns:
-        blocks = _content_list(message)
+        blocks = message["content"]  # a list: it holds a thinking block
         reported += sum(_thinking_text_tokens(b) for b in blocks if _is_thinking(b))
-        message["content"] = [b for b in blocks if not _is_thinking(b)]
+        stripped[id(message)] = remembered("unthought", message, partial(_unthought, message))
+    messages[:] = [stripped.get(id(m), m) for m in messages]
     return {
         "type": "clear_thinking_20251015",
         "cleared_thinking_turns": len(cleared_turns),
@@ -190,9 +215,9 @@ def _clear_tool_uses(
     at_least = edit.get("clear_at_least") or {}
     if not per_pair or (basis is None and freed < int(at_least.get("value", 0))):
         return None
-    for changes in per_pair:
-        for block, key, value, _ in changes:
-            block[key] = value
+    _rewrite(
+        messages, [(block, key, value) for changes in per_pair for block, key, value, _ in changes]
+    )
     return {
         "type": "clear_tool_uses_20250919",
         "cleared_tool_uses": len(per_pair),
@@ -255,7 +280,10 @@ def apply_context_edits(
     types (e.g. compact_20260112) are skipped here: call `validate_edits` first.
     `applied_edits` lists only edits that changed something.
     """
-    edited: dict[str, Any] = _json_copy(request)
+    if memo.active():  # the edits copy on write: a shallow copy is enough (context.memo)
+        edited: dict[str, Any] = {**request, "messages": list(request.get("messages") or [])}
+    else:
+        edited = _json_copy(request)
     messages: list[dict[str, Any]] = edited.setdefault("messages", [])
     original = estimate_request_tokens(request)
     current = original

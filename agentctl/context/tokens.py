@@ -37,6 +37,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.context.memo import remembered
+
 _PIECE = re.compile(
     r"[A-Za-z]{1,10}|[0-9]| (?=[0-9])|\n\s*|\s{2,}|[!-/:-@\[-`{-~]{1,2}|[^\x00-\x7f]"
 )
@@ -238,7 +240,7 @@ def image_tokens(block: Mapping[str, Any]) -> int:
 
 def estimate_block_tokens(block: Mapping[str, Any]) -> int:
     """Tokens of one content block, `BLOCK_OVERHEAD` included; cache_control is free."""
-    return BLOCK_OVERHEAD + _block_body_tokens(block)
+    return remembered("block", block, lambda: BLOCK_OVERHEAD + _block_body_tokens(block))
 
 
 def _server_tool_tokens(kind: str) -> int:
@@ -320,6 +322,10 @@ def request_positions(request: Mapping[str, Any]) -> list[Position]:
 
 def estimate_message_tokens(message: Mapping[str, Any]) -> int:
     """One message: `MESSAGE_OVERHEAD` plus its blocks."""
+    return remembered("message", message, lambda: _message_tokens(message))
+
+
+def _message_tokens(message: Mapping[str, Any]) -> int:
     return MESSAGE_OVERHEAD + sum(estimate_block_tokens(b) for b in message_blocks(message))
 
 

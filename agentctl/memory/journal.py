@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections import deque
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import asdict, dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -280,13 +282,20 @@ def _backwards(root_fd: int) -> Iterator[dict[str, Any]]:
     """The entries of `history_at`, newest first, reading both generations from their ends."""
     later: dict[str, Any] | None = None  # the record after this one in the journal
     older = _records_backwards(root_fd, OLDER_NAME)
-    for record, first in _records_backwards(root_fd, JOURNAL_NAME):
+    newer = (record for record, _ in _records_backwards(root_fd, JOURNAL_NAME))
+    ahead: deque[dict[str, Any]] = deque()  # records before this one, read early
+    while True:
+        if not ahead:  # the next record, unless read early
+            ahead.extend(islice(newer, 1))
+        if not ahead:
+            break
+        record = ahead.popleft()
         if "intent" in record:
             if later is None:  # last: settled from what is on disk
                 yield recover_record(root_fd, record)
             elif "intent" in later:  # followed by another intent: never settled
                 yield {**record, "command": "unsettled"}
-        elif not (first and record.get("command") == "base"):
+        elif record.get("command") != "base" or not _first_entry(ahead, newer):
             yield record
         else:  # the newer generation's base: kept only when the older one is gone
             older_entry = next((r for r, _ in older if "intent" not in r), None)
@@ -296,6 +305,13 @@ def _backwards(root_fd: int) -> Iterator[dict[str, Any]]:
             yield older_entry
         later = record
     yield from (r for r, _ in older if "intent" not in r)
+
+
+def _first_entry(ahead: deque[dict[str, Any]], newer: Iterator[dict[str, Any]]) -> bool:
+    """Whether the record just taken is the journal's first entry (as `_entries` reads it):
+    nothing before it, or only an intent that it settles. Reads up to two records early."""
+    ahead.extend(islice(newer, 2 - len(ahead)))
+    return not ahead or (len(ahead) == 1 and "intent" in ahead[0])
 
 
 def _records_backwards(root_fd: int, name: str) -> Iterator[tuple[dict[str, Any], bool]]:

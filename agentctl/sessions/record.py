@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentctl.types import CACHE_CREATION, USAGE_TOKENS, usage_fields
+from agentctl.types import USAGE_OBJECTS, USAGE_TOKENS, usage_fields
 
 FORMAT_VERSION = 1
 # How a run's tokens were billed: at list price (the Messages API) or at the Message Batches
@@ -339,9 +339,10 @@ def _check_figures(data: Mapping[str, Any], where: str) -> None:
     usage = _dict(data, "usage", where=where)
     for key in USAGE_TOKENS:
         _get(usage, key, int, None, "an integer", f"{where}.usage")
-    creation = _dict(usage, CACHE_CREATION, where=f"{where}.usage")
-    for key in usage_fields(CACHE_CREATION):
-        _get(creation, key, int, None, "an integer", f"{where}.usage.{CACHE_CREATION}")
+    for name in USAGE_OBJECTS:
+        counts = _dict(usage, name, where=f"{where}.usage")
+        for key in usage_fields(name):
+            _get(counts, key, int, None, "an integer", f"{where}.usage.{name}")
 
 
 def _check_content(

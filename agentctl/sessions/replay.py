@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.agent.request import build_context_management, cache_control, place_breakpoints
+from agentctl.context.batching import Steering
 from agentctl.context.cache import strip_cache_control
 from agentctl.context.calibration import resolve_server_model
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel, parse_server_model
@@ -85,14 +86,21 @@ def recorded_sizes(turns: Sequence[TurnRecord], factor: float = 1.0) -> dict[int
 
 
 def replay_request(
-    turn: TurnRecord, settings: ReplaySettings, measured: Mapping[int, int] | None = None
+    turn: TurnRecord,
+    settings: ReplaySettings,
+    measured: Mapping[int, int] | None = None,
+    steering: Steering | None = None,
 ) -> dict[str, Any]:
     """The body the server would have received on that turn under `settings`; `measured`:
-    `recorded_sizes` of the turns before it (None: batched clearing steers on estimates)."""
+    `recorded_sizes` of the turns before it (None: batched clearing steers on estimates);
+    `steering`: batched clearing's walk kept from the previous turn of the same replay (with
+    the same `measured`), so a turn walks only what it adds (same answer)."""
     body = strip_cache_control({k: v for k, v in turn.body.items() if k not in _NOT_BODY})
     body.pop("context_management", None)
     body["messages"] = list(turn.messages)
-    cm = build_context_management(settings.editing, body, settings.steering, measured, True)
+    cm = build_context_management(
+        settings.editing, body, settings.steering, measured, True, steering
+    )
     if cm is not None:
         body["context_management"] = cm
     return place_breakpoints(body, settings.marker)

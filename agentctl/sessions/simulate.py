@@ -21,9 +21,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.context.batching import Steering
 from agentctl.context.cache import CacheUsage, PromptCache
 from agentctl.context.compaction import Compaction, compact, compact_edit, compacted
 from agentctl.context.engine import EditOutcome, edit_as_server, validate_edits
+from agentctl.context.memo import replay_memo
 from agentctl.context.tokens import estimate_request_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
@@ -101,6 +103,11 @@ def recorded_run(session: Session, prices: Profile) -> Simulation:
 
 def calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
     """The estimator's calibration against this transcript's recorded usage."""
+    with replay_memo():
+        return _calibrate(session, settings)
+
+
+def _calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
     pairs = [
         (t.usage.prompt_tokens + t.cleared_input_tokens, _unedited_estimate(t, settings))
         for t in session.turns
@@ -132,7 +139,16 @@ def simulate(
 
     An offline run that was resumed ran against a new emulator, whose cache started empty:
     so does the replay's (a real server's cache outlives the client; its TTL decides).
+    The replay remembers what it computed on the recorded history (`context.memo`), so each
+    turn costs about what it adds.
     """
+    with replay_memo():
+        return _simulate(session, settings, prices, factor, label)
+
+
+def _simulate(
+    session: Session, settings: ReplaySettings, prices: Profile, factor: float, label: str
+) -> Simulation:
     clock = _Clock()
     cache = PromptCache(clock=clock)
     settings = settings.scaled(factor)
@@ -140,13 +156,16 @@ def simulate(
     costs: list[float | None] = []
     summaries = _Summaries()
     recorded: dict[int, int] = {}  # what the turns so far reported (`recorded_sizes`)
+    steering = _Steer(recorded)
     for turn in session.turns:
         clock.now = turn.ts
         if session.offline and turns and turn.segment != session.turns[len(turns) - 1].segment:
             cache = PromptCache(clock=clock)
         # the recorded figures, until the replay compacts where the run did not
         sizes = recorded if summaries.at is None else None
-        request = summaries.insert(replay_request(turn, settings, sizes))
+        if sizes is None and steering.measured is not None:  # a new walk without figures
+            steering = _Steer(None)
+        request = summaries.insert(replay_request(turn, settings, sizes, steering.walk))
         recorded.update(recorded_sizes([turn], factor))
         if not turns:
             _check(request, session, settings)
@@ -162,6 +181,15 @@ def simulate(
         # a what-if keeps the way it was billed
         costs.append(turn_pricing(session, prices, turn).usd(turns[-1].usage))
     return Simulation(label, tuple(turns), tuple(costs))
+
+
+class _Steer:
+    """Batched clearing's walk kept across the replay's turns, with the figures it steers on
+    (a walk kept with figures is never continued without them)."""
+
+    def __init__(self, measured: Mapping[int, int] | None) -> None:
+        self.measured = measured
+        self.walk = Steering()
 
 
 class _Summaries:

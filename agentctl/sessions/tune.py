@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from agentctl.context.memo import replay_memo
 from agentctl.context.server_model import ServerModel
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.schema import FieldError
@@ -337,7 +338,20 @@ def sweep(
 ) -> list[Candidate]:
     """Replay every grid candidate (the first one is the recorded settings); with `descent`,
     then move from the cheapest one key at a time over `descent`'s values while that finds
-    a cheaper setting (at most DESCENT_ROUNDS rounds). Each setting is replayed once."""
+    a cheaper setting (at most DESCENT_ROUNDS rounds). Each setting is replayed once; the
+    replays share what they compute on the recorded history (`context.memo`)."""
+    with replay_memo():
+        return _sweep(session, profile, grid, factor, server, descent)
+
+
+def _sweep(
+    session: Session,
+    profile: Profile,
+    grid: Grid,
+    factor: float,
+    server: ServerModel | None,
+    descent: Grid | None,
+) -> list[Candidate]:
     found = {
         setting_key(c.setting): c
         for c in replay(session, profile, candidates(recorded_setting(profile), grid),
