@@ -215,7 +215,7 @@ def test_the_fence_check_sees_a_reach_past_the_entry(tmp_path: Path) -> None:
 
 # Where an import inside a function must say why (startup time, or a dependency only one
 # path needs): the packages whose imports this round reshaped (the rest keep theirs as found).
-EXPLAINED = ("batch", "probe", "cli", "emulator", "agent", "tools")
+EXPLAINED = ("batch", "probe", "cli", "emulator", "agent", "tools", "profile", "context")
 MODULE_NOTE = "# Lazy imports:"  # a module-wide reason, for modules that defer most imports
 
 

@@ -68,6 +68,7 @@ def test_memory_view_imports_only_the_memory_command(tmp_path: Path) -> None:
     mods = [
         *("anthropic", "httpx", "pydantic", "mcp", "agentctl.cli.run", "agentctl.emulator"),
         *("agentctl.cli.sessions", "agentctl.agent.loop", "agentctl.tools.mcp"),
+        *("agentctl.memory.blame", "hashlib"),  # a revert's and a write's, not a view's
     ]
     out, loaded = loaded_by_command(["memory", "view", "--root", str(tmp_path)], mods)
     assert loaded == []
@@ -86,3 +87,14 @@ def test_help_fits_an_80_column_terminal(command: list[str]) -> None:
     assert "Examples:" in result.output
     too_long = [line for line in result.output.splitlines() if len(line) > 80]
     assert too_long == []
+
+
+@pytest.mark.slow
+def test_profile_show_loads_the_profile_but_not_what_a_run_steers_with() -> None:
+    mods = [
+        *("anthropic", "httpx", "pydantic", "rich.console", "tomllib", "agentctl.emulator"),
+        *("agentctl.types", "agentctl.context.batching", "agentctl.context.engine"),
+    ]
+    out, loaded = loaded_by_command(["profile", "show"], mods)
+    assert loaded == []
+    assert "context_management" in out and out.rstrip().endswith("EXIT=0")

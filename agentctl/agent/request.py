@@ -17,16 +17,17 @@ run an estimate only ever covers what was added since the latest response.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentctl.agent.server_tools import betas as server_betas
 from agentctl.agent.server_tools import definitions
 from agentctl.agent.structured import output_config
-from agentctl.context.batching import Marks, Steering, batched_edit
-from agentctl.context.engine import apply_context_edits
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.profile.settings import ClearToolUses, ContextEditing, Profile
-from agentctl.types import AppliedEdit, Usage
+
+if TYPE_CHECKING:
+    from agentctl.context.batching import Steering
+    from agentctl.types import AppliedEdit, Usage
 
 BETA_COMPACT_ON_DEMAND = "compact-2026-09-04"
 # Request fields the API refuses beside `compaction` (they shape a reply, and there is none).
@@ -141,6 +142,10 @@ def tool_uses_edit(
     leave it."""
     if s.strategy == "server" or request is None:
         return s.edit()
+    # Imported here: a first request (`profile show`) never steers, so it starts without them.
+    from agentctl.context.batching import Marks, batched_edit
+    from agentctl.context.engine import apply_context_edits
+
     if before:  # new message objects each time: nothing to keep between requests
         request = apply_context_edits(request, list(before), server=server).request
         steering = None

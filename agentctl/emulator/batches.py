@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentctl import clock as wall
-from agentctl.emulator.protocol import ApiFailure, invalid
+from agentctl.emulator.protocol import BATCHES_ROUTE, ApiFailure, invalid
 from agentctl.emulator.service import MessagesService
 from agentctl.emulator.validation import CUSTOM_ID, validate_batch_requests
 from agentctl.errors import UsageError
 
 Json = dict[str, Any]
-PREFIX = "/v1/messages/batches"
+PREFIX = BATCHES_ROUTE
 MAX_REQUESTS = 100_000  # the documented per-batch limit
 KEEP_BATCHES = 1_000  # a long-lived emulator forgets the oldest batches past this many
 FAULT_KINDS = ("errored", "expired")

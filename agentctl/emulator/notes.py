@@ -13,7 +13,6 @@ Format (ours):
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 NOTES_END = "(end of notes)"
@@ -38,6 +37,8 @@ def keywords(task: str) -> list[str]:
 def notes_path(task: str) -> str:
     """`/memories/<slug>-<shorthash>.md`: the same task always finds the same notes."""
     slug = "-".join(keywords(task)[:3]) or "task"
+    import hashlib  # here: its OpenSSL start-up is paid only by a task that takes notes
+
     digest = hashlib.sha256(task.strip().encode()).hexdigest()[:8]
     return f"/memories/{slug[:40]}-{digest}.md"
 

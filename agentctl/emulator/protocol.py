@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import uuid
 from typing import Any
@@ -11,6 +10,10 @@ BETA_CONTEXT_MANAGEMENT = "context-management-2025-06-27"
 BETA_COMPACT = "compact-2026-01-12"  # compact_20260112; enough alone for context_management
 BETA_COMPACT_ON_DEMAND = "compact-2026-09-04"  # top-level `compaction: {"type": "summarize"}`
 ANTHROPIC_VERSION = "2023-06-01"
+BATCHES_ROUTE = "/v1/messages/batches"
+# Continuations of the server-side tool loop in one response before it stops with
+# `pause_turn` (ours: the API's number is not public; docs/emulator.md).
+PAUSE_AFTER = 10
 
 # HTTP status -> the API's error `type` for that status.
 ERROR_TYPES: dict[int, str] = {
@@ -68,6 +71,8 @@ def new_message_id() -> str:
 
 def stable_id(prefix: str, *parts: object) -> str:
     """A deterministic id (tool_use ids, signatures) so replays of the same input match."""
+    import hashlib  # here: its OpenSSL start-up is a tenth of `doctor --offline`
+
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
     return f"{prefix}{digest[:24]}"
 

@@ -14,27 +14,31 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
-from agentctl.emulator.batches import PREFIX as BATCHES
-from agentctl.emulator.batches import BatchesService, BatchFaults, BatchTiming
-from agentctl.emulator.context_engine import ContextEngine, default_engine
-from agentctl.emulator.corpus import Corpus, load_corpus
 from agentctl.emulator.faults import Fault, FaultPlan, parse_faults
-from agentctl.emulator.model import Model, Script, ScriptedModel
-from agentctl.emulator.policy import DefaultPolicy
 from agentctl.emulator.protocol import (
+    BATCHES_ROUTE,
+    PAUSE_AFTER,
     ApiFailure,
     check_auth,
     check_version,
     error_body,
     new_request_id,
 )
-from agentctl.emulator.script import load_script
-from agentctl.emulator.service import PAUSE_AFTER, MessagesService
 from agentctl.emulator.sse import encode_event, message_events
+
+# Lazy imports: the services (model, context engine, batches) and the script and corpus
+# loaders load when `running` needs them, so a server only started and connected to
+# (`doctor --offline`) never loads them.
+if TYPE_CHECKING:
+    from agentctl.emulator.batches import BatchesService, BatchFaults, BatchTiming
+    from agentctl.emulator.context_engine import ContextEngine
+    from agentctl.emulator.corpus import Corpus
+    from agentctl.emulator.model import Model, Script
+    from agentctl.emulator.service import MessagesService
 
 ROUTES = ("/v1/messages", "/v1/messages/count_tokens")
 REDACTED_HEADERS = ("x-api-key", "authorization")
@@ -76,19 +80,25 @@ class Response:
 
 
 class Emulator:
-    """A running emulator: its base URL and the requests it has received (thread-safe)."""
+    """A running emulator: its base URL and the requests it has received (thread-safe).
+
+    Its services (the model, the context engine, the batches) are built by `build` when the
+    first request needs them: a server that is only started and connected to (`doctor
+    --offline`) never loads them.
+    """
 
     def __init__(
         self,
-        service: MessagesService,
+        build: Callable[[], tuple[MessagesService, BatchesService]],
         faults: FaultPlan,
         port: int = 0,
         keep_requests: int | None = None,
         keep_bytes: int | None = None,
     ) -> None:
-        self.service = service
+        self._build = build
+        self._services: tuple[MessagesService, BatchesService] | None = None
+        self._build_lock = threading.Lock()
         self.faults = faults
-        self.batches = BatchesService(service)  # `running(batch_timing=...)` sets its rules
         self.requests: list[ReceivedRequest] = []
         # None: keep all (tests); a long-lived server keeps the last few, and bodies of at
         # most `keep_bytes` in all (a body larger than that is recorded without it).
@@ -107,6 +117,22 @@ class Emulator:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
+
+    @property
+    def service(self) -> MessagesService:
+        """The Messages API service (built on first use)."""
+        return self._built()[0]
+
+    @property
+    def batches(self) -> BatchesService:
+        """The Message Batches service (built on first use, with the Messages service)."""
+        return self._built()[1]
+
+    def _built(self) -> tuple[MessagesService, BatchesService]:
+        with self._build_lock:
+            if self._services is None:
+                self._services = self._build()
+            return self._services
 
     @property
     def base_url(self) -> str:
@@ -165,7 +191,7 @@ class Emulator:
         try:
             check_auth(headers)
             check_version(headers)
-            if route.startswith(BATCHES):  # a cancel has no body
+            if route.startswith(BATCHES_ROUTE):  # a cancel has no body
                 return Response(200, self.batches.handle(method, route, headers, body))
             if body is None:
                 raise ApiFailure(400, "There was an error parsing the body: invalid JSON")
@@ -234,7 +260,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         route = urlsplit(self.path).path.rstrip("/")
-        if not route.startswith(BATCHES):
+        if not route.startswith(BATCHES_ROUTE):
             self._not_found()
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
@@ -254,7 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self._read_json(size)
         number = self.emulator.record("POST", self.path, headers, body, size)
-        if route not in ROUTES and not route.startswith(BATCHES):
+        if route not in ROUTES and not route.startswith(BATCHES_ROUTE):
             self._not_found()
             return
         fault = self.emulator.faults.fault_for(number)
@@ -365,6 +391,10 @@ def _drop_before_any_byte(handler: _Handler) -> None:
 
 def build_model(script: Path | Script | None, placeholder: str) -> Model:
     """The scripted model for a script (file or object); the default policy otherwise."""
+    from agentctl.emulator.model import ScriptedModel
+    from agentctl.emulator.policy import DefaultPolicy
+    from agentctl.emulator.script import load_script
+
     if isinstance(script, Path):
         script = load_script(script)
     if script is None:
@@ -401,17 +431,31 @@ def running(
     """
     plan = parse_faults(faults) if isinstance(faults, str) else (faults or FaultPlan())
     if isinstance(script, Path):
+        from agentctl.emulator.script import load_script  # a bad script fails here, not later
+
         script = load_script(script)
+    if isinstance(web, Path):
+        from agentctl.emulator.corpus import load_corpus
+
+        web = load_corpus(web)  # a bad corpus too
+    corpus = web
     window = context_window or (script.context_window if script else None)
-    service = MessagesService(
-        engine or default_engine(clock, server_model),
-        model or build_model(script, server_model.placeholder),
-        web if isinstance(web, Corpus) else load_corpus(web),
-        pause_after,
-        window,
-    )
-    emulator = Emulator(service, plan, port, keep_requests, keep_bytes)
-    emulator.batches = BatchesService(service, batch_timing, batch_faults, clock)
+
+    def build() -> tuple[MessagesService, BatchesService]:
+        from agentctl.emulator.batches import BatchesService
+        from agentctl.emulator.context_engine import default_engine
+        from agentctl.emulator.service import MessagesService
+
+        service = MessagesService(
+            engine or default_engine(clock, server_model),
+            model or build_model(script, server_model.placeholder),
+            corpus,  # None: the built-in one
+            pause_after,
+            window,
+        )
+        return service, BatchesService(service, batch_timing, batch_faults, clock)
+
+    emulator = Emulator(build, plan, port, keep_requests, keep_bytes)
     emulator.start()
     try:
         yield emulator

@@ -23,6 +23,7 @@ from agentctl.emulator.model import (
 from agentctl.emulator.protocol import (
     BETA_COMPACT,
     BETA_CONTEXT_MANAGEMENT,
+    PAUSE_AFTER,
     header_betas,
     invalid,
     new_message_id,
@@ -37,9 +38,6 @@ if TYPE_CHECKING:
     from agentctl.context.compaction import Compaction
 
 Json = dict[str, Any]
-# Continuations of the server-side tool loop in one response before it stops with
-# `pause_turn` (ours: the API's number is not public; docs/emulator.md).
-PAUSE_AFTER = 10
 WINDOW_STOP = "model_context_window_exceeded"
 
 

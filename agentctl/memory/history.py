@@ -10,7 +10,6 @@ not): a blob whose bytes no longer hash to its id reads as missing.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from collections.abc import Iterator
@@ -37,6 +36,8 @@ _TMP = RESERVED_PREFIX + "-tmp-"
 
 def blob_id(data: bytes) -> str:
     """The id of some content: its sha256, hex."""
+    import hashlib  # here: its OpenSSL start-up is paid by a write, not by `memory view`
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -14,11 +14,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentctl.errors import ToolError
 from agentctl.memory import fsops
-from agentctl.memory.blame import Conflict, changes_of, undo
 from agentctl.memory.commands import (
     ROOT,
     Command,
@@ -68,6 +67,9 @@ from agentctl.memory.root import ensure_root, os_error_text, require_root
 from agentctl.memory.viewing import view_dir, view_file
 from agentctl.memory.walk import depth_below
 from agentctl.profile.settings import MemorySettings
+
+if TYPE_CHECKING:
+    from agentctl.memory.blame import Conflict
 
 
 class MemoryStore:
@@ -428,6 +430,8 @@ class MemoryStore:
         """Undo every change `session` made (one `revert` entry); the files changed, or the
         conflicts (later changes to the same lines) that refuse it, nothing written then."""
         with self.locked() as fd:
+            from agentctl.memory.blame import changes_of, undo  # only a revert reads lines
+
             history = history_at(fd)
             paths = {p for e in history if e.get("session") == session for p in changes_of(e)}
             now = {path: contents_at(fd, path).get(path) for path in paths}

@@ -12,9 +12,17 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
 
-from agentctl.profile.schema import NOT_KEYS, Key, describe_type, is_path, key_of, to_plain
+from agentctl.profile.schema import (
+    NOT_KEYS,
+    Key,
+    describe_type,
+    is_path,
+    key_of,
+    to_plain,
+    type_hints,
+)
 from agentctl.profile.settings import McpServer, McpSettings, Profile
 
 # The placeholder for the key of a `dict` table in dotted keys (`prices.MODEL.input`).
@@ -48,7 +56,7 @@ def _table_type(tp: Any) -> type[Any] | None:
 
 def walk(cls: type[Any] = Profile, prefix: str = "") -> Iterator[tuple[str, Key, Any]]:
     """(dotted key, its Key, its type hint) of every key, tables before their keys."""
-    hints = get_type_hints(cls)
+    hints = type_hints(cls)
     for f in dataclasses.fields(cls):
         if f.name in NOT_KEYS:
             continue
@@ -95,7 +103,7 @@ def task_rule(key: str) -> tuple[str, Key] | None:
         if name not in fields:
             return None
         done.append(name)
-        rule, tp = key_of(fields[name]), get_type_hints(cls)[name]
+        rule, tp = key_of(fields[name]), type_hints(cls)[name]
         if rule.task == "refuse" or not parts:
             return ".".join(done), rule
         cls = _table_type(tp)

@@ -15,7 +15,6 @@ import copy
 import dataclasses
 import datetime
 import os
-import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -63,6 +62,8 @@ class ProfileKeyError(ConfigError):
 
 def read_profile_file(path: Path) -> dict[str, Any]:
     """Parse one TOML file; ConfigError naming the file (and line) when it cannot be used."""
+    import tomllib  # here and below: the built-in defaults (no file, no --set) start without it
+
     try:
         raw = path.read_bytes()
     except OSError as err:
@@ -127,6 +128,8 @@ def parse_dotted_key(key: str, item: str) -> list[str]:
 
 def dotted_path(key: str) -> list[str] | None:
     """The parts of a dotted TOML key, or None when `key` is not one."""
+    import tomllib  # only --set needs it
+
     try:
         node: Any = tomllib.loads(f"{key} = 0")
     except tomllib.TOMLDecodeError:
@@ -140,6 +143,8 @@ def dotted_path(key: str) -> list[str] | None:
 
 def parse_set_value(text: str) -> Any:
     """A TOML value (5, true, "x", ["a", "b"]) if `text` is one, else `text` itself."""
+    import tomllib  # only --set needs it
+
     try:
         parsed = tomllib.loads(f"v = {text}")
     except tomllib.TOMLDecodeError:

@@ -90,6 +90,18 @@ def join_key(prefix: str, name: str) -> str:
     return f"{prefix}.{part}" if prefix else part
 
 
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
+def type_hints(cls: type[Any]) -> dict[str, Any]:
+    """The resolved type hints of a settings class, evaluated once: the classes never change,
+    and the keys are walked several times while a profile loads."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls)
+    return hints
+
+
 def key_names(cls: type[Any]) -> list[str]:
     """The TOML keys of one settings table, in declaration order."""
     return [f.name for f in dataclasses.fields(cls) if f.name not in NOT_KEYS]
@@ -103,7 +115,7 @@ def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path) -> Any:
     for name in data:
         if name not in names:
             raise unknown_key_error(join_key(key, name), name, names)
-    hints = get_type_hints(cls)
+    hints = type_hints(cls)
     kwargs = {
         name: convert_value(hints[name], data[name], join_key(key, name), base_dir)
         for name in names

@@ -6,9 +6,10 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from agentctl.types import ProgressEvent, ToolCall, TurnEvent, Usage
+if TYPE_CHECKING:
+    from agentctl.types import ProgressEvent, ToolCall, TurnEvent, Usage
 
 DASH = "–"
 

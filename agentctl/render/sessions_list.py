@@ -10,16 +10,19 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rich import box
 from rich.cells import cell_len
-from rich.table import Table
-from rich.text import Text
 
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_int
 from agentctl.render.safe import safe_text, visible
 
 if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
+
     from agentctl.sessions.summary import SessionSummary
+
+# Lazy imports: Rich's table loads when a table is drawn; a piped listing whose cells all fit
+# is laid out without it (`sessions_text`).
 
 PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
 
@@ -28,6 +31,8 @@ def add_row(table: Table, *cells: str | Text, flex: int | None = None) -> None:
     """add_row, and keep every column but `flex` at least as wide as its widest cell, so
     Rich shrinks only the flexible column (a task name, a settings label) on narrow screens.
     A `str` cell may come from a transcript (a task name, a model): it is never markup."""
+    from rich.text import Text
+
     texts = [cell if isinstance(cell, Text) else safe_text(cell, keep="") for cell in cells]
     table.add_row(*texts)
     for index, (column, text) in enumerate(zip(table.columns, texts, strict=False)):
@@ -36,6 +41,9 @@ def add_row(table: Table, *cells: str | Text, flex: int | None = None) -> None:
 
 
 def plain_table(*columns: str, title: str = "") -> Table:
+    from rich import box
+    from rich.table import Table
+
     table = Table(
         box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title_justify="left", padding=PAD
     )
@@ -55,6 +63,9 @@ def sessions_table(rows: Sequence[SessionSummary], width: int | None = None) -> 
     names = _columns(rows, narrow)
     cells = [_session_cells(row, narrow) for row in rows]
     names, room = _fit(names, cells, width)
+    from rich import box
+    from rich.table import Table
+
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=PAD)
     for name in names:
         right = name in _RIGHT
