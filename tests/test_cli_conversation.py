@@ -216,6 +216,17 @@ def test_ndjson_bad_line_names_its_number() -> None:
     assert files() == [] or len(files()) == 1
 
 
+@pytest.mark.parametrize("stdin", ["", "\n  \n"])
+def test_ndjson_stdin_without_a_user_turn_is_a_usage_error(stdin: str) -> None:
+    """It exited 0 without a word (`run -` with an empty stdin is exit 2): now the same usage
+    error, as one line and an NDJSON error event, and no session is written."""
+    result = run("-", "--input-format", "ndjson", *START, "--json", input=stdin)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == 'agentctl: stdin: no user turn (one {"text": ...} a line)\n'
+    assert events(result.stdout, "error")[-1]["kind"] == "usage"
+    assert files() == []
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [

@@ -75,6 +75,20 @@ def test_memory_view_imports_only_the_memory_command(tmp_path: Path) -> None:
     assert "/memories" in out
 
 
+@pytest.mark.parametrize(
+    "command",
+    [[], ["run"], ["batch"], ["doctor"], ["profile"], ["sessions", "list"], ["sessions", "show"]],
+)
+def test_help_fits_an_80_column_terminal(command: list[str]) -> None:
+    """The examples' comments ran past 80 columns (the terminal wrapped them mid-word, e.g.
+    `run --help`'s `a follow-up to the la` / `st session`): every line fits now."""
+    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "Examples:" in result.output
+    too_long = [line for line in result.output.splitlines() if len(line) > 80]
+    assert too_long == []
+
+
 @pytest.mark.slow
 def test_profile_show_loads_the_profile_but_not_what_a_run_steers_with() -> None:
     mods = [

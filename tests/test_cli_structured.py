@@ -173,6 +173,20 @@ def test_stream_keeps_the_table_on_stderr(files: Path, emulator: Emulator) -> No
     assert result.stdout.startswith("Reading a.txt first.\n\n")
 
 
+@pytest.mark.parametrize("emulator", [TALKER], indirect=True)
+def test_stream_ends_each_turns_text_before_the_row_of_the_turn(
+    files: Path, emulator: Emulator
+) -> None:
+    """stdout and stderr on one terminal: the last line of a turn's text used to run into
+    stderr's row of that turn (`...rose to 61%.turn 2  end_turn`)."""
+    result = invoke("--stream")
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if "  in=" in line]
+    assert [row.split("  ")[0] for row in rows] == ["turn 1", "turn 2"], rows
+    answer = ("The cache hit ratio rose to 61%. " * 6).rstrip()
+    assert result.stdout == f"Reading a.txt first.\n\n{answer} \n"  # a pipe's bytes unchanged
+
+
 def test_stream_does_not_write_a_retried_answer_twice(
     files: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -44,6 +44,15 @@ def load_schema(path: Path) -> Schema:
     return checked_schema(data, where, ConfigError)
 
 
+def require_schema_argument(value: object) -> None:
+    """UsageError unless `value` is an `output_schema=` the Python API takes (None too)."""
+    if value is not None and not isinstance(value, Mapping | str | Path):
+        raise UsageError(
+            "output_schema: must be a JSON Schema (a dict) or the path of its file,"
+            f" got {type(value).__name__}"
+        )
+
+
 def schema_argument(value: Mapping[str, Any] | str | Path) -> Schema:
     """`output_schema=` of the Python API: a schema (dict) or the path of a schema file."""
     if isinstance(value, str | Path):

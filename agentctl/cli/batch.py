@@ -58,10 +58,10 @@ Exit codes: 0 every task finished, 1 a task failed, 2 usage or configuration err
 Examples:
   agentctl batch tasks/ --offline --parallel 4
   agentctl batch tasks/ --via batches --max-usd 5
-  agentctl batch tasks.jsonl --profile configs/balanced.toml --max-usd 5 --out runs/b1
+  agentctl batch tasks.jsonl --profile balanced --max-usd 5 --out runs/b1
   agentctl batch --resume runs/b1
   agentctl batch --resume runs/b1 --max-turns 20
-  agentctl batch tasks/ --executor ray --address ray://head:10001 --parallel 32
+  agentctl batch tasks/ --executor ray --address ray://head:10001 --parallel 8
   agentctl batch 'evals/*.md' --json | jq -c 'select(.event == "task_end")'
 """
 

@@ -6,6 +6,7 @@ each line in turn; the rendering is `agentctl run`'s own (`execute_plan`). Thin.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -171,9 +172,11 @@ def converse(
     )
     turns = user_turns(stdin)
     with session:
-        while True:
+        for number in itertools.count():
             try:
                 text = next(turns, None)
+                if text is None and number == 0:  # as `run -` refuses an empty stdin
+                    raise UsageError('stdin: no user turn (one {"text": ...} a line)')
                 if text is None:
                     return
                 plan = session.prepare(text, "<stdin>")

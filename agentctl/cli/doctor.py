@@ -34,7 +34,7 @@ connection (with --offline: whether the emulator starts). Exit 0 when every chec
 \b
 Examples:
   agentctl doctor
-  agentctl doctor --offline                  check the emulator instead of the API
+  agentctl doctor --offline             check the emulator instead of the API
   agentctl doctor --profile configs/balanced.toml --json
 """
 

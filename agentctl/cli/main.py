@@ -26,10 +26,10 @@ Exit codes: 0 finished, 1 API or runtime error, 2 usage or configuration error,
 
 \b
 Examples:
-  agentctl run examples/research/task.md --offline    a first run, no API key needed
-  agentctl doctor                                     where everything is, what would be used
-  agentctl stats last                                 what editing and the cache did last run
-  agentctl COMMAND -h                                 each command's help, with examples
+  agentctl run examples/research/task.md --offline  a first run, no API key
+  agentctl doctor                                   what would be used, where
+  agentctl stats last                               last run's cache and edits
+  agentctl COMMAND -h                               its help, with examples
 """
 
 # name -> (module whose register() defines it, one-line help for `agentctl --help`).

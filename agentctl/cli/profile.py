@@ -37,9 +37,9 @@ Without a FILE, show and check use the lookup order a run uses: $AGENTCTL_PROFIL
 
 \b
 Examples:
-  agentctl profile init                         write ./agentctl.toml, every key commented
-  agentctl profile show configs/balanced.toml   the settings and the exact API fields
-  agentctl profile check --strict               validate the profile a run would use
+  agentctl profile init                        write ./agentctl.toml, all keys
+  agentctl profile show configs/balanced.toml  the settings, the API fields
+  agentctl profile check --strict              check the profile a run uses
 """,
     no_args_is_help=True,
     rich_markup_mode=None,

@@ -48,17 +48,17 @@ of stdout went away (`| head` ends the run and records it as interrupted).
 
 \b
 Examples:
-  agentctl run examples/research/task.md --offline      the emulator plays the model
+  agentctl run examples/research/task.md --offline    no API key needed
   agentctl run task.md --profile configs/balanced.toml --max-usd 2
   agentctl run task.md --json | jq -c 'select(.event == "turn")'
   echo "Summarise ./notes" | agentctl run - --workspace ./notes
-  agentctl run --resume last --max-turns 20              continue the last run
-  agentctl run -p "Summarise ./notes" --offline          the task as text
-  agentctl run -c -p "And the open questions?"           a follow-up to the last session
-  agentctl run --fork last@3 -p "Try another route"      a new session from turn 3
-  program | agentctl run - --input-format ndjson --json  one {"text": ...} a line
-  agentctl run task.md --output-schema answer.schema.json --json   a JSON answer, checked
-  agentctl run task.md --stream                          the answer as it is written
+  agentctl run --resume last --max-turns 20           continue the last run
+  agentctl run -p "Summarise ./notes" --offline       the task as text
+  agentctl run -c -p "And the open questions?"        a follow-up question
+  agentctl run --fork last@3 -p "Try another route"   branch off at turn 3
+  prog | agentctl run - --input-format ndjson --json  one {"text": ...} a line
+  agentctl run task.md --output-schema answer.json    a JSON answer, checked
+  agentctl run task.md --stream                       the text as it arrives
 """
 
 
@@ -351,7 +351,8 @@ def _execute(
         json_mode=json_mode, quiet=quiet, stdout=sys.stdout, stderr=sys.stderr, stream=stream
     )
     if stream:
-        renderer = MultiRenderer((renderer, AnswerStream(sys.stdout)))
+        # The answer's stream first: a turn's text ends its line before the turn's row.
+        renderer = MultiRenderer((AnswerStream(sys.stdout), renderer))
     screen = _Screen(renderer, note, None if quiet else plan.warnings)
     # A second Ctrl-C, while the first stops the run, must not lose the summary so far.
     # OTEL_TRACES_EXPORTER: the run's spans go there (docs/tracing.md).

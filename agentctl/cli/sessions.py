@@ -129,7 +129,9 @@ def list_(
     elif not rows:
         asked = search or status or model
         what = f"no session matches {asked!r}" if asked else "no sessions yet"
-        print(f"{what} (agentctl run records one per run)", file=sys.stderr)
+        known = sorted({row.status for row in listing(Filters())}) if status else []
+        hint = f"statuses recorded: {', '.join(known)}" if known else ""
+        print(f"{what} ({hint or 'agentctl run records one per run'})", file=sys.stderr)
     else:
         from agentctl.render.sessions_list import sessions_table, sessions_text
 
@@ -154,7 +156,7 @@ def show(
     \b
     Examples:
       agentctl sessions show last
-      agentctl sessions show 20261130 --as-seen 14     what the model saw at turn 14
+      agentctl sessions show 20261130 --as-seen 14   what the model saw, turn 14
     """
     from agentctl.sessions import as_seen as seen
     from agentctl.sessions.catalog import load_session

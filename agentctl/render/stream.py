@@ -7,13 +7,14 @@ from typing import TextIO
 from agentctl.render.base import write_or_stop
 from agentctl.render.format import isatty
 from agentctl.render.safe import visible
-from agentctl.types import Event, ProgressEvent
+from agentctl.types import Event, ProgressEvent, TurnEvent
 
 
 class AnswerStream:
     """A Renderer writing the text deltas of every turn to `stdout` as they arrive.
 
-    Each turn's text starts on a line of its own, a blank line after the previous turn's. A
+    Each turn's text starts on a line of its own, a blank line after the previous turn's, and
+    ends its line when the turn ends (a terminal shared with stderr's rows stays legible). A
     request that is retried streams its text from the start again: what was written already
     (by offset in the turn's text) is not written twice. On a terminal, control characters
     are shown as escapes (`render.safe.visible`); a pipe gets the text as the model wrote it.
@@ -27,6 +28,9 @@ class AnswerStream:
         self._last = ""  # the last character written ("" before any)
 
     def handle(self, event: Event) -> None:
+        if isinstance(event, TurnEvent):
+            self.close()  # the turn's text ends its line before stderr's row of the turn
+            return
         if not isinstance(event, ProgressEvent) or event.kind != "text" or not event.text:
             return
         if event.turn != self._turn:

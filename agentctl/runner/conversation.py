@@ -12,6 +12,7 @@ from types import TracebackType
 from typing import Any
 
 from agentctl.agent.model import ModelClient
+from agentctl.agent.structured import require_schema_argument
 from agentctl.agent.task import Task, parse_task
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import Overrides
@@ -19,7 +20,7 @@ from agentctl.runner.execute import RunResult, execute, open_client, run, with_p
 from agentctl.runner.followup import plan_call
 from agentctl.runner.plan import Plan, ProfileArg
 from agentctl.sessions.transcript import session_path
-from agentctl.tools.approval import Approver
+from agentctl.tools.approval import Approver, require_approver
 from agentctl.types import Event, Totals, TurnEvent
 
 
@@ -54,6 +55,8 @@ class Session:
         tools: Sequence[Callable[..., Any]] = (),
         approve: Approver | None = None,
     ) -> None:
+        require_schema_argument(output_schema)
+        require_approver(approve)
         given = overrides if isinstance(overrides, Overrides) else Overrides(values=overrides or {})
         values = dict(given.values)
         if memory_root is not None:

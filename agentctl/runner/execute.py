@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
-from agentctl.agent.structured import schema_argument
+from agentctl.agent.structured import require_schema_argument, schema_argument
 from agentctl.agent.trace import Trace
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import (
@@ -31,7 +31,14 @@ from agentctl.runner.record import SessionRecorder, session_balances, write_head
 from agentctl.runner.trace import traced_run, tracing
 from agentctl.sessions.breakeven import EditBalance
 from agentctl.sessions.transcript import WriteFn, session_path
-from agentctl.tools.approval import NOBODY, Approver, Gate, has_asks, offered_server_tools
+from agentctl.tools.approval import (
+    NOBODY,
+    Approver,
+    Gate,
+    has_asks,
+    offered_server_tools,
+    require_approver,
+)
 from agentctl.tools.functions import function_tools
 from agentctl.tools.mcp import mcp_tools
 from agentctl.tools.memory import open_memory_tool
@@ -376,6 +383,8 @@ def run(
     allow that tool for the rest of the run (None: such calls are denied). Raises the
     agentctl exception tree.
     """
+    require_schema_argument(output_schema)
+    require_approver(approve)
     values = {} if memory_root is None else {"memory.root": str(memory_root)}
     if isinstance(output_schema, str | Path):
         values["output.schema"] = str(Path(output_schema).expanduser().resolve())

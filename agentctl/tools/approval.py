@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentctl.errors import UsageError
 from agentctl.profile.settings import ApprovalSettings
 from agentctl.types import MEMORY_TOOL
 
@@ -54,6 +55,15 @@ class ApprovalRequest:
 Answer = bool | Literal["always"]
 # The `approve=` callback of `agentctl.run`, or the CLI's terminal prompt.
 Approver = Callable[[ApprovalRequest], Answer]
+
+
+def require_approver(value: object) -> None:
+    """UsageError unless `value` is an `approve=` the Python API takes (None too)."""
+    if value is not None and not callable(value):
+        raise UsageError(
+            "approve: must be a function that takes an agentctl.ApprovalRequest and returns"
+            f' True, False or "always", got {type(value).__name__}'
+        )
 
 
 @dataclass(frozen=True)

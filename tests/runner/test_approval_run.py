@@ -225,3 +225,28 @@ def test_a_server_tool_the_rules_ask_for_is_not_offered(
         names = [tool["name"] for tool in emu.requests[-1].body["tools"]]
     assert "web_search" not in names and "web_fetch" in names
     assert any("server tool web_search is not offered" in w for w in result.warnings)
+
+
+def test_the_approval_example_of_the_docs_does_what_its_comments_say(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/tools.md's [approval] example, as written there: memory:view and read_file run
+    unasked, another memory command is asked about, memory:delete is refused. (Its `ask` list
+    once held `memory`, which asked about memory:view too, against its comment.)"""
+    docs = (Path(__file__).parents[2] / "docs" / "tools.md").read_text()
+    table = re.search(r"```toml\n(\[approval\]\n.*?)```", docs, re.S)
+    assert table is not None
+    (folder / "profile.toml").write_text('[memory]\nroot = "mem"\n' + table.group(1))
+    create = ToolCall("memory", {"command": "create", "path": "/memories/n.md", "file_text": "x"})
+    script = Script((ScriptTurn(tool_calls=(VIEW, READ, create, DELETE)),), "All done.")
+    asked: list[str] = []
+
+    def approve(request: ApprovalRequest) -> Answer:
+        asked.append(request.label)
+        return True
+
+    with running(script=script) as emu:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
+        result = run(folder, emu, approve=approve)
+    assert asked == ["memory:create"]
+    assert [c.denied for c in result.turns[0].tool_calls] == [False, False, False, True]

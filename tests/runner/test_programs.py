@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -240,3 +241,25 @@ def test_a_session_keeps_its_schema_and_tools_for_every_send(emulator: Emulator)
         assert body["output_config"]["format"]["schema"] == SCHEMA
         assert {"add", "shout"} <= {t["name"] for t in body["tools"]}
     assert second.session_id == first.session_id
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"output_schema": [SCHEMA]}, "output_schema: must be a JSON Schema (a dict)"),
+        ({"output_schema": 3}, "or the path of its file, got int"),
+        ({"approve": True}, "approve: must be a function that takes an agentctl.ApprovalRequest"),
+        ({"approve": "always"}, "got str"),
+    ],
+)
+def test_a_schema_or_approver_of_the_wrong_type_is_refused_before_a_request(
+    emulator: Emulator, kwargs: dict[str, Any], words: str
+) -> None:
+    """A list schema used to be dropped without a word, and `approve=True` accepted until a
+    call was asked about (then a TypeError): both are UsageErrors naming the argument, from
+    `run` and from `Session`, and nothing is sent."""
+    with pytest.raises(agentctl.UsageError, match=re.escape(words)):
+        agentctl.run("Add.", record=False, **kwargs)
+    with pytest.raises(agentctl.UsageError, match=re.escape(words)):
+        agentctl.Session(**kwargs)
+    assert sent(emulator) == []

@@ -68,3 +68,20 @@ def test_narrow_terminals_drop_the_model_before_the_task() -> None:
     assert header(120) == ["session", "UTC", "task", "model", "turns", "status", "tokens", "cost"]
     assert header(80) == ["session", "task", "model", "turns", "status", "tokens", "cost"]
     assert header(70) == ["session", "task", "turns", "status", "tokens", "cost"]
+
+
+def test_a_status_no_session_has_names_the_statuses_recorded() -> None:
+    """`--status finished` (a natural guess) matched nothing and said only that; it now lists
+    the statuses the sessions have, so the next try can be right. A run through the SDK
+    against the emulator, then a limit-stopped one."""
+    agentctl.run("Count the invoices.", offline=True, memory_root="mem")
+    Path("one-turn.toml").write_text("max_turns = 1\n")
+    with pytest.raises(agentctl.LimitError):
+        agentctl.run("Count them again.", offline=True, memory_root="mem", profile="one-turn.toml")
+    none = CliRunner().invoke(app, ["sessions", "list", "--status", "finished"])
+    assert none.exit_code == 0 and none.stdout == ""
+    assert none.stderr == "no session matches 'finished' (statuses recorded: end_turn, limit)\n"
+    other = CliRunner().invoke(app, ["sessions", "list", "-s", "nothing like it"])
+    assert (
+        other.stderr == "no session matches 'nothing like it' (agentctl run records one per run)\n"
+    )
