@@ -189,8 +189,8 @@ def _turn_cells(turn: TurnEvent, trigger: int | None, layout: TableLayout) -> li
         cells.append(_number_cell(key, values[key], layout))
     # Tool names and memory commands come from the model: never markup, controls visible.
     tools = fmt_tools(turn.every_tool_call) or DASH
-    if turn.checkpoint:
-        tools += f" {CHECKPOINT_MARK}"
+    if turn.checkpoint:  # first, so a tools cell that wraps still shows it on the turn's line
+        tools = f"{CHECKPOINT_MARK} {tools}"
     cells.append(safe_text(tools, keep=""))
     return cells
 

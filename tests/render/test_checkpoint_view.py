@@ -26,9 +26,10 @@ def test_the_turn_whose_results_carried_it_is_marked_at_every_width() -> None:
         lines = rows(width)
         marked = [line for line in lines if CHECKPOINT_MARK in line]
         assert len(marked) == 1, (width, lines)
+        assert marked[0].split()[0] == "2", (width, lines)  # on the turn's own line
         assert all(len(line) <= width for line in lines)
     wide = rows(120)
-    assert wide[4].split()[0] == "2" and wide[4].endswith(f"memory:str_replace! {CHECKPOINT_MARK}")
+    assert wide[4].split()[0] == "2" and wide[4].endswith(f"{CHECKPOINT_MARK} memory:str_replace!")
 
 
 def test_no_mark_and_no_summary_row_without_a_notice() -> None:
