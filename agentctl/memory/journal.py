@@ -12,7 +12,7 @@ import os
 import signal
 from collections import deque
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass
 from itertools import islice
 from pathlib import Path
@@ -224,27 +224,28 @@ def read_entries(root: Path) -> list[dict[str, Any]]:
     `recover` record). An intent still last is settled here from what is on disk, under the
     root's lock shared (so no writer is half way through a change), without writing.
     """
-    try:
-        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    try:
-        with shared_root_lock(root_fd):
-            return _entries(root_fd)
-    finally:
-        os.close(root_fd)
+    with _shared(root) as root_fd:
+        return [] if root_fd is None else _entries(root_fd)
 
 
 def read_history(root: Path) -> list[dict[str, Any]]:
     """The entries of both generations, oldest first (the newer one's `base` record left out
     when the older one is there: it only restates where the older one ended)."""
+    with _shared(root) as root_fd:
+        return [] if root_fd is None else history_at(root_fd)
+
+
+@contextmanager
+def _shared(root: Path) -> Iterator[int | None]:
+    """The root folder open with its lock shared (None: there is no such folder)."""
     try:
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        yield None
+        return
     try:
         with shared_root_lock(root_fd):
-            return history_at(root_fd)
+            yield root_fd
     finally:
         os.close(root_fd)
 
@@ -261,21 +262,14 @@ def history_at(root_fd: int) -> list[dict[str, Any]]:
 def newest_entries(root: Path, limit: int = 0, session: str | None = None) -> list[dict[str, Any]]:
     """`read_history` newest first, its first `limit` (0: all) of `session`'s (any: None),
     read from the journal's end: the cost is in the entries shown, not the journal's size."""
-    try:
-        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    try:
-        with shared_root_lock(root_fd):
-            found: list[dict[str, Any]] = []
-            for entry in _backwards(root_fd):
-                if session is None or entry.get("session") == session:
-                    found.append(entry)
-                    if len(found) == limit:
-                        break
-            return found
-    finally:
-        os.close(root_fd)
+    found: list[dict[str, Any]] = []
+    with _shared(root) as root_fd:
+        for entry in [] if root_fd is None else _backwards(root_fd):
+            if session is None or entry.get("session") == session:
+                found.append(entry)
+                if len(found) == limit:
+                    break
+    return found
 
 
 def _backwards(root_fd: int) -> Iterator[dict[str, Any]]:
