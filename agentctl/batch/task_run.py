@@ -347,6 +347,8 @@ def _line(
         "status": status,
         "exit_code": code,
         "answer": result.text if result is not None else None,
+        # the parsed answer when the profile asks for structured output ([output] schema)
+        "output": result.output if result is not None else None,
         "turns": tally.turns if tally is not None else 0,
         "totals": totals.to_json(),
         "cost_usd": round(totals.cost_usd, 6) if math.isfinite(totals.cost_usd) else None,

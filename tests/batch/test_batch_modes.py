@@ -204,6 +204,45 @@ def test_run_batch_from_python(tmp_path: Path) -> None:
         agentctl.run_batch(source, resume=tmp_path / "b")
 
 
+@pytest.mark.parametrize("via", ["messages", "batches"])
+def test_a_result_line_carries_the_structured_output(tmp_path: Path, via: str) -> None:
+    schema = tmp_path / "answer.schema.json"
+    schema.write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {"summary": {"type": "string"}},
+                "required": ["summary"],
+                "additionalProperties": False,
+            }
+        )
+    )
+    source = tmp_path / "tasks.jsonl"
+    rows = [{"id": f"q{n}", "task": f"Say hi {n}."} for n in (1, 2)]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    report = agentctl.run_batch(
+        source,
+        offline=True,
+        via=via,
+        out=tmp_path / "b",
+        sets=[f"output.schema={schema}", "tools.workspace=false"],
+    )
+    lines = {line["id"]: line for line in report.results}
+    assert report.summary.counts["ok"] == 2, lines
+    for line in lines.values():
+        assert isinstance(line["output"], dict) and isinstance(line["output"]["summary"], str)
+        assert json.loads(line["answer"]) == line["output"]
+
+
+def test_a_result_line_without_a_schema_has_no_output(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.jsonl"
+    source.write_text(json.dumps({"id": "q1", "task": "Say hi."}) + "\n")
+    report = agentctl.run_batch(
+        source, offline=True, out=tmp_path / "b", sets=["tools.workspace=false"]
+    )
+    assert [line["output"] for line in report.results] == [None]
+
+
 @pytest.mark.slow
 def test_ctrl_c_stops_a_ray_batch_and_resume_finishes_it(ray_instance: Any, tmp_path: Path) -> None:
     tasks, out = make_tasks(tmp_path, 6), tmp_path / "out"
