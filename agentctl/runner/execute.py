@@ -4,6 +4,7 @@ the `RunResult`. `run` plans and executes in one call for Python users."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -175,20 +176,17 @@ def connect(
     from agentctl.agent.wire import WireLimits
 
     api = profile.api
-    policy = RetryPolicy(max_retries=api.max_retries, gate=gate)
-    creds = credentials(offline)
-    wire = WireLimits(deadline_s=api.deadline_s)
     # While agentctl traces, its `chat` spans replace the SDK's own (runner.trace.tracing).
-    sdk_spans = not tracing()
+    build = functools.partial(
+        kind,
+        **credentials(offline),
+        timeout_s=api.timeout_s,
+        retry=RetryPolicy(max_retries=api.max_retries, gate=gate),
+        wire=WireLimits(deadline_s=api.deadline_s),
+        sdk_spans=not tracing(),
+    )
     if not offline:
-        yield kind(
-            **creds,
-            base_url=api.base_url,
-            timeout_s=api.timeout_s,
-            retry=policy,
-            wire=wire,
-            sdk_spans=sdk_spans,
-        )
+        yield build(base_url=api.base_url)
         return
     from agentctl.emulator import KEEP_BYTES, KEEP_REQUESTS, running
 
@@ -200,14 +198,7 @@ def connect(
         server_model=server,
         context_window=emulator_window(),
     ) as emulator:
-        yield kind(
-            **creds,
-            base_url=emulator.base_url,
-            timeout_s=api.timeout_s,
-            retry=policy,
-            wire=wire,
-            sdk_spans=sdk_spans,
-        )
+        yield build(base_url=emulator.base_url)
 
 
 def execute(
