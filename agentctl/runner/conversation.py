@@ -64,7 +64,8 @@ class Session:
         if isinstance(output_schema, str | Path):  # a file: the profile key, as in `run`
             values["output.schema"] = str(Path(output_schema).expanduser().resolve())
         # A schema given as a dict, and the functions, go with every send (`run`'s rules).
-        self._programs = (output_schema if isinstance(output_schema, Mapping) else None, tools)
+        self._schema = output_schema if isinstance(output_schema, Mapping) else None
+        self._tools = tools
         self._overrides = dataclasses.replace(given, values=values)
         self._profile, self._offline, self._client = profile, offline, client
         self._workspace = Path(workspace) if workspace is not None else None
@@ -102,7 +103,8 @@ class Session:
     def prepare(self, text: str, source: str = "<text>") -> Plan:
         """The plan of sending `text` next (nothing is sent): `send` is `execute(prepare())`.
         `source`: what the session header names as the task's origin."""
-        return with_programs(self._plan(parse_task(text, source, Path.cwd())), *self._programs)
+        plan = self._plan(parse_task(text, source, Path.cwd()))
+        return with_programs(plan, self._schema, self._tools)
 
     def execute(
         self,
@@ -147,8 +149,8 @@ class Session:
             overrides=self._overrides,
             on_event=self._on_event,
             fork=spec,
-            output_schema=self._programs[0],
-            tools=self._programs[1],
+            output_schema=self._schema,
+            tools=self._tools,
             approve=self._approve,
         )
 
