@@ -93,19 +93,33 @@ def _rewrite(
     """Put each (block, key, value) change into `messages` by copy on write: the changed
     blocks, and the messages holding them, become copies (`pairs.replaced`: in a replay, the
     same copies every turn); nothing the list held before is modified."""
+    new = _replacements(changes)
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if isinstance(content, list) and any(id(b) in new for b in content):
+            messages[index] = _rewritten(message, new)
+
+
+def _rewrite_one(
+    messages: list[dict[str, Any]], index: int, changes: list[tuple[dict[str, Any], str, Any]]
+) -> None:
+    """`_rewrite` for changes that all fall in message `index` (the caller knows where)."""
+    messages[index] = _rewritten(messages[index], _replacements(changes))
+
+
+def _replacements(changes: list[tuple[dict[str, Any], str, Any]]) -> dict[int, dict[str, Any]]:
+    """The changed copy of each block, by the id of the block it replaces."""
     new: dict[int, dict[str, Any]] = {}
     for block, key, value in changes:
         current = new.get(id(block), block)
         new[id(block)] = replaced(current, key, value)
-    for index, message in enumerate(messages):
-        content = message.get("content")
-        if not isinstance(content, list) or not any(id(b) in new for b in content):
-            continue
-        blocks = [new.get(id(b), b) for b in content]
-        ids = tuple(id(b) for b in blocks)
-        messages[index] = remembered(
-            "rewritten", message, partial(_with_content, message, blocks), ids
-        )
+    return new
+
+
+def _rewritten(message: dict[str, Any], new: Mapping[int, dict[str, Any]]) -> dict[str, Any]:
+    blocks = [new.get(id(b), b) for b in message["content"]]
+    ids = tuple(id(b) for b in blocks)
+    return remembered("rewritten", message, partial(_with_content, message, blocks), ids)
 
 
 # --- clear_thinking_20251015 -------------------------------------------------------------

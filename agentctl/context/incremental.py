@@ -1,0 +1,524 @@
+"""The server's context edits kept between the requests of one conversation: `Editor`.
+
+`engine.edit_as_server` computes a request's edits from its whole history, as a stateless
+server would. A conversation's requests mostly extend the one before (the history plus what is
+new), so an `Editor` keeps what it worked out on the previous request of the same conversation:
+the messages seen and their token counts, the tool pairs, which pairs clearing may take and what
+each frees, the thinking turns, the compaction blocks, the edited history with the clearings
+committed so far, and the walk of the "edited" trigger basis. A request that shares its first
+messages with the previous one (by value: the emulator parses each request anew, and a client
+moves its cache breakpoints among the last messages) costs what it adds; anything else (a
+different conversation, an edited history, edits the incremental form does not cover) is edited
+from scratch by the engine itself. The answers are the engine's (tests/context/
+test_incremental.py runs both on generated histories and compares them).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentctl.context import engine
+from agentctl.context.batching import Marks, _Walk
+from agentctl.context.compaction import compact_edit, compacted
+from agentctl.context.pairs import Change, Pair, _tool_blocks, candidates, pair_changes
+from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
+from agentctl.context.tokens import (
+    estimate_block_tokens,
+    estimate_message_tokens,
+    estimate_request_tokens,
+    message_blocks,
+)
+
+_THINKING = "clear_thinking_20251015"
+_TOOL_USES = "clear_tool_uses_20250919"
+
+
+@dataclass
+class _Judged:
+    """The pairs clearing may take under one (exclude_tools, clear_tool_inputs), settled ones
+    (every pair before them answered) in order, with what clearing each changes and frees."""
+
+    key: tuple[Any, ...]
+    index: list[int] = field(default_factory=list)  # into `_State.pairs`
+    pairs: list[Pair] = field(default_factory=list)
+    changes: list[list[Change]] = field(default_factory=list)
+    freed: list[int] = field(default_factory=list)
+    cum: list[int] = field(default_factory=lambda: [0])  # freed prefix sums
+    judged: int = 0  # pairs[:judged] judged
+
+    def truncate(self, pair_count: int) -> None:
+        """Forget the judgement of pairs from `pair_count` on."""
+        cut = bisect.bisect_left(self.index, pair_count)
+        del self.index[cut:], self.pairs[cut:], self.changes[cut:], self.freed[cut:]
+        del self.cum[cut + 1 :]
+        self.judged = min(self.judged, pair_count)
+
+
+@dataclass
+class _Kept:
+    """The "edited" basis walk as of message `at`, for one set of marks and base."""
+
+    key: tuple[Any, ...]
+    walk: _Walk
+    at: int
+    stripped: int  # thinking turns stripped in the messages it walked
+
+
+class _State:
+    """What one conversation's requests have shown so far (message by message, undoable)."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict[str, Any]] = []  # as received
+        self.thought: list[dict[str, Any]] = []  # ... less the thinking stripped so far
+        self.edited: list[dict[str, Any]] = []  # ... and the clearings committed so far
+        self.cum = [0]  # message token prefix sums
+        self.saved: list[int] = []  # tokens the committed edits took out of each message
+        self.thinking: list[int] = []  # assistant messages holding thinking
+        self.reported = [0]  # prefix sums of what clearing their thinking reports
+        self.unthought = [0]  # ... and of the tokens it takes out
+        self.pairs: list[Pair] = []
+        self.use_at: list[int] = []
+        self.by_id: dict[str, int] = {}
+        self.answered: list[int] = []  # pairs in the order their results came
+        self.summaries: list[int] = []  # messages holding a compaction summary
+        self.undo: list[tuple[int, int, int, int]] = []  # per message: list lengths before it
+        self.duplicates = False  # two uses with one id (then no undo: start again)
+        self.stripped = 0  # thinking[:stripped] stripped in `thought` and `edited`
+        self.cleared = 0  # judged pairs [:cleared] rewritten in `edited`
+        self.judged: _Judged | None = None
+        self.kept: _Kept | None = None
+
+
+class Editor:
+    """`engine.edit_as_server` for the requests of one conversation, each costing what it
+    adds to the previous one (see the module docstring); not thread-safe."""
+
+    def __init__(self, server: ServerModel = DEFAULT_SERVER_MODEL) -> None:
+        self.server = server
+        self._state = _State()
+        self.scratch = 0  # requests edited from scratch (a measure for tests and benches)
+
+    def edit(self, request: Mapping[str, Any]) -> engine.EditOutcome:
+        """What the server does to `request` (`engine.edit_as_server`'s answer)."""
+        plan = _plan(request)
+        messages = request.get("messages")
+        if plan is None or not isinstance(messages, list) or not self._follow(messages):
+            self._state = _State()
+            self.scratch += 1
+            return engine.edit_as_server(request, server=self.server)
+        return self._outcome(request, plan)
+
+    # --- the history ----------------------------------------------------------------------
+
+    def _follow(self, messages: list[Any]) -> bool:
+        """Bring the state to `messages`: keep the longest common prefix, add the rest
+        (False: a message is not an object)."""
+        state = self._state
+        common = _common(state.messages, messages)
+        if not all(isinstance(m, dict) for m in messages[common:]):
+            return False
+        if common < len(state.messages) and not self._rewind(common):
+            self._state = _State()
+            self.scratch += 1
+            common = 0
+        for index in range(common, len(messages)):
+            self._add(messages[index], index)
+        return True
+
+    def _add(self, message: dict[str, Any], index: int) -> None:
+        state = self._state
+        state.undo.append(
+            (len(state.pairs), len(state.answered), len(state.thinking), len(state.summaries))
+        )
+        state.messages.append(message)
+        state.thought.append(message)
+        state.edited.append(message)
+        state.saved.append(0)
+        state.cum.append(state.cum[-1] + estimate_message_tokens(message))
+        if message.get("role") == "assistant":
+            blocks = [b for b in message_blocks(message) if engine._is_thinking(b)]
+            if blocks:
+                state.thinking.append(index)
+                text = sum(engine._thinking_text_tokens(b) for b in blocks)
+                state.reported.append(state.reported[-1] + text)
+                gone = sum(estimate_block_tokens(b) for b in blocks)
+                state.unthought.append(state.unthought[-1] + gone)
+        if _summary(message):
+            state.summaries.append(index)
+        for is_use, key, block in _tool_blocks(message):
+            if is_use:
+                state.duplicates = state.duplicates or key in state.by_id
+                state.by_id[key] = len(state.pairs)
+                state.pairs.append(Pair(block, ready_at=index))
+                state.use_at.append(index)
+                continue
+            found = state.by_id.get(key)
+            if found is not None and state.pairs[found].result is None:
+                pair = state.pairs[found]
+                pair.result, pair.ready_at = block, index
+                state.answered.append(found)
+
+    def _rewind(self, count: int) -> bool:
+        """Forget the messages from `count` on; False when that cannot be undone."""
+        state = self._state
+        if state.duplicates:
+            return False
+        pairs, answered, thinking, summaries = state.undo[count]
+        first = pairs
+        for found in state.answered[answered:]:
+            pair = state.pairs[found]
+            pair.result, pair.ready_at = None, state.use_at[found]
+            first = min(first, found)
+        for pair in state.pairs[pairs:]:
+            state.by_id.pop(str(pair.use.get("id")), None)
+        del state.answered[answered:], state.pairs[pairs:], state.use_at[pairs:]
+        del state.thinking[thinking:], state.reported[thinking + 1 :]
+        del state.unthought[thinking + 1 :], state.summaries[summaries:]
+        del state.messages[count:], state.cum[count + 1 :], state.undo[count:]
+        if state.judged is not None:
+            state.judged.truncate(first)
+        committed = state.judged.index[: state.cleared] if state.judged else []
+        if state.stripped > len(state.thinking) or state.cleared > len(committed):
+            self._uncommit()
+        del state.thought[count:], state.edited[count:], state.saved[count:]
+        if state.kept is not None and state.kept.at > count:
+            state.kept = None
+        return True
+
+    def _uncommit(self, stripped: int = 0) -> None:
+        """The edited history back to the messages as received, then with the oldest
+        `stripped` thinking turns stripped again."""
+        state = self._state
+        state.thought = list(state.messages)
+        state.edited = list(state.messages)
+        state.saved = [0] * len(state.messages)
+        state.stripped = state.cleared = 0
+        state.kept = None
+        self._strip(stripped)
+
+    # --- one request ----------------------------------------------------------------------
+
+    def _outcome(self, request: Mapping[str, Any], plan: _Plan) -> engine.EditOutcome:
+        state = self._state
+        base = estimate_request_tokens({**request, "messages": []})
+        original = base + state.cum[-1]
+        applied: list[dict[str, Any]] = []
+        stripped = 0
+        if plan.thinking is not None:
+            default = self.server.default_thinking_keep(str(request.get("model", "")))
+            stripped = self._strip_count(plan.thinking, default)
+            if stripped:
+                applied.append(
+                    {
+                        "type": _THINKING,
+                        "cleared_thinking_turns": stripped,
+                        "cleared_input_tokens": state.reported[stripped],
+                    }
+                )
+        self._strip(stripped)
+        current = original - state.unthought[stripped]
+        victims, freed, tail = 0, 0, []
+        if plan.tool_uses is not None:
+            judged = self._judge(plan.tool_uses)
+            tail = self._tail(plan.tool_uses)
+            victims = self._victims(plan.tool_uses, current, base, judged, tail)
+            freed = self._freed(judged, tail, victims)
+            at_least = int((plan.tool_uses.get("clear_at_least") or {}).get("value", 0))
+            if victims and (self.server.trigger_basis == "edited" or freed >= at_least):
+                applied.append(
+                    {
+                        "type": _TOOL_USES,
+                        "cleared_tool_uses": victims,
+                        "cleared_input_tokens": freed,
+                    }
+                )
+            else:
+                victims, freed = 0, 0
+        messages = self._rewritten(victims, tail)
+        edited: dict[str, Any] = {**request, "messages": messages}
+        tokens = current - freed
+        if not plan.compaction:
+            return engine.EditOutcome(edited, applied, original, tokens)
+        return self._compacted(request, edited, applied, base, tokens)
+
+    def _strip_count(self, edit: Mapping[str, Any], default: int | None) -> int:
+        """How many of the oldest thinking turns clear_thinking strips (`_clear_thinking`)."""
+        keep = engine._keep_thinking_turns(edit, default)
+        if keep is None:
+            return 0
+        state = self._state
+        earlier = len(state.thinking)
+        if earlier and state.thinking[-1] == len(state.messages) - 2 and _answers(state):
+            earlier -= 1
+        return min(earlier, max(earlier - (keep - 1), 0))
+
+    def _strip(self, count: int) -> None:
+        """Commit the stripping of the oldest `count` thinking turns."""
+        state = self._state
+        if count < state.stripped:
+            self._uncommit()
+        for index in state.thinking[state.stripped : count]:
+            before = state.edited[index]
+            state.thought[index] = engine._unthought(state.thought[index])
+            state.edited[index] = engine._unthought(before)
+            state.saved[index] += estimate_message_tokens(before) - estimate_message_tokens(
+                state.edited[index]
+            )
+        state.stripped = max(state.stripped, count)
+
+    def _judge(self, edit: Mapping[str, Any]) -> _Judged:
+        """The settled clearable pairs under this edit's tool filters."""
+        state = self._state
+        key = (tuple(edit.get("exclude_tools") or ()), _inputs_key(edit.get("clear_tool_inputs")))
+        if state.judged is None or state.judged.key != key:
+            if state.cleared:
+                self._uncommit(state.stripped)
+            state.judged = _Judged(key)
+            state.kept = None
+        judged = state.judged
+        placeholder = self.server.placeholder
+        while judged.judged < len(state.pairs) and state.pairs[judged.judged].result is not None:
+            pair = state.pairs[judged.judged]
+            if candidates([pair], edit, self.server):
+                changes = pair_changes(pair, edit, placeholder)
+                judged.index.append(judged.judged)
+                judged.pairs.append(pair)
+                judged.changes.append(changes)
+                judged.freed.append(sum(c[3] for c in changes))
+                judged.cum.append(judged.cum[-1] + judged.freed[-1])
+            judged.judged += 1
+        return judged
+
+    def _tail(self, edit: Mapping[str, Any]) -> list[tuple[int, list[Change]]]:
+        """The clearable pairs from the first unanswered one on (judged on every request)."""
+        state = self._state
+        judged = state.judged
+        assert judged is not None
+        tail: list[tuple[int, list[Change]]] = []
+        for index in range(judged.judged, len(state.pairs)):
+            pair = state.pairs[index]
+            if candidates([pair], edit, self.server):
+                tail.append((index, pair_changes(pair, edit, self.server.placeholder)))
+        return tail
+
+    def _victims(
+        self,
+        edit: Mapping[str, Any],
+        current: int,
+        base: int,
+        judged: _Judged,
+        tail: list[tuple[int, list[Change]]],
+    ) -> int:
+        """How many of the oldest clearable pairs this request clears (`_victims`)."""
+        state = self._state
+        clearable = len(judged.index) + len(tail)
+        keep = int((edit.get("keep") or {}).get("value", engine.DEFAULT_KEEP_TOOL_USES))
+        if self.server.trigger_basis == "unedited":
+            if not engine._triggered(edit, current, len(state.pairs)):
+                return 0
+            return max(clearable - keep, 0)
+        trigger = edit.get("trigger") or engine.DEFAULT_TRIGGER
+        marks = Marks(
+            high=int(trigger["value"]),
+            low=0,
+            keep=keep,
+            at_least=int((edit.get("clear_at_least") or {}).get("value", 0)),
+            count_uses=trigger.get("type") == "tool_uses",
+        )
+        if marks.count_uses and marks.at_least == 0:
+            # every move goes as far as `keep` allows (low 0: the excess is the whole
+            # prompt, which no clearing can free), and the measure only grows
+            return max(clearable - keep, 0) if len(state.pairs) > marks.high else 0
+        return self._walk(marks, base, judged, tail)
+
+    def _walk(
+        self, marks: Marks, base: int, judged: _Judged, tail: list[tuple[int, list[Change]]]
+    ) -> int:
+        """`batching.boundary` on the history as thinking left it, walking what is new."""
+        state = self._state
+        pairs, freed = judged.pairs, judged.freed
+        if tail:
+            pairs = [*pairs, *(state.pairs[i] for i, _ in tail)]
+            freed = [*freed, *(sum(c[3] for c in changes) for _, changes in tail)]
+        key = (marks, base, judged.key)
+        kept = state.kept
+        if kept is None or kept.key != key or _restripped(state, kept):
+            kept = state.kept = _Kept(key, _Walk(base), 0, state.stripped)
+        # a message the walk passes is final once every pair before it is settled and no
+        # later stripping can shrink it
+        settled = len(state.messages)
+        if judged.judged < len(state.pairs):
+            settled = state.use_at[judged.judged]
+        if state.stripped < len(state.thinking):
+            settled = min(settled, state.thinking[state.stripped])
+        walk = kept.walk.copy()
+        messages = state.thought
+        for index in range(kept.at, len(messages)):
+            walk.step(messages, index, pairs, freed, marks, None, False)
+            if index < settled:
+                kept.walk, kept.at, kept.stripped = walk.copy(), index + 1, state.stripped
+        return walk.cleared
+
+    @staticmethod
+    def _freed(judged: _Judged, tail: list[tuple[int, list[Change]]], victims: int) -> int:
+        settled = min(victims, len(judged.index))
+        extra = sum(sum(c[3] for c in changes) for _, changes in tail[: victims - settled])
+        return judged.cum[settled] + extra
+
+    def _rewritten(
+        self, victims: int, tail: list[tuple[int, list[Change]]]
+    ) -> list[dict[str, Any]]:
+        """The edited history: the committed clearings up to `victims` (of the settled
+        pairs), and on a copy, those of unsettled pairs."""
+        state = self._state
+        judged = state.judged
+        settled = 0 if judged is None else min(victims, len(judged.index))
+        if settled < state.cleared:
+            self._uncommit(state.stripped)
+        if judged is None:
+            return list(state.edited)
+        changes = judged.changes[state.cleared : settled]
+        uses = judged.index[state.cleared : settled]
+        _apply(state.edited, state.saved, state.use_at, state.pairs, uses, changes)
+        state.cleared = max(state.cleared, settled)
+        out = list(state.edited)
+        extra = tail[: victims - settled]
+        if extra:
+            saved = [0] * len(out)
+            pick = [i for i, _ in extra]
+            _apply(out, saved, state.use_at, state.pairs, pick, [c for _, c in extra])
+        return out
+
+    def _compacted(
+        self,
+        request: Mapping[str, Any],
+        edited: dict[str, Any],
+        applied: list[dict[str, Any]],
+        base: int,
+        tokens: int,
+    ) -> engine.EditOutcome:
+        """`edit_as_server`'s compaction view: from the last summary block on."""
+        state = self._state
+        original = base + state.cum[-1]
+        if not state.summaries:
+            return engine.EditOutcome(dict(edited), applied, original, tokens)
+        at, count = state.summaries[-1], len(state.messages)
+        after = count - at - 1  # messages after the one holding the summary
+        seen = compacted({**edited, "messages": edited["messages"][at:]})
+        view = compacted({**request, "messages": request["messages"][at:]})
+        rest = state.cum[-1] - state.cum[at + 1]
+        original = base + rest + _head_tokens(view["messages"], len(view["messages"]) - after)
+        rest -= _saved(state, at + 1, edited["messages"])
+        tokens = base + rest + _head_tokens(seen["messages"], len(seen["messages"]) - after)
+        return engine.EditOutcome(seen, applied, original, tokens)
+
+
+def _saved(state: _State, start: int, messages: Sequence[Any]) -> int:
+    """Tokens the edits took out of messages[start:] (committed ones from the state's
+    tally; an uncommitted clearing of an unsettled pair measured on its message)."""
+    total = 0
+    for index in range(start, len(messages)):
+        if messages[index] is state.edited[index]:
+            total += state.saved[index]
+        else:
+            total += estimate_message_tokens(state.messages[index]) - estimate_message_tokens(
+                messages[index]
+            )
+    return total
+
+
+def _head_tokens(messages: Sequence[Mapping[str, Any]], count: int) -> int:
+    return sum(estimate_message_tokens(m) for m in messages[:count])
+
+
+def _apply(
+    messages: list[dict[str, Any]],
+    saved: list[int],
+    use_at: list[int],
+    pairs: list[Pair],
+    indexes: Sequence[int],
+    changes: Sequence[Sequence[Change]],
+) -> None:
+    """Put the changes of these pairs into `messages` (copy on write, as `engine._rewrite`),
+    adding what they free to `saved` by message."""
+    where: dict[int, list[Change]] = {}
+    for index, pair_changes_ in zip(indexes, changes, strict=True):
+        pair = pairs[index]
+        for change in pair_changes_:
+            at = use_at[index] if change[0] is pair.use else pair.ready_at
+            where.setdefault(at, []).append(change)
+    for at, found in where.items():
+        engine._rewrite_one(messages, at, [(b, k, v) for b, k, v, _ in found])
+        saved[at] += sum(c[3] for c in found)
+
+
+def _restripped(state: _State, kept: _Kept) -> bool:
+    """Whether thinking was stripped, since the walk was kept, from a message it walked."""
+    return any(i < kept.at for i in state.thinking[kept.stripped : state.stripped])
+
+
+def _answers(state: _State) -> bool:
+    """Whether the history ends with the tool results of its last assistant message."""
+    messages = state.messages
+    if len(messages) < 2 or messages[-2].get("role") != "assistant":
+        return False
+    last = messages[-1]
+    return last.get("role") == "user" and any(
+        b.get("type") == "tool_result" for b in message_blocks(last)
+    )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    thinking: Mapping[str, Any] | None
+    tool_uses: Mapping[str, Any] | None
+    compaction: bool
+
+
+def _plan(request: Mapping[str, Any]) -> _Plan | None:
+    """The request's edits in the shape the incremental form covers (at most one of each,
+    thinking before tool uses), else None."""
+    management = request.get("context_management")
+    edits = (management.get("edits") if isinstance(management, Mapping) else None) or []
+    if not isinstance(edits, list):
+        return None
+    thinking = tool_uses = None
+    for edit in edits:
+        if not isinstance(edit, Mapping):
+            return None
+        kind = edit.get("type")
+        if kind == _THINKING and thinking is None and tool_uses is None:
+            thinking = edit
+        elif kind == _TOOL_USES and tool_uses is None:
+            tool_uses = edit
+        elif kind in (_THINKING, _TOOL_USES):
+            return None
+    return _Plan(thinking, tool_uses, compact_edit(request) is not None)
+
+
+def _summary(message: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, Mapping) and b.get("type") == "compaction" and bool(b.get("content"))
+        for b in content
+    )
+
+
+def _inputs_key(flag: Any) -> Any:
+    return tuple(flag) if isinstance(flag, list | tuple) else bool(flag)
+
+
+def _common(before: list[dict[str, Any]], now: list[Any]) -> int:
+    """How many leading messages `now` shares with `before` (checked from the end of the
+    shorter one back a few messages, where clients move their cache breakpoints; 0 when the
+    history differs earlier)."""
+    end = min(len(before), len(now))
+    count = end
+    while count > 0 and end - count < 8 and before[count - 1] != now[count - 1]:
+        count -= 1
+    if count and before[:count] != now[:count]:
+        return 0
+    return count
