@@ -22,6 +22,7 @@ import hashlib
 import heapq
 import itertools
 import json
+import operator
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from typing import Any
 
 from agentctl.context import memo
 from agentctl.context.prices import min_cacheable_tokens
-from agentctl.context.tokens import Position, request_positions
+from agentctl.context.tokens import Position, message_positions, request_positions
 
 MAX_BREAKPOINTS = 4
 LOOKBACK = 20
@@ -209,11 +210,15 @@ class PromptCache:
         """Entries held, live or not yet dropped (expired ones go at the next request)."""
         return len(self._entries)
 
-    def account(self, request: Mapping[str, Any], model: str) -> CacheUsage:
-        """Usage of the (edited) request; writes entries and refreshes TTLs on reads."""
+    def account(
+        self, request: Mapping[str, Any], model: str, prefix: Prefix | None = None
+    ) -> CacheUsage:
+        """Usage of the (edited) request; writes entries and refreshes TTLs on reads.
+        `prefix`: the positions of the previous request of the same conversation, so that
+        this one computes only those it does not share (the same answer)."""
         now = self._clock()
         self._drop_expired(now)
-        plan = self._plan(request, model, now)
+        plan = self._plan(request, model, now, prefix)
         for key in plan.refresh:
             self._put(key, self._entries[key][1], now)
         for key, ttl in plan.writes:
@@ -254,12 +259,22 @@ class PromptCache:
                 j -= 1
         return best
 
-    def _plan(self, request: Mapping[str, Any], model: str, now: float) -> _Plan:
-        positions = request_positions(request)
-        points = breakpoints(request, positions)[:MAX_BREAKPOINTS]
-        keys = _prefix_keys(request, positions, model)
-        cumulative = list(itertools.accumulate(p.tokens for p in positions))
-        read_end = self._read_end(keys, _lookback_groups(positions), [i for i, _ in points], now)
+    def _plan(
+        self, request: Mapping[str, Any], model: str, now: float, prefix: Prefix | None = None
+    ) -> _Plan:
+        if prefix is None:
+            positions = request_positions(request)
+            points = breakpoints(request, positions)[:MAX_BREAKPOINTS]
+            keys = _prefix_keys(request, positions, model)
+            cumulative = list(itertools.accumulate(p.tokens for p in positions))
+            groups = _lookback_groups(positions)
+        else:
+            prefix.update(request, model)
+            positions, keys, cumulative, groups = (
+                prefix.positions, prefix.keys, prefix.cumulative, prefix.groups
+            )  # fmt: skip
+            points = prefix.breakpoints(request)[:MAX_BREAKPOINTS]
+        read_end = self._read_end(keys, groups, [i for i, _ in points], now)
         read = cumulative[read_end] if read_end >= 0 else 0
         refresh = {keys[i] for i, _ in points if i <= read_end and self._live(keys[i], now)}
         refresh |= {keys[read_end]} if read_end >= 0 else set()
@@ -282,3 +297,101 @@ def _split_writes(
         split[ttl] += cumulative[i] - start
         start = cumulative[i]
     return split
+
+
+class Prefix:
+    """The positions of the last request one conversation had accounted, with their prefix
+    keys, running token sums, lookback groups and breakpoints: the next request computes
+    only the positions after the messages it shares with this one (the same objects, or
+    equal ones), so a conversation's request costs what it adds (a clearing, which changes
+    older messages, costs what it changed and what follows)."""
+
+    def __init__(self) -> None:
+        self._head: tuple[Any, ...] | None = None
+        self._messages: list[Any] = []
+        self._starts: list[int] = []  # first position of each message
+        self._heads = 0  # positions of tools and system
+        self.positions: list[Position] = []
+        self.keys: list[str] = []
+        self._states: list[Any] = []
+        self.cumulative: list[int] = []
+        self.groups: list[int] = []
+        self._marked: list[tuple[int, str]] = []  # (position, ttl) of cache_control markers
+        self._settings = b""
+
+    def update(self, request: Mapping[str, Any], model: str) -> None:
+        """Bring the positions to `request` (tools, system and messages)."""
+        messages = list(request.get("messages") or [])
+        settings = _canonical([request.get("thinking"), request.get("tool_choice")])
+        head = (model, settings, request.get("tools"), request.get("system"))
+        if head != self._head:
+            self._head, self._settings = head, settings
+            self._messages, self._starts = [], []
+            self._cut(0)
+            self._add(request_positions({**request, "messages": []}), messages, model)
+            self._heads = len(self.positions)
+        shared = _shared_messages(self._messages, messages)
+        self._cut(self._starts[shared] if shared < len(self._starts) else len(self.positions))
+        del self._messages[shared:], self._starts[shared:]
+        for index in range(shared, len(messages)):
+            self._starts.append(len(self.positions))
+            self._add(message_positions(messages[index : index + 1], index), messages, model)
+        self._messages.extend(messages[shared:])
+
+    def _cut(self, count: int) -> None:
+        del self.positions[count:], self.keys[count:], self._states[count:]
+        del self.cumulative[count:], self.groups[count:]
+        while self._marked and self._marked[-1][0] >= count:
+            self._marked.pop()
+
+    def _add(self, positions: list[Position], messages: list[Any], model: str) -> None:
+        for position in positions:
+            count = len(self.positions)
+            digest = self._states[-1].copy() if self._states else hashlib.sha256(model.encode())
+            if position.segment == "messages" and count == self._heads:
+                digest.update(self._settings)  # message-level entries depend on these (C.5)
+            index = position.message_index
+            role = messages[index].get("role") if index >= 0 else ""
+            digest.update(f"\x00{position.segment}:{index}:{role}\x00".encode())
+            digest.update(_block_bytes(position.block))
+            kind = position.block.get("type")
+            previous = self.positions[-1].block.get("type") if count else None
+            group = (self.groups[-1] if count else -1) + (
+                0 if kind in _RUN_TYPES and kind == previous else 1
+            )
+            marker = _marker(position.block)
+            if marker:
+                self._marked.append((count, _ttl(marker)))
+            self.positions.append(position)
+            self.keys.append(digest.hexdigest())
+            self._states.append(digest)
+            self.cumulative.append((self.cumulative[-1] if count else 0) + position.tokens)
+            self.groups.append(group)
+
+    def breakpoints(self, request: Mapping[str, Any]) -> list[tuple[int, str]]:
+        """`breakpoints(request, self.positions)`, from the markers kept."""
+        found = dict(self._marked)
+        auto = request.get("cache_control")
+        if isinstance(auto, Mapping):
+            last = next(
+                (i for i in reversed(range(len(self.positions))) if _eligible(self.positions[i])),
+                None,
+            )
+            if last is not None:
+                found.setdefault(last, _ttl(auto))
+        return sorted(found.items())
+
+
+def _shared_messages(before: list[Any], now: list[Any]) -> int:
+    """How many leading messages `now` shares with `before`: the same objects (found at C
+    speed), or, where they differ, equal ones (one comparison per difference)."""
+    same = list(map(operator.is_, before, now))
+    start = 0
+    while True:
+        try:
+            index = same.index(False, start)
+        except ValueError:
+            return len(same)
+        if before[index] != now[index]:
+            return index
+        start = index + 1

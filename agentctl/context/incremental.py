@@ -100,6 +100,7 @@ class Editor:
         self.server = server
         self._state = _State()
         self.scratch = 0  # requests edited from scratch (a measure for tests and benches)
+        self._thinning = False  # this request clears thinking (later ones may strip more)
 
     def edit(self, request: Mapping[str, Any]) -> engine.EditOutcome:
         """What the server does to `request` (`engine.edit_as_server`'s answer)."""
@@ -207,6 +208,7 @@ class Editor:
         original = base + state.cum[-1]
         applied: list[dict[str, Any]] = []
         stripped = 0
+        self._thinning = plan.thinking is not None
         if plan.thinking is not None:
             default = self.server.default_thinking_keep(str(request.get("model", "")))
             stripped = self._strip_count(plan.thinking, default)
@@ -348,11 +350,12 @@ class Editor:
         if kept is None or kept.key != key or _restripped(state, kept):
             kept = state.kept = _Kept(key, _Walk(base), 0, state.stripped)
         # a message the walk passes is final once every pair before it is settled and no
-        # later stripping can shrink it
-        settled = len(state.messages)
+        # later stripping can shrink it; the last two stay out (a client moves its cache
+        # breakpoint there, and the next request then differs from this one from there)
+        settled = len(state.messages) - 2
         if judged.judged < len(state.pairs):
             settled = state.use_at[judged.judged]
-        if state.stripped < len(state.thinking):
+        if self._thinning and state.stripped < len(state.thinking):
             settled = min(settled, state.thinking[state.stripped])
         walk = kept.walk.copy()
         messages = state.thought

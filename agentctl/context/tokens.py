@@ -293,9 +293,10 @@ class Position:
     message_index: int = -1  # messages segment only
 
 
-def _message_positions(messages: Sequence[Mapping[str, Any]]) -> list[Position]:
+def message_positions(messages: Sequence[Mapping[str, Any]], start: int = 0) -> list[Position]:
+    """The positions of `messages`, the first of which is message number `start`."""
     out: list[Position] = []
-    for i, message in enumerate(messages):
+    for i, message in enumerate(messages, start):
         blocks = message_blocks(message)
         if not blocks:  # an empty message still costs its overhead
             out.append(Position("messages", {"type": "text", "text": ""}, MESSAGE_OVERHEAD, i))
@@ -317,7 +318,7 @@ def request_positions(request: Mapping[str, Any]) -> list[Position]:
         Position("system", b, estimate_block_tokens(b))
         for b in system_blocks(request.get("system"))
     ]
-    return out + _message_positions(request.get("messages") or [])
+    return out + message_positions(request.get("messages") or [])
 
 
 def estimate_message_tokens(message: Mapping[str, Any]) -> int:

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.batching import Steering
-from agentctl.context.cache import CacheUsage, PromptCache
-from agentctl.context.compaction import Compaction, compact, compact_edit, compacted
+from agentctl.context.cache import CacheUsage, Prefix, PromptCache
+from agentctl.context.compaction import Compaction, compact
 from agentctl.context.engine import EditOutcome, edit_as_server, validate_edits
+from agentctl.context.incremental import Editor
 from agentctl.context.memo import replay_memo
-from agentctl.context.tokens import estimate_request_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import Profile
@@ -108,8 +108,12 @@ def calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
 
 
 def _calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
+    editor, steering = Editor(settings.server), Steering()
     pairs = [
-        (t.usage.prompt_tokens + t.cleared_input_tokens, _unedited_estimate(t, settings))
+        (
+            t.usage.prompt_tokens + t.cleared_input_tokens,
+            _unedited_estimate(t, settings, editor, steering),
+        )
         for t in session.turns
         if not t.usage.compactions  # its prompt is two calls' (the summary's and the reply's)
     ]
@@ -121,10 +125,12 @@ def _calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
     return EstimatorFit(factor, max(errors), sum(errors) / len(errors), len(pairs))
 
 
-def _unedited_estimate(turn: TurnRecord, settings: ReplaySettings) -> int:
-    """The prompt as sent, less what precedes a compaction block (never billed)."""
-    request = replay_request(turn, settings)
-    return estimate_request_tokens(compacted(request) if compact_edit(request) else request)
+def _unedited_estimate(
+    turn: TurnRecord, settings: ReplaySettings, editor: Editor, steering: Steering
+) -> int:
+    """The prompt as sent, less what precedes a compaction block (never billed): the
+    engine's `original_input_tokens`, from an editor kept across the turns."""
+    return editor.edit(replay_request(turn, settings, steering=steering)).original_input_tokens
 
 
 def simulate(
@@ -157,6 +163,7 @@ def _simulate(
     summaries = _Summaries()
     recorded: dict[int, int] = {}  # what the turns so far reported (`recorded_sizes`)
     steering = _Steer(recorded)
+    editor, prefix = Editor(settings.server), Prefix()
     for turn in session.turns:
         clock.now = turn.ts
         if session.offline and turns and turn.segment != session.turns[len(turns) - 1].segment:
@@ -169,11 +176,11 @@ def _simulate(
         recorded.update(recorded_sizes([turn], factor))
         if not turns:
             _check(request, session, settings)
-        outcome = edit_request(request, settings)
+        outcome = editor.edit(request)
         done = compact(outcome.request)
         figures: CacheUsage | None
         if done is None:
-            figures, extra = cache.account(outcome.request, session.model), Usage()
+            figures, extra = cache.account(outcome.request, session.model, prefix), Usage()
         else:
             figures, extra = _compaction_figures(cache, outcome.request, done, session.model)
             summaries.add(len(turn.messages), done.summary)

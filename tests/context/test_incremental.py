@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from agentctl.context.cache import Prefix, PromptCache
 from agentctl.context.engine import edit_as_server
 from agentctl.context.incremental import Editor
 from agentctl.context.memo import replay_memo
@@ -201,3 +202,24 @@ def test_a_request_that_extends_the_last_costs_what_it_adds() -> None:
     assert editor.scratch == 0
     kept = editor._state.kept
     assert kept is not None and kept.at >= len(history) - 4
+
+
+def test_the_cache_kept_between_requests_accounts_as_from_scratch() -> None:
+    """`cache.Prefix`: the same usage and the same entries as the whole prompt every time."""
+    compared, read = 0, 0
+    for seed in SEEDS[:24]:
+        now = [0.0]
+        fresh, kept = PromptCache(lambda: now[0]), PromptCache(lambda: now[0])
+        prefix, editor = Prefix(), Editor()
+        for body in requests(seed):
+            now[0] += random.Random(seed * 7 + compared).choice((1.0, 30.0, 400.0))
+            edited = editor.edit(body).request
+            if compared % 3 == 0:
+                edited["cache_control"] = MARKER  # the automatic breakpoint
+            model = str(body["model"])
+            usage = kept.account(edited, model, prefix)
+            assert usage == fresh.account(edited, model), seed
+            read += usage.cache_read_input_tokens
+            compared += 1
+        assert kept._entries == fresh._entries
+    assert compared > 300 and read > 0
