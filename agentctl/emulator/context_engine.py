@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentctl.context.cache import PromptCache, validate_cache_control
+from agentctl.context.cache import Prefix, PromptCache, strip_cache_control, validate_cache_control
 from agentctl.context.compaction import compact
-from agentctl.context.engine import edit_as_server, validate_edits
+from agentctl.context.engine import validate_edits
+from agentctl.context.incremental import Editor
 from agentctl.context.tokens import estimate_block_tokens
 from agentctl.context.validate import validate_compaction_blocks
 
@@ -58,12 +63,46 @@ class ContextEngine(Protocol):
         ...
 
 
+# Conversations whose editing state the engine keeps (the least recently used go first):
+# their messages, token counts, pairs and cache positions, so that a request that extends an
+# earlier one costs what it adds.
+CONVERSATIONS = 64
+
+
+class _Conversation:
+    """One conversation's incremental state: its editor and its cache positions."""
+
+    def __init__(self, server: ServerModel) -> None:
+        self.editor = Editor(server)
+        self.prefix = Prefix()
+        self.lock = threading.Lock()
+
+
 class SharedEngine:
-    """The project's one implementation of clearing and caching (`agentctl.context`)."""
+    """The project's one implementation of clearing and caching (`agentctl.context`).
+
+    Requests are told apart by conversation (the model and the first two messages, cache
+    markers aside: a thread's continuations and a client resending its whole history alike),
+    and each conversation's last request is kept (`context.incremental.Editor`,
+    `context.cache.Prefix`) for at most `CONVERSATIONS` conversations."""
 
     def __init__(self, clock: Callable[[], float], server: ServerModel) -> None:
         self._cache = PromptCache(clock)  # lives as long as the emulator, across requests
         self.server = server
+        self._conversations: OrderedDict[str, _Conversation] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _conversation(self, request: Json) -> _Conversation:
+        messages = request.get("messages")
+        head = messages[:2] if isinstance(messages, list) else None
+        text = json.dumps([request.get("model"), strip_cache_control(head)], sort_keys=True)
+        key = hashlib.sha256(text.encode()).hexdigest()
+        with self._lock:
+            found = self._conversations.pop(key, None) or _Conversation(self.server)
+            self._conversations[key] = found
+            while len(self._conversations) > CONVERSATIONS:
+                self._conversations.popitem(last=False)
+        return found
 
     def validate(self, request: Json) -> str | None:
         return (
@@ -73,7 +112,9 @@ class SharedEngine:
         )
 
     def edit(self, request: Json) -> Edited:
-        outcome = edit_as_server(request, server=self.server)
+        conversation = self._conversation(request)
+        with conversation.lock:
+            outcome = conversation.editor.edit(request)
         management = request.get("context_management")
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
@@ -82,7 +123,9 @@ class SharedEngine:
         return compact(edited_request)
 
     def account(self, edited_request: Json, model: str) -> CacheUsage:
-        return self._cache.account(edited_request, model)
+        conversation = self._conversation(edited_request)
+        with conversation.lock:
+            return self._cache.account(edited_request, model, conversation.prefix)
 
     def peek(self, request: Json, model: str) -> CacheUsage:
         return self._cache.peek(request, model)

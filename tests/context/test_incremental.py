@@ -70,7 +70,9 @@ def conversation(draw: random.Random, turns: int, unanswered: float = 0.07) -> l
             found = {"type": "web_search_tool_result", "tool_use_id": use["id"],
                      "content": [{"type": "text", "text": _text(draw, 20, 90)}]}  # fmt: skip
             blocks += [use, found]
-        messages.append({"role": "assistant", "content": blocks or [{"type": "text", "text": "ok"}]})
+        messages.append(
+            {"role": "assistant", "content": blocks or [{"type": "text", "text": "ok"}]}
+        )
         if draw.random() < 0.15:
             results.append({"type": "text", "text": _text(draw, 2, 8)})
         messages.append({"role": "user", "content": results or _text(draw, 1, 5)})
@@ -107,7 +109,9 @@ def edits(draw: random.Random, request: int, boundary: list[int]) -> list[Json]:
             tool["clear_tool_inputs"] = draw.choice((True, ["read"], ["write", "search"]))
         out.append(tool)
     if draw.random() < 0.3:
-        out.append({"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50000}})
+        out.append(
+            {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 50000}}
+        )
     if draw.random() < 0.02:
         out.reverse()  # tool uses before thinking: the incremental form leaves it to the engine
     return out
@@ -163,7 +167,9 @@ def _same(seed: int, server: ServerModel, shared: bool) -> int:
     return compared
 
 
-@pytest.mark.parametrize("server", SERVERS, ids=lambda s: f"{s.trigger_basis}-{s.min_result_tokens}")
+@pytest.mark.parametrize(
+    "server", SERVERS, ids=lambda s: f"{s.trigger_basis}-{s.min_result_tokens}"
+)
 def test_the_incremental_engine_edits_as_the_engine_does(server: ServerModel) -> None:
     compared = sum(_same(seed, server, shared=False) for seed in SEEDS)
     assert compared > 500
