@@ -15,7 +15,8 @@ this process). Measured in one run:
   (least squares on the logs), and the same for the bytes sent (the emulator's count of
   request bytes) and the client's peak RSS growth (`ru_maxrss` of a fresh child process);
 - with --long N: one N-turn session (clearing + compaction as the default profile has
-  them), its prompt at the end, peak RSS and per-turn CPU of its first and last 100 turns.
+  them), its prompt at the end, peak RSS and per-turn CPU of its first and last 100 turns,
+  the client's and the emulator's (CPU of its process, read from /proc at each turn).
 `--profile TURNS` runs one agentctl session under cProfile and prints the top functions.
 """
 
@@ -78,11 +79,17 @@ class Server:
         self.proc.terminate()
         self.proc.wait(30)
 
+    def cpu(self) -> float:
+        """CPU seconds (user + system) the emulator process has used so far."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
 
 @dataclass
 class Session:
     label: str
     times: list[float] = field(default_factory=list)  # process CPU after each turn
+    served: list[float] = field(default_factory=list)  # the emulator's CPU after each turn
     last_prompt: int = 0  # prompt tokens of the last turn
 
     def per_turn_ms(self, first: int, last: int) -> float:
@@ -91,7 +98,13 @@ class Session:
 
 
 def run_agentctl(
-    url: str, work: Path, turns: int, threads: bool, sets: dict[str, Any], counting: bool = False
+    url: str,
+    work: Path,
+    turns: int,
+    threads: bool,
+    sets: dict[str, Any],
+    counting: bool = False,
+    server: Server | None = None,
 ) -> Session:
     import agentctl
     from agentctl.types import TurnEvent
@@ -109,6 +122,8 @@ def run_agentctl(
         if isinstance(event, TurnEvent):
             session.times.append(time.process_time() - start)
             session.last_prompt = event.usage.prompt_tokens
+            if server is not None:
+                session.served.append(server.cpu())
 
     client = counting_client(url) if counting else None
     agentctl.run("Read the files.", profile=profile, workspace=work, on_event=on_event,
@@ -215,13 +230,16 @@ def measured_session(turns: int, threads: bool, sets: dict[str, Any]) -> dict[st
             import agentctl  # noqa: F401
 
             base = rss_kb()
-            session = run_agentctl(server.url, work, turns, threads, sets, counting=True)
+            session = run_agentctl(server.url, work, turns, threads, sets, True, server)
             rss = max(rss_kb() - base, 1)
             wrote = SENT[0]
         finally:
             server.close()
-    t = session.times
+    t, e = session.times, session.served
+    window = min(100, len(t) - 1)
     return {
+        "emulator_first_100_ms": (e[window] - e[0]) * 1000 / window,
+        "emulator_last_100_ms": (e[-1] - e[-1 - window]) * 1000 / window,
         "cpu_s": t[-1] - t[0],
         "rss_kb": rss,
         "bytes": wrote,
@@ -271,7 +289,10 @@ def long_rows(turns: int) -> list[str]:
         f"{LONG_SETS['context_editing.compaction.trigger']:,} tokens): "
         f"{r['turns']:.0f} turns, prompt at the end {r['last_prompt']:.0f} tokens, "
         f"RSS +{r['rss_kb'] / 1024:.0f} MB, CPU per turn: first 100 {r['first_100_ms']:.2f} ms, "
-        f"last 100 {r['last_100_ms']:.2f} ms (ratio {r['last_100_ms'] / r['first_100_ms']:.2f})"
+        f"last 100 {r['last_100_ms']:.2f} ms (ratio {r['last_100_ms'] / r['first_100_ms']:.2f}); "
+        f"emulator CPU per request: first 100 {r['emulator_first_100_ms']:.2f} ms, last 100 "
+        f"{r['emulator_last_100_ms']:.2f} ms (ratio "
+        f"{r['emulator_last_100_ms'] / max(r['emulator_first_100_ms'], 1e-9):.2f})"
     ]
 
 

@@ -105,9 +105,15 @@ def breakpoints(request: Mapping[str, Any], positions: list[Position]) -> list[t
     return sorted(found.items())
 
 
-def validate_cache_control(request: Mapping[str, Any]) -> str | None:
-    """The API's 400 message when a request has more than 4 breakpoints, or None."""
-    count = len(breakpoints(request, request_positions(request)))
+def validate_cache_control(
+    request: Mapping[str, Any], markers: MarkerCount | None = None
+) -> str | None:
+    """The API's 400 message when a request has more than 4 breakpoints, or None.
+    `markers`: the count kept from the previous request of the same conversation."""
+    if markers is None:
+        count = len(breakpoints(request, request_positions(request)))
+    else:
+        count = markers.count(request)
     if count > MAX_BREAKPOINTS:
         limit = MAX_BREAKPOINTS
         return f"A maximum of {limit} blocks with cache_control may be provided. Found {count}."
@@ -382,16 +388,54 @@ class Prefix:
         return sorted(found.items())
 
 
+class MarkerCount:
+    """`len(breakpoints(request, request_positions(request)))` for the requests of one
+    conversation, counting the markers of the messages it has not seen before only."""
+
+    def __init__(self) -> None:
+        self._messages: list[Any] = []
+        self._sums = [0]  # marked positions in the first n messages
+
+    def count(self, request: Mapping[str, Any]) -> int:
+        messages = list(request.get("messages") or [])
+        shared = _shared_messages(self._messages, messages)
+        del self._messages[shared:], self._sums[shared + 1 :]
+        for index in range(shared, len(messages)):
+            positions = message_positions(messages[index : index + 1])
+            marked = sum(1 for p in positions if _marker(p.block))
+            self._messages.append(messages[index])
+            self._sums.append(self._sums[-1] + marked)
+        head = request_positions({**request, "messages": []})
+        count = self._sums[-1] + sum(1 for p in head if _marker(p.block))
+        if isinstance(request.get("cache_control"), Mapping):
+            last = _last_eligible(head, messages)
+            count += last is not None and not _marker(last.block)
+        return count
+
+
+def _last_eligible(head: list[Position], messages: list[Any]) -> Position | None:
+    """The last position that can carry the automatic breakpoint, looked for from the end."""
+    for index in range(len(messages) - 1, -1, -1):
+        for position in reversed(message_positions(messages[index : index + 1], index)):
+            if _eligible(position):
+                return position
+    return next((p for p in reversed(head) if _eligible(p)), None)
+
+
 def _shared_messages(before: list[Any], now: list[Any]) -> int:
     """How many leading messages `now` shares with `before`: the same objects (found at C
-    speed), or, where they differ, equal ones (one comparison per difference)."""
+    speed), or equal ones (a history parsed anew, whose last messages may have moved their
+    cache markers: compared at C speed up to them), else one comparison per difference."""
     same = list(map(operator.is_, before, now))
-    start = 0
-    while True:
-        try:
-            index = same.index(False, start)
-        except ValueError:
-            return len(same)
-        if before[index] != now[index]:
-            return index
-        start = index + 1
+    try:
+        start = same.index(False)
+    except ValueError:
+        return len(same)
+    end = len(same)
+    while end > start and end > len(same) - 8 and before[end - 1] != now[end - 1]:
+        end -= 1
+    if before[start:end] == now[start:end]:
+        return end
+    while start < len(same) and (same[start] or before[start] == now[start]):
+        start += 1
+    return start

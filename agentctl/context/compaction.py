@@ -126,11 +126,14 @@ def trigger_of(edit: Mapping[str, Any]) -> int:
     return DEFAULT_COMPACT_TRIGGER
 
 
-def compact(request: Mapping[str, Any]) -> Compaction | None:
+def compact(request: Mapping[str, Any], tokens: int | None = None) -> Compaction | None:
     """The compaction the server makes for `request` (already compacted and edited), if its
-    prompt reaches the trigger ("reach": >=, after the docs' wording); None otherwise."""
+    prompt reaches the trigger ("reach": >=, after the docs' wording); None otherwise.
+    `tokens`: the request's `estimate_request_tokens`, when the caller has it."""
     edit = compact_edit(request)
-    if edit is None or estimate_request_tokens(request) < trigger_of(edit):
+    if edit is None:
+        return None
+    if (estimate_request_tokens(request) if tokens is None else tokens) < trigger_of(edit):
         return None
     return summarized(request, edit.get("instructions"), edit.get("pause_after_compaction") is True)
 

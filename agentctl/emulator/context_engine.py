@@ -10,7 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agentctl.context.cache import Prefix, PromptCache, strip_cache_control, validate_cache_control
+from agentctl.context.cache import (
+    MarkerCount,
+    Prefix,
+    PromptCache,
+    strip_cache_control,
+    validate_cache_control,
+)
 from agentctl.context.compaction import compact
 from agentctl.context.engine import validate_edits
 from agentctl.context.incremental import Editor
@@ -75,6 +81,7 @@ class _Conversation:
     def __init__(self, server: ServerModel) -> None:
         self.editor = Editor(server)
         self.prefix = Prefix()
+        self.markers = MarkerCount()
         self.lock = threading.Lock()
 
 
@@ -91,6 +98,9 @@ class SharedEngine:
         self.server = server
         self._conversations: OrderedDict[str, _Conversation] = OrderedDict()
         self._lock = threading.Lock()
+        # the token counts of the latest edited requests, by identity (each entry holds its
+        # request, so an id is not reused while it is here)
+        self._edited: OrderedDict[int, tuple[Json, int]] = OrderedDict()
 
     def _conversation(self, request: Json) -> _Conversation:
         messages = request.get("messages")
@@ -105,22 +115,30 @@ class SharedEngine:
         return found
 
     def validate(self, request: Json) -> str | None:
-        return (
-            validate_edits(request)
-            or validate_compaction_blocks(request)
-            or validate_cache_control(request)
-        )
+        problem = validate_edits(request) or validate_compaction_blocks(request)
+        if problem:
+            return problem
+        conversation = self._conversation(request)
+        with conversation.lock:
+            return validate_cache_control(request, conversation.markers)
 
     def edit(self, request: Json) -> Edited:
         conversation = self._conversation(request)
         with conversation.lock:
             outcome = conversation.editor.edit(request)
+        with self._lock:
+            self._edited[id(outcome.request)] = (outcome.request, outcome.input_tokens)
+            while len(self._edited) > CONVERSATIONS:
+                self._edited.popitem(last=False)
         management = request.get("context_management")
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 
     def compact(self, edited_request: Json) -> Compaction | None:
-        return compact(edited_request)
+        with self._lock:
+            held = self._edited.get(id(edited_request))
+        tokens = held[1] if held is not None and held[0] is edited_request else None
+        return compact(edited_request, tokens)
 
     def account(self, edited_request: Json, model: str) -> CacheUsage:
         conversation = self._conversation(edited_request)

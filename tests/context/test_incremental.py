@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from agentctl.context.cache import Prefix, PromptCache
+from agentctl.context.cache import MarkerCount, Prefix, PromptCache, breakpoints
 from agentctl.context.engine import edit_as_server
 from agentctl.context.incremental import Editor
 from agentctl.context.memo import replay_memo
 from agentctl.context.server_model import ServerModel
+from agentctl.context.tokens import request_positions
 
 Json = dict[str, Any]
 WORDS = ("alpha", "beta", "gamma", "delta", "shard", "queue", "lease", "token", "42", "é")
@@ -213,8 +214,8 @@ def test_a_request_that_extends_the_last_costs_what_it_adds() -> None:
 def test_the_cache_kept_between_requests_accounts_as_from_scratch() -> None:
     """`cache.Prefix`: the same usage and the same entries as the whole prompt every time."""
     compared, read = 0, 0
+    now = [0.0]
     for seed in SEEDS[:24]:
-        now = [0.0]
         fresh, kept = PromptCache(lambda: now[0]), PromptCache(lambda: now[0])
         prefix, editor = Prefix(), Editor()
         for body in requests(seed):
@@ -229,3 +230,22 @@ def test_the_cache_kept_between_requests_accounts_as_from_scratch() -> None:
             compared += 1
         assert kept._entries == fresh._entries
     assert compared > 300 and read > 0
+
+
+def test_the_markers_counted_between_requests_are_the_breakpoints() -> None:
+    """`cache.MarkerCount` against `breakpoints` on the whole request."""
+    compared = 0
+    for seed in SEEDS[:12]:
+        markers = MarkerCount()
+        for body in requests(seed):
+            sent = json.loads(json.dumps(body))
+            if compared % 4 == 0:
+                sent["cache_control"] = MARKER
+            if compared % 5 == 0 and len(sent["messages"]) > 3:  # markers further back too
+                block = sent["messages"][-3]["content"]
+                if isinstance(block, list) and block:
+                    block[0]["cache_control"] = MARKER
+            whole = len(breakpoints(sent, request_positions(sent)))
+            assert markers.count(sent) == whole, seed
+            compared += 1
+    assert compared > 150
