@@ -120,6 +120,9 @@ class _Walk:
         # the latest reported size in the view (a message count), and counts looked up below
         self.latest: int | None = None
         self.scanned = 1
+        # (view start, cleared, n): pairs[cleared:n] are answered and came before the view,
+        # so they free nothing: a move from there need not walk them again
+        self.skip = (-1, -1, 0)
 
     def copy(self) -> _Walk:
         """The same state; `marks` is shared (a step only ever (re)writes its own count)."""
@@ -148,8 +151,10 @@ class _Walk:
         size = self.measure(index + 1, measured, unedited)
         if (self.uses if marks.count_uses else size) > marks.high:
             excess = size - marks.low
-            target, gain = _move(pairs, freed, self.start, self.cleared, self.ready - marks.keep,
-                                 excess)  # fmt: skip
+            known = self.skip[2] if self.skip[:2] == (self.start, self.cleared) else 0
+            target, gain, run = _move(pairs, freed, self.start, self.cleared,
+                                      self.ready - marks.keep, excess, known)  # fmt: skip
+            self.skip = (self.start, self.cleared, run)
             if target > self.cleared and gain >= marks.at_least:
                 self.cleared, self.gone = target, self.gone + gain
         self.mark(index + 1)
@@ -292,16 +297,34 @@ class Steering:
 
 
 def _move(
-    pairs: Sequence[Pair], freed: Sequence[int], view: int, start: int, limit: int, excess: int
-) -> tuple[int, int]:
+    pairs: Sequence[Pair],
+    freed: Sequence[int],
+    view: int,
+    start: int,
+    limit: int,
+    excess: int,
+    known: int = 0,
+) -> tuple[int, int, int]:
     """From `start`, the fewest further pairs (up to `limit`) that free at least `excess`;
-    a pair whose result came before the view's first message (`view`) frees nothing."""
-    end, gain = start, 0
+    a pair whose result came before the view's first message (`view`) frees nothing.
+    `known`: pairs[start:known] are known to be such pairs (answered: their place is final),
+    and are passed over at once. Returns the end, the gain and how far such pairs go from
+    `start` (as far as this move looked)."""
+    if excess <= 0 or limit <= start:
+        return start, 0, max(known, start)
+    end, gain = max(start, min(known, limit)), 0
+    run, running = end, True
     while end < limit and gain < excess:
-        if pairs[end].ready_at >= view:
+        pair = pairs[end]
+        if pair.ready_at >= view:
             gain += freed[end]
+            running = False
+        elif running and pair.result is not None:
+            run = end + 1
+        else:
+            running = False
         end += 1
-    return end, gain
+    return end, gain, max(run, known)
 
 
 def has_compaction(message: Mapping[str, Any]) -> bool:

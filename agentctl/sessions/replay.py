@@ -97,7 +97,7 @@ def replay_request(
     the same `measured`), so a turn walks only what it adds (same answer)."""
     body = strip_cache_control({k: v for k, v in turn.body.items() if k not in _NOT_BODY})
     body.pop("context_management", None)
-    body["messages"] = list(turn.messages)
+    body["messages"] = list(turn.messages[:])  # a view's slice is a list made at C speed
     cm = build_context_management(
         settings.editing, body, settings.steering, measured, True, steering
     )
