@@ -120,9 +120,9 @@ class _Walk:
         # the latest reported size in the view (a message count), and counts looked up below
         self.latest: int | None = None
         self.scanned = 1
-        # (view start, cleared, n): pairs[cleared:n] are answered and came before the view,
-        # so they free nothing: a move from there need not walk them again
-        self.skip = (-1, -1, 0)
+        # (view start, cleared, end, gain): the last move from `cleared` walked every pair
+        # up to `end` and they freed `gain`, too little: the next one goes on from there
+        self.tried = (-1, -1, 0, 0)
 
     def copy(self) -> _Walk:
         """The same state; `marks` is shared (a step only ever (re)writes its own count)."""
@@ -151,10 +151,11 @@ class _Walk:
         size = self.measure(index + 1, measured, unedited)
         if (self.uses if marks.count_uses else size) > marks.high:
             excess = size - marks.low
-            known = self.skip[2] if self.skip[:2] == (self.start, self.cleared) else 0
-            target, gain, run = _move(pairs, freed, self.start, self.cleared,
-                                      self.ready - marks.keep, excess, known)  # fmt: skip
-            self.skip = (self.start, self.cleared, run)
+            limit = self.ready - marks.keep
+            tried = self.tried[2:] if self.tried[:2] == (self.start, self.cleared) else None
+            target, gain = _move(pairs, freed, self.start, self.cleared, limit, excess, tried)
+            if target >= limit and gain < excess:
+                self.tried = (self.start, self.cleared, target, gain)
             if target > self.cleared and gain >= marks.at_least:
                 self.cleared, self.gone = target, self.gone + gain
         self.mark(index + 1)
@@ -303,28 +304,21 @@ def _move(
     start: int,
     limit: int,
     excess: int,
-    known: int = 0,
-) -> tuple[int, int, int]:
+    tried: tuple[int, int] | None = None,
+) -> tuple[int, int]:
     """From `start`, the fewest further pairs (up to `limit`) that free at least `excess`;
     a pair whose result came before the view's first message (`view`) frees nothing.
-    `known`: pairs[start:known] are known to be such pairs (answered: their place is final),
-    and are passed over at once. Returns the end, the gain and how far such pairs go from
-    `start` (as far as this move looked)."""
-    if excess <= 0 or limit <= start:
-        return start, 0, max(known, start)
-    end, gain = max(start, min(known, limit)), 0
-    run, running = end, True
+    `tried`: (end, gain) of an earlier move from the same start that took every pair up to
+    `end` and fell short (the pairs there are settled): a move that needs more goes on from
+    there instead of walking them again (the same answer)."""
+    end, gain = start, 0
+    if tried is not None and start <= tried[0] <= limit and tried[1] < excess:
+        end, gain = tried
     while end < limit and gain < excess:
-        pair = pairs[end]
-        if pair.ready_at >= view:
+        if pairs[end].ready_at >= view:
             gain += freed[end]
-            running = False
-        elif running and pair.result is not None:
-            run = end + 1
-        else:
-            running = False
         end += 1
-    return end, gain, max(run, known)
+    return end, gain
 
 
 def has_compaction(message: Mapping[str, Any]) -> bool:

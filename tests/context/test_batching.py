@@ -164,21 +164,22 @@ def _naive_move(
     return end, gain
 
 
-def test_a_move_passes_over_the_pairs_before_the_view_as_a_walk_through_them_does() -> None:
-    """`_move` told how far the answered pairs before the view go (`known`, from an earlier
-    move at the same start) ends where walking them one by one ends (1,000 drawn cases)."""
+def test_a_move_goes_on_from_where_a_move_that_fell_short_stopped() -> None:
+    """`_move` told where an earlier move from the same start ran out of pairs (`tried`)
+    ends where walking them all again ends (1,000 drawn cases, growing limits)."""
     draw = random.Random(11)
-    skipped = 0
+    resumed = 0
     for _ in range(1000):
         count = draw.randint(0, 30)
-        pairs = [Pair({"id": str(i)}, {} if draw.random() < 0.9 else None, draw.randint(0, 40))
-                 for i in range(count)]  # fmt: skip
+        pairs = [Pair({"id": str(i)}, {}, draw.randint(0, 40)) for i in range(count)]
         freed = [draw.randint(0, 50) for _ in range(count)]
         view, start = draw.randint(0, 40), draw.randint(0, count)
-        first = _move(pairs, freed, view, start, draw.randint(0, count), draw.randint(-5, 300))
-        for _ in range(3):
-            limit, excess = draw.randint(0, count), draw.randint(-5, 300)
-            got = _move(pairs, freed, view, start, limit, excess, first[2])
-            assert got[:2] == _naive_move(pairs, freed, view, start, limit, excess)
-            skipped += first[2] > start
-    assert skipped > 100
+        limit, tried = start, None
+        for _ in range(4):
+            limit, excess = draw.randint(limit, count), draw.randint(-5, 400)
+            got = _move(pairs, freed, view, start, limit, excess, tried)
+            assert got == _naive_move(pairs, freed, view, start, limit, excess)
+            resumed += tried is not None and tried[1] < excess
+            if got[0] >= limit and got[1] < excess:
+                tried = got
+    assert resumed > 300
