@@ -250,6 +250,10 @@ def _server_tool_tokens(kind: str) -> int:
 
 def estimate_tool_tokens(tool: Mapping[str, Any]) -> int:
     """One tool definition: custom = name + description + schema; typed tools a fixed cost."""
+    return remembered("tool", tool, lambda: _tool_tokens(tool))
+
+
+def _tool_tokens(tool: Mapping[str, Any]) -> int:
     kind = tool.get("type")
     if kind not in (None, "custom") and "input_schema" not in tool:
         return _server_tool_tokens(str(kind))

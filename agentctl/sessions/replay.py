@@ -16,9 +16,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from agentctl.agent.request import build_context_management, cache_control, place_breakpoints
+from agentctl.context import memo
 from agentctl.context.batching import Steering
 from agentctl.context.cache import strip_cache_control
 from agentctl.context.calibration import resolve_server_model
@@ -85,6 +87,15 @@ def recorded_sizes(turns: Sequence[TurnRecord], factor: float = 1.0) -> dict[int
     return sizes
 
 
+def _plain_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The recorded body without what a replay replaces: its cache markers, its
+    `context_management` and what travels as headers (once per turn in a replay scope: the
+    candidates of `tune` share it; nothing modifies it)."""
+    plain = strip_cache_control({k: v for k, v in body.items() if k not in _NOT_BODY})
+    plain.pop("context_management", None)
+    return plain  # type: ignore[no-any-return]
+
+
 def replay_request(
     turn: TurnRecord,
     settings: ReplaySettings,
@@ -95,8 +106,7 @@ def replay_request(
     `recorded_sizes` of the turns before it (None: batched clearing steers on estimates);
     `steering`: batched clearing's walk kept from the previous turn of the same replay (with
     the same `measured`), so a turn walks only what it adds (same answer)."""
-    body = strip_cache_control({k: v for k, v in turn.body.items() if k not in _NOT_BODY})
-    body.pop("context_management", None)
+    body = dict(memo.remembered("replay-body", turn.body, partial(_plain_body, turn.body)))
     body["messages"] = list(turn.messages[:])  # a view's slice is a list made at C speed
     cm = build_context_management(
         settings.editing, body, settings.steering, measured, True, steering

@@ -17,6 +17,7 @@ multiplied by it. For emulator runs the factor is exactly 1.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -54,8 +55,9 @@ class Simulation:
     turns: tuple[Turn, ...]
     costs: tuple[float | None, ...]
 
-    @property
+    @functools.cached_property
     def usage(self) -> Usage:
+        """The sum of the turns' usage (computed once: `tune` ranks by it again and again)."""
         return sum((t.usage for t in self.turns), Usage())
 
     @property
