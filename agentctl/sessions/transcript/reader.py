@@ -358,6 +358,7 @@ def _decoded(
         except ValueError as err:
             if last and not line.endswith(b"\n") and not isinstance(err, MalformedRecord):
                 warnings.append(_cut_warning(path, number))
+                yield number, line, None  # its bytes count: a writer checks the file's size
                 return
             raise UsageError(_malformed(path, number, err)) from None
         yield number, line, record
