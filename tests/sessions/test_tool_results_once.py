@@ -147,3 +147,11 @@ def test_a_reference_to_no_recorded_result_names_the_line(tmp_path: Path) -> Non
     with pytest.raises(MalformedRecord, match="must be a list of strings"):
         from_json({"type": "message", "index": 0, "message": {"role": "user", "content": []},
                    "result_refs": [1]})  # fmt: skip
+
+
+def test_only_a_message_record_reads_as_version_2() -> None:
+    message = {"v": 2, "type": "message", "index": 0, "message": {"role": "user", "content": "x"}}
+    assert isinstance(from_json(message), MessageRecord)
+    for newer in ({**message, "v": 3}, {"v": 2, "type": "event", "event": {"event": "start"}}):
+        with pytest.raises(MalformedRecord, match="newer than this agentctl reads"):
+            from_json(newer)

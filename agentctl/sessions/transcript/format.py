@@ -15,10 +15,12 @@ from typing import Any, ClassVar
 
 from agentctl.types import USAGE_OBJECTS, USAGE_TOKENS, usage_fields
 
-# The newest version this agentctl reads. A record is written with the lowest version that
-# reads it right: 1, except a message whose tool results are left to their `tool_result`
-# records (2), which an agentctl that reads only version 1 would take for empty results.
+# The newest version of the format, which only message records have reached: a message whose
+# tool results are left to their `tool_result` records is version 2 (an agentctl that reads
+# version 1 refuses it instead of taking the results for empty); every other record, and a
+# message without references, is written as version 1, the newest of its type.
 FORMAT_VERSION = 2
+_NEWEST = {"message": 2}  # by record type; 1 for the others
 # How a run's tokens were billed: at list price (the Messages API) or at the Message Batches
 # discount. Absent in transcripts written before the field existed: those runs were list.
 LIST_PRICE, BATCH_PRICE = "list", "batch"
@@ -294,7 +296,7 @@ def to_json(record: Record) -> dict[str, Any]:
     if isinstance(record, MessageRecord):
         refs = fields.pop("result_refs")
         if refs:
-            fields["result_refs"], version = list(refs), 2
+            fields["result_refs"], version = list(refs), _NEWEST[record.TYPE]
     return {"v": version, "type": record.TYPE, "ts": record.ts, **fields}
 
 
@@ -305,12 +307,12 @@ def from_json(data: object) -> Record | None:
     """
     if not isinstance(data, dict):
         raise MalformedRecord("not a JSON object")
-    version = data.get("v", FORMAT_VERSION)
+    version = data.get("v", 1)
     if not isinstance(version, int) or isinstance(version, bool):
         raise MalformedRecord("`v` must be an integer")
-    if version > FORMAT_VERSION:
-        raise MalformedRecord(f"format version {version} is newer than this agentctl reads")
     kind = data.get("type")
+    if version > (_NEWEST.get(kind, 1) if isinstance(kind, str) else FORMAT_VERSION):
+        raise MalformedRecord(f"format version {version} is newer than this agentctl reads")
     if not isinstance(kind, str):
         raise MalformedRecord("no `type` string")
     cls = _TYPES.get(kind)
