@@ -28,6 +28,7 @@ from agentctl.sessions.transcript import (
     ResponseRecord,
     ResumeRecord,
     Transcript,
+    apply_message,
     in_use,
     load_session,
     new_session_id,
@@ -142,8 +143,7 @@ def forked_history(session: Transcript, turn: int) -> list[Message]:
         if answered and isinstance(record, RequestRecord | ResumeRecord | FollowUpRecord):
             break
         if isinstance(record, MessageRecord):
-            del history[record.index :]
-            history.append(record.message)
+            apply_message(history, record)
         elif isinstance(record, RequestRecord) and record.turn == turn:
             count = len(history) if record.messages_count is None else record.messages_count
         elif isinstance(record, ResponseRecord) and record.turn == turn:
