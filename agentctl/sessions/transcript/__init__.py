@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from agentctl.sessions.transcript.format import (
     BATCH_PRICE,
-    FORMAT_VERSION,
     LIST_PRICE,
     EventRecord,
     FollowUpRecord,
@@ -33,7 +32,6 @@ from agentctl.sessions.transcript.format import (
     with_history,
 )
 from agentctl.sessions.transcript.reader import (
-    LAST,
     MessagesView,
     Transcript,
     TurnRecord,
@@ -45,12 +43,9 @@ from agentctl.sessions.transcript.reader import (
     read_transcript,
 )
 from agentctl.sessions.transcript.writer import (
-    SUFFIX,
-    Observer,
     TranscriptWriteError,
     TranscriptWriter,
     WriteFn,
-    check_session_id,
     in_use,
     json_safe,
     make_private_dirs,
@@ -62,16 +57,12 @@ from agentctl.sessions.transcript.writer import (
 
 __all__ = [
     "BATCH_PRICE",
-    "FORMAT_VERSION",
-    "LAST",
     "LIST_PRICE",
-    "SUFFIX",
     "EventRecord",
     "FollowUpRecord",
     "MalformedRecord",
     "MessageRecord",
     "MessagesView",
-    "Observer",
     "Record",
     "RequestRecord",
     "ResponseRecord",
@@ -84,7 +75,6 @@ __all__ = [
     "TurnRecord",
     "WriteFn",
     "apply_message",
-    "check_session_id",
     "find_session",
     "from_json",
     "in_use",
