@@ -15,6 +15,26 @@ from typing import Any, ClassVar
 
 from agentctl.types import USAGE_OBJECTS, USAGE_TOKENS, usage_fields
 
+__all__ = [
+    "BATCH_PRICE",
+    "LIST_PRICE",
+    "EventRecord",
+    "FollowUpRecord",
+    "MalformedRecord",
+    "MessageRecord",
+    "Record",
+    "RequestRecord",
+    "ResponseRecord",
+    "ResumeRecord",
+    "SessionHeader",
+    "ToolResultRecord",
+    "apply_message",
+    "from_json",
+    "pricing_label",
+    "to_json",
+    "with_history",
+]
+
 # The newest version of the format, which only message records have reached: a message whose
 # tool results are left to their `tool_result` records is version 2 (an agentctl that reads
 # version 1 refuses it instead of taking the results for empty); every other record, and a
@@ -274,6 +294,7 @@ Record = (
     | ResumeRecord
     | FollowUpRecord
 )
+
 _TYPES: dict[str, Any] = {
     cls.TYPE: cls
     for cls in (

@@ -34,6 +34,18 @@ from agentctl.sessions.transcript.format import (
 )
 from agentctl.types import CACHE_CREATION, AppliedEdit, MemoryOp, Turn, Usage, usage_fields
 
+__all__ = [
+    "MessagesView",
+    "Transcript",
+    "TurnRecord",
+    "find_session",
+    "list_sessions",
+    "load_session",
+    "read_kinds",
+    "read_records",
+    "read_transcript",
+]
+
 LAST = "last"
 
 

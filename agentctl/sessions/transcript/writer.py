@@ -39,6 +39,19 @@ from agentctl.sessions.transcript.format import (
 )
 from agentctl.types import Event, ToolCall
 
+__all__ = [
+    "TranscriptWriteError",
+    "TranscriptWriter",
+    "WriteFn",
+    "in_use",
+    "json_safe",
+    "make_private_dirs",
+    "new_session_id",
+    "prepare_folder",
+    "save_transcript",
+    "session_path",
+]
+
 
 class Observer(Protocol):
     """Sees each record a writer appends to a new transcript, and its close (the sessions
