@@ -436,6 +436,9 @@ def _shared_messages(before: list[Any], now: list[Any]) -> int:
         end -= 1
     if before[start:end] == now[start:end]:
         return end
-    while start < len(same) and (same[start] or before[start] == now[start]):
-        start += 1
+    while before[start] == now[start]:  # equal, not the same: look on from the next one
+        try:
+            start = same.index(False, start + 1)
+        except ValueError:
+            return len(same)
     return start

@@ -17,7 +17,13 @@ from typing import Any
 
 import pytest
 
-from agentctl.context.cache import MarkerCount, Prefix, PromptCache, breakpoints
+from agentctl.context.cache import (
+    MarkerCount,
+    Prefix,
+    PromptCache,
+    _shared_messages,
+    breakpoints,
+)
 from agentctl.context.engine import edit_as_server
 from agentctl.context.incremental import Editor
 from agentctl.context.memo import replay_memo
@@ -249,3 +255,19 @@ def test_the_markers_counted_between_requests_are_the_breakpoints() -> None:
             assert markers.count(sent) == whole, seed
             compared += 1
     assert compared > 150
+
+
+def test_the_shared_messages_are_found_by_identity_or_equality() -> None:
+    """`cache._shared_messages`: the longest common prefix whatever mix of the same objects,
+    equal copies and changed messages the two hold."""
+    draw = random.Random(5)
+    for _ in range(300):
+        before = [{"role": "user", "content": str(draw.randint(0, 3))} for _ in range(20)]
+        now = [m if draw.random() < 0.7 else dict(m) for m in before[: draw.randint(0, 20)]]
+        if now and draw.random() < 0.6:
+            now[draw.randrange(len(now))] = {"role": "user", "content": "changed"}
+        expected = next(
+            (i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b),
+            min(len(before), len(now)),
+        )
+        assert _shared_messages(before, now) == expected
