@@ -60,6 +60,12 @@ def unknown_preset(name: str, what: str = "profile", *, files: bool = True) -> C
     """The one-line error for a name that is no preset (nor a file, when `files`): exit 2."""
     if not files:
         return ConfigError(f"{what} {name}: no such preset (presets: {listing(preset_names())})")
+    stem = Path(name).name.removesuffix(SUFFIX)
+    if stem != name and preset_path(stem) is not None:  # `configs/balanced.toml`, no checkout
+        return ConfigError(
+            f"{what} {name}: no such file; {stem} is a preset: give its name ({stem}), or "
+            f"write the file with `agentctl profile init --preset {stem} {name}`"
+        )
     return ConfigError(
         f"{what} {name}: no such file and no such preset (presets: "
         f"{listing(preset_names())}; or run `agentctl profile init {name}`)"
