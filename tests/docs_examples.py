@@ -19,8 +19,10 @@ PAGES = ("README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _MARKER = re.compile(r"<!--\s*docs-test:\s*(.*?)\s*-->")
-# A shell line a reader is told to type, in a block without `$ ` prompts.
+# A shell line a reader is told to type, in a block without `$ ` prompts (after any
+# `NAME=value` environment assignments).
 _COMMAND = re.compile(
+    r"(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
     r"(agentctl|python|pytest|pip|make|jq|printf|echo|export|\.venv/bin/\S+)( |$)"
 )
 _SHELLS = ("", "sh", "bash", "console", "shell")
