@@ -52,6 +52,18 @@ def preset_path(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def example_hint(missing: str) -> str | None:
+    """For a missing file in a shipped example's folder (`examples/research/task.md` where
+    there is no checkout), the command that copies the example there; None otherwise."""
+    path = Path(missing)
+    folder = path.parent
+    if folder.name not in example_names() or folder.exists():
+        return None
+    if not (examples_dir() / folder.name / path.name).is_file():
+        return None
+    return f"agentctl example copy {folder.name} {folder}"
+
+
 def listing(names: list[str]) -> str:
     return ", ".join(names) if names else "none shipped"
 

@@ -113,3 +113,17 @@ def test_a_checkout_path_to_a_preset_names_the_preset_where_there_is_none() -> N
     )
     assert invoke("profile", "init", "--preset", "aggressive", "configs/aggressive.toml")[0] == 0
     assert invoke("profile", "show", "configs/aggressive.toml")[0] == 0
+
+
+def test_a_missing_example_task_names_the_copy_that_puts_it_there(tmp_path: Path) -> None:
+    """Installed from a wheel there is no examples/: the README's line names the fix."""
+    code, _, err = invoke("run", "examples/research/task.md", "--offline")
+    assert code == 2 and err == (
+        "agentctl: task examples/research/task.md: no such file (the shipped example:"
+        " `agentctl example copy research examples/research` puts it there)\n"
+    )
+    (tmp_path / "examples" / "research").mkdir(parents=True)  # a folder of one's own: no hint
+    code, _, err = invoke("run", "examples/research/task.md", "--offline")
+    assert code == 2 and err.endswith("no such file (give a Markdown file, or - to read stdin)\n")
+    code, _, err = invoke("run", "examples/research/notes.md", "--offline")
+    assert code == 2 and "example copy" not in err
