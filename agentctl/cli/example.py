@@ -27,6 +27,8 @@ Examples:
     rich_markup_mode=None,
 )
 
+# A task's first line as its description, cut to fit `list` in 80 columns (16 + tab + 56).
+SHORT = 56
 # What a run of an example leaves behind: not part of a copy.
 IGNORED = shutil.ignore_patterns("memory", "__pycache__", "*.pyc")
 
@@ -38,7 +40,8 @@ def register(root: typer.Typer) -> None:
 
 @app.command(name="list")
 def list_() -> None:
-    """Print the example names, one per line, each with its task's first heading.
+    """Print the example names, one per line, each with its task's first heading (or its
+    first line, cut to fit 80 columns).
 
     \b
     Examples:
@@ -113,5 +116,12 @@ def heading(task: Path) -> str:
 
     _, body = split_front_matter(task.read_text(encoding="utf-8"), str(task))
     lines = [line[2:].strip() for line in body.splitlines() if line.startswith("# ")]
-    first = [line.strip() for line in body.splitlines() if line.strip()]
+    first = [short(line.strip()) for line in body.splitlines() if line.strip()]
     return (lines or first or [""])[0]
+
+
+def short(line: str, width: int = SHORT) -> str:
+    """`line` cut at a word to `width` characters, with an ellipsis when cut."""
+    if len(line) <= width:
+        return line
+    return line[: width - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"

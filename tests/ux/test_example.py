@@ -100,8 +100,9 @@ def test_example_copy_all_writes_every_example_and_the_scripts(tmp_path: Path) -
 def test_example_list_shows_the_first_line_of_a_task_without_a_heading() -> None:
     code, out, _ = invoke("example", "list")
     assert code == 0
-    assert "structured\tRead the contract notes in the workspace and report" in out
+    assert "structured\tRead the contract notes in the workspace and report…\n" in out
     assert all(line.split("\t")[1] for line in out.splitlines())
+    assert max(len(line.expandtabs()) for line in out.splitlines()) <= 80
 
 
 def test_a_checkout_path_to_a_preset_names_the_preset_where_there_is_none() -> None:
