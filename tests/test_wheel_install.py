@@ -6,10 +6,10 @@ Once per module the wheel is built from the checkout's tracked files (a fresh cl
 installed into a fresh venv in a temporary folder; its dependencies come from this
 environment through a .pth file (nothing is downloaded but the build backend, as pip's
 isolated build fetches it). Each page then runs, in a new folder outside the checkout with
-HOME there too, its first runnable example, its first Python one and every one that names
-`examples/`, `configs/` or `agentctl example` (tests/docs_examples.py finds them;
-tests/test_docs_examples.py runs them all from a checkout). Examples marked `checkout:` need
-files the wheel does not carry and are left out.
+HOME there too, its first runnable example, its first Python one, its first that names
+`examples/` and every one that names `configs/` or `agentctl example` (tests/docs_examples.py
+finds them; tests/test_docs_examples.py runs them all from a checkout). Examples marked
+`checkout:` need files the wheel does not carry and are left out.
 """
 
 from __future__ import annotations
@@ -118,16 +118,26 @@ def test_copy_all_writes_every_example_the_docs_name(installed: Install, tmp_pat
 # The profiles of configs/ that a page's commands name, written where the page expects them
 # (README, "Documentation").
 _CONFIG = re.compile(r"\bconfigs/([\w-]+)\.toml")
-# What a checkout has and an install makes first.
-_NEEDS = re.compile(r"\bexamples/|\bconfigs/|agentctl example ")
+# What a checkout has and an install makes first: the examples (copied), the configs/
+# profiles (written from the presets) and `agentctl example` itself.
+_EXAMPLES = re.compile(r"\bexamples/")
+_MADE = re.compile(r"\bconfigs/|agentctl example ")
 
 
 def _wheel_examples(page: str) -> list[Example]:
-    """A page's examples run from the wheel: its first, its first Python one, and every one
-    that needs what a checkout has and an install makes (`examples/`, `configs/`)."""
+    """A page's examples run from the wheel: its first, its first Python one, its first that
+    names `examples/`, and every one that names `configs/` or `agentctl example`."""
     runnable = [e for e in examples(page) if e.skip is None and checkout_only(e) is None]
-    python = [e for e in runnable if e.kind == "python"][:1]
-    return [e for n, e in enumerate(runnable) if n == 0 or e in python or _NEEDS.search(e.text)]
+    firsts = {
+        id(found[0])
+        for found in (
+            runnable,
+            [e for e in runnable if e.kind == "python"],
+            [e for e in runnable if _EXAMPLES.search(e.text)],
+        )
+        if found
+    }
+    return [e for e in runnable if id(e) in firsts or _MADE.search(e.text)]
 
 
 WHEEL_PAGES = [page for page in PAGES if _wheel_examples(page)]
