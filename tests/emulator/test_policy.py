@@ -314,21 +314,6 @@ def test_a_large_workspace_is_sampled_within_the_default_turn_limit(tmp_path: Pa
     assert "The deadline is May 4." in answer and f"I read {READ_BUDGET} of its files" in answer
 
 
-def test_a_folder_of_70_files_is_answered_within_the_default_turn_limit(tmp_path: Path) -> None:
-    """Between the read budget and 100 files a folder was read whole, one file a turn, and the
-    run stopped at max_turns (a docs folder with `agentctl example copy --all` in it)."""
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    for i in range(70):
-        (workspace / f"f{i:03}.txt").write_text(f"note {i}: the deadline of part {i} is May 4.\n")
-    with running() as emu:
-        responses = run_session(
-            make_client(emu.base_url), TASK, workspace, tmp_path / "m", max_turns=50
-        )
-    assert responses[-1].stop_reason == "end_turn"
-    assert len(responses) < 50
-
-
 def test_a_file_quoting_the_notes_end_marker_is_noted(tmp_path: Path) -> None:
     from agentctl.emulator.notes import NOTES_END
 
