@@ -429,8 +429,8 @@ def _print_partial_summary(session: str) -> None:
     from agentctl.render.factory import make_console
     from agentctl.render.plain import format_summary_lines
     from agentctl.render.table import summary_view
-    from agentctl.sessions.catalog import load_session
     from agentctl.sessions.report import recorded_result
+    from agentctl.sessions.transcript import load_session
 
     result, events = recorded_result(load_session(session))
     if not sys.stderr.isatty():
