@@ -98,13 +98,17 @@ class Tracer:
         if event not in ("call", "return") or self.target is None or self.sent:
             return
         module = frame.f_globals.get("__name__", "")
-        if module.endswith("._client") and module.startswith("httpx") and code_name(frame) == "send":
+        if (
+            module.startswith("httpx")
+            and module.endswith("._client")
+            and frame.f_code.co_name == "send"
+        ):
             self.sent = True  # the request JSON is on the wire
             self.calls.append(("httpx.Client.send", "text:json"))
             return
-        if not module.startswith("agentctl") or module.startswith("agentctl.emulator"):
-            if not module.startswith(("tomllib", "json")):
-                return
+        ours = module.startswith("agentctl") and not module.startswith("agentctl.emulator")
+        if not ours and not module.startswith(("tomllib", "json")):
+            return
         code = frame.f_code
         values = (
             [frame.f_locals[n] for n in code.co_varnames[: _argc(code)] if n in frame.f_locals]
@@ -116,10 +120,6 @@ class Tracer:
             if form is not None:
                 self.calls.append((f"{module}.{code.co_qualname}", form))
                 return
-
-
-def code_name(frame: FrameType) -> str:
-    return frame.f_code.co_name
 
 
 def _argc(code: Any) -> int:
@@ -192,15 +192,26 @@ def main() -> None:
     for call, form in tracer.calls:
         seen.setdefault(call, form)
     ours = [c for c in seen if c.startswith("agentctl.")]
-    modules = sorted({c.rsplit(".", 1)[0].split(".<")[0] for c in ours})
     modules = sorted({_module(c) for c in ours})
-    forms = sorted(set(seen.values()))
+    forms = sorted({shape(form) for form in seen.values()} | {"TOML text"})
     print(f"modules: {len(modules)}  calls (distinct functions): {len(ours)}  forms: {len(forms)}")
     print("modules:", ", ".join(m.removeprefix("agentctl.") for m in modules))
     print("forms:", "; ".join(forms))
     if "--calls" in sys.argv:
         for call, form in seen.items():
             print(f"  {call}  [{form}]")
+
+
+def shape(form: str) -> str:
+    """The forms grouped by what the value is: text, a profile-shaped dict, an edit dict (the
+    request's `trigger.value`), the typed setting, or the bare int."""
+    if form.startswith("text:"):
+        return "TOML text" if form == "text:toml" else "JSON text"
+    if form.endswith("[trigger][value]"):
+        return "request dict (trigger.value)"
+    if form.startswith("dict"):
+        return "profile dict (tool_uses.trigger)"
+    return "int" if form == "int" else "typed ClearToolUses.trigger"
 
 
 def _module(call: str) -> str:

@@ -26,7 +26,7 @@ from agentctl.profile.legacy import migrate
 from agentctl.profile.preset import preset_path, unknown_preset
 from agentctl.profile.schema import FieldError, convert_table, join_key, resolve_path
 from agentctl.profile.settings import Profile
-from agentctl.profile.trust import FrontMatter, check_front_matter, leaves, lookup
+from agentctl.profile.trust import FrontMatter, check_front_matter, leaves, lookup, plain_at
 from agentctl.profile.validate import check_budget, check_profile
 from agentctl.profile.writer import profile_to_dict
 
@@ -168,15 +168,17 @@ def build_profile(
     base_dir: Path,
     today: datetime.date | None = None,
     budget: bool = False,
+    base: Profile | None = None,
 ) -> tuple[Profile, list[str]]:
     """Validate a parsed profile: (Profile, warnings), or ConfigError naming source and key.
 
     `today` dates the model warnings (default: the clock's date); `budget`: also refuse a
-    `limits.max_usd` that cannot be kept (a profile about to be used, not a recorded one).
+    `limits.max_usd` that cannot be kept (a profile about to be used, not a recorded one);
+    `base`: the profile `data` is set on (None: the built-in defaults).
     """
     try:
         data, moved = migrate(data)
-        profile = convert_table(Profile, data, "", base_dir)
+        profile = convert_table(Profile, data, "", base_dir, base)
         warnings = moved + check_profile(profile, today)
         if budget:
             check_budget(profile)
@@ -337,15 +339,18 @@ def build_overridden(
     source: str,
     base_dir: Path,
     below: str | None = None,
+    base: Profile | None = None,
 ) -> tuple[Profile, list[str]]:
     """`build_profile` of `data` under `overrides`; an error names the layer that caused it
-    (`below`: the ambient file under a `--profile`, which `data` holds)."""
+    (`below`: the ambient file under a `--profile`, which `data` holds). `base`: a Profile
+    that `data` and the overrides are set on (None: the built-in defaults)."""
     if overrides.untrusted is not None:
-        trusted = deep_merge(data, dict(overrides.profile))
-        check_front_matter(overrides.untrusted, deep_merge(profile_to_dict(Profile()), trusted))
+        _check_trust(overrides, deep_merge(data, dict(overrides.profile)), base_dir, base)
     merged = overrides.apply(data)
     try:
-        profile, warnings = build_profile(merged, source=source, base_dir=base_dir, budget=True)
+        profile, warnings = build_profile(
+            merged, source=source, base_dir=base_dir, budget=True, base=base
+        )
     except ProfileKeyError as err:
         origin = override_origin(err.key, overrides)
         if origin is None and below is not None and not named(err.key, overrides.profile):
@@ -353,17 +358,30 @@ def build_overridden(
         if origin is None:
             raise
         raise ConfigError(f"profile {source}, {origin}: {err.key}: {err.detail}") from None
-    note = front_matter_note(overrides, merged)
+    note = front_matter_note(overrides, profile)
     return profile, [*warnings, note] if note else warnings
 
 
-def front_matter_note(overrides: Overrides, merged: dict[str, Any]) -> str | None:
+def _check_trust(
+    overrides: Overrides, trusted: dict[str, Any], base_dir: Path, base: Profile | None
+) -> None:
+    """The task's front matter checked against the Profile of the layers below and the
+    `--profile` file (agentctl.profile.trust); a bad key there is reported by the build."""
+    assert overrides.untrusted is not None
+    try:
+        below = convert_table(Profile, migrate(trusted)[0], "", base_dir, base)
+    except FieldError:
+        return
+    check_front_matter(overrides.untrusted, below)
+
+
+def front_matter_note(overrides: Overrides, profile: Profile) -> str | None:
     """One line naming the front-matter keys that the command line overrode, by what overrode
     them: `--profile balanced: max_turns, cache.ttl; --max-turns 5: max_turns`."""
     typed = overrides.typed()
     changed: dict[str, list[str]] = {}
     for key, value in leaves(overrides.extra):
-        if lookup(merged, key) == value:
+        if plain_at(profile, key) == value:
             continue
         origin = override_origin(key, typed)
         if origin is None and named(key, typed.profile):

@@ -107,8 +107,13 @@ def key_names(cls: type[Any]) -> list[str]:
     return [f.name for f in dataclasses.fields(cls) if f.name not in NOT_KEYS]
 
 
-def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path) -> Any:
-    """Build dataclass `cls` from a TOML table; unknown keys and wrong types raise FieldError."""
+def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path, base: Any = None) -> Any:
+    """Build dataclass `cls` from a TOML table; unknown keys and wrong types raise FieldError.
+
+    `base`: a `cls` whose values the keys `data` leaves out keep (its tables merged key by key,
+    its relative paths taken from `base_dir`); None: the defaults."""
+    if base is not None:
+        return _over(cls, data, key, base_dir, base)
     if not isinstance(data, dict):
         raise FieldError(key or "<root>", f"expected a table, got {describe_value(data)}")
     names = key_names(cls)
@@ -124,6 +129,45 @@ def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path) -> Any:
     kwargs.update(resolved_defaults(cls, hints, set(kwargs), key, base_dir))
     check_required(cls, kwargs, key)
     return cls(**kwargs)
+
+
+def _over(cls: type[Any], data: Any, key: str, base_dir: Path, base: Any) -> Any:
+    """`base` with the keys of the TOML table `data` set on it (convert_table's `base`)."""
+    if not isinstance(data, dict):
+        raise FieldError(key or "<root>", f"expected a table, got {describe_value(data)}")
+    names, hints = key_names(cls), type_hints(cls)
+    for name in data:
+        if name not in names:
+            raise unknown_key_error(join_key(key, name), name, names)
+    changes = {
+        name: _over_value(hints[name], data.get(name), join_key(key, name), base_dir, value)
+        for name in names
+        if (value := getattr(base, name)) is not None or name in data
+    }
+    return dataclasses.replace(base, **changes)
+
+
+def _over_value(tp: Any, value: Any, key: str, base_dir: Path, before: Any) -> Any:
+    """A field of a base table: `value` (None: not given) over `before`."""
+    if dataclasses.is_dataclass(before):
+        return _over(type(before), {} if value is None else value, key, base_dir, before)
+    if isinstance(before, dict) and isinstance(value, dict) and get_origin(tp) is dict:
+        return {**before, **_over_dict(get_args(tp)[1], value, key, base_dir, before)}
+    if value is None:
+        return resolve_path(str(before), base_dir) if isinstance(before, Path) else before
+    return convert_value(tp, value, key, base_dir)
+
+
+def _over_dict(
+    value_tp: Any, value: dict[str, Any], key: str, base_dir: Path, before: dict[str, Any]
+) -> dict[str, Any]:
+    """A table of tables (`[prices]`, `[mcp.servers]`): each entry merged with its base one."""
+    return {
+        name: _over_value(value_tp, v, join_key(key, name), base_dir, before[name])
+        if name in before and isinstance(v, dict)
+        else convert_value(value_tp, v, join_key(key, name), base_dir)
+        for name, v in value.items()
+    }
 
 
 def check_required(cls: type[Any], given: dict[str, Any], key: str) -> None:

@@ -25,8 +25,6 @@ from agentctl.errors import UsageError
 from agentctl.profile.loader import (
     Overrides,
     build_overridden,
-    deep_merge,
-    default_paths,
     profile_to_dict,
     read_profile_file,
     resolve_profile,
@@ -110,11 +108,13 @@ def load_profile(
 
 
 def resolve(profile: ProfileArg, overrides: Overrides) -> tuple[Profile, list[str]]:
-    """A Profile from a path, a lookup (None) or a Profile, under `overrides`; with warnings."""
+    """A Profile from a path, a lookup (None) or a Profile, under `overrides`; with warnings.
+
+    A Profile is the base the overrides are set on, as it is (its relative paths taken from
+    the current folder), checked like one read from a file."""
     if not isinstance(profile, Profile):
         return resolve_profile(profile, overrides=overrides)
-    data = deep_merge(default_paths(Path.cwd()), profile_to_dict(profile))
-    return build_overridden(data, overrides, source=profile.source, base_dir=Path.cwd())
+    return build_overridden({}, overrides, source=profile.source, base_dir=Path.cwd(), base=profile)
 
 
 def task_of(task: str | Path) -> Task:
