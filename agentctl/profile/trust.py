@@ -58,7 +58,10 @@ class FrontMatter:
     paths: dict[str, Path] = field(default_factory=dict)
 
 
-def check_front_matter(front: FrontMatter, base: Profile) -> None:
+Base = Profile | Mapping[str, Any]  # the layers below the front matter: typed, or as TOML
+
+
+def check_front_matter(front: FrontMatter, base: Base) -> None:
     """ConfigError naming the task file and the first key it may not set over `base`."""
     for key, value in leaves(front.data):
         before = plain_at(base, key)
@@ -101,12 +104,12 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
     return None
 
 
-def unpriced(key: str, value: Any, base: Profile) -> str | None:
+def unpriced(key: str, value: Any, base: Base) -> str | None:
     """A model with no price would leave the profile's limits.max_usd unenforced."""
-    budget = base.limits.max_usd
+    budget = lookup(base, "limits.max_usd")
     if key != "model" or not isinstance(value, str) or not budget:
         return None
-    if price_for(value, base.prices) is not None:
+    if price_for(value, lookup(base, "prices") or {}) is not None:
         return None
     return f"no price is known for {value!r}, so limits.max_usd = {budget!r} could not be kept"
 
@@ -114,7 +117,7 @@ def unpriced(key: str, value: Any, base: Profile) -> str | None:
 APPROVAL_RANK = {"allow": 0, "ask": 1, "deny": 2}
 
 
-def looser_approval(key: str, value: Any, base: Profile) -> str | None:
+def looser_approval(key: str, value: Any, base: Base) -> str | None:
     """Why `value` would let through a call that the profile's [approval] rules stop, or None.
 
     Set-wise, so it holds for any tool name (an MCP server's included): deny and ask lists may
@@ -122,6 +125,8 @@ def looser_approval(key: str, value: Any, base: Profile) -> str | None:
     if not key.startswith("approval."):
         return None
     before = plain_at(base, key)
+    if before is None:
+        before = plain_at(DEFAULTS, key)
     name = key.removeprefix("approval.")
     if name == "default":
         if APPROVAL_RANK.get(str(value), 2) < APPROVAL_RANK.get(str(before), 0):
@@ -134,7 +139,7 @@ def looser_approval(key: str, value: Any, base: Profile) -> str | None:
         return f"a task may not add allow patterns ({_names(now - was)}); it may only drop them"
     if name in ("ask", "deny") and was - now:
         return f"a task may not drop the profile's {name} patterns ({_names(was - now)})"
-    if name == "ask" and now - was and base.approval.default == "deny":
+    if name == "ask" and now - was and lookup(base, "approval.default") == "deny":
         return (
             f'the profile\'s approval.default is "deny": adding ask patterns ({_names(now - was)})'
             " would ask for calls it refuses (add them to approval.deny instead)"
@@ -187,6 +192,6 @@ def lookup(data: Any, key: str) -> Any:
     return node
 
 
-def plain_at(profile: Profile, key: str) -> Any:
+def plain_at(profile: Base, key: str) -> Any:
     """The profile's value at a dotted key as TOML writes it (paths as strings), or None."""
     return to_plain(lookup(profile, key))

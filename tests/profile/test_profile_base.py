@@ -75,3 +75,17 @@ def test_lookup_reads_settings_and_toml_alike() -> None:
     assert plain_at(Profile(), "memory.root") == "memory"
     key = "context_editing.tool_uses.exclude_tools"
     assert (lookup(Profile(), key), plain_at(Profile(), key)) == ((), [])
+
+
+def test_a_task_may_pick_a_model_the_profile_prices(tmp_path: Path) -> None:
+    """The trust check reads the profile's own [prices] table as typed prices (on a raw dict
+    it met a table where it expected a price)."""
+    (tmp_path / "p.toml").write_text(
+        '[limits]\nmax_usd = 2.0\n[prices."claude-x-9"]\n'
+        "input = 1.0\noutput = 5.0\ncache_write_5m = 1.25\ncache_write_1h = 2.0\ncache_read = 0.1\n"
+    )
+    task = parse_task('+++\nmodel = "claude-x-9"\n+++\nhi\n', str(tmp_path / "t.md"), tmp_path)
+    assert plan_new(task, tmp_path / "p.toml").profile.model == "claude-x-9"
+    other = parse_task('+++\nmodel = "claude-y-9"\n+++\nhi\n', str(tmp_path / "t.md"), tmp_path)
+    with pytest.raises(ConfigError, match="no price is known for 'claude-y-9'"):
+        plan_new(other, tmp_path / "p.toml")
