@@ -87,7 +87,7 @@ class BatchResult:
 @dataclass(frozen=True)
 class BatchRequest(BatchSpec):
     """A batch as `agentctl batch`'s flags and `run_batch`'s keywords ask for it: its settings
-    (the `BatchSpec` fields, None: not given) and where it goes: a new batch of `source` in
+    (the `BatchSpec` fields; 0, "" or None: not given) and where it goes: a new batch of `source` in
     `out` (None: a new folder), or with `resume` the saved batch in that folder, where only
     parallel, max_usd, executor and address may change. Built once by the caller;
     `plan_batch` turns it into the saved `BatchSpec`."""
@@ -103,11 +103,12 @@ class BatchRequest(BatchSpec):
 
 def new_spec(asked: BatchRequest) -> BatchSpec:
     """A new batch's settings, paths made absolute (a resume may run from elsewhere)."""
+    if asked.source is None:
+        raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
     if asked.memory not in MEMORY_MODES:
         raise UsageError(f"--memory {asked.memory}: use isolated or shared")
     if asked.via and asked.via not in VIAS:
         raise UsageError(f"--via {asked.via}: use messages or batches")
-    assert asked.source is not None
     found = find_profile_path(asked.profile)  # recorded: a resume elsewhere reads the same file
     turns = () if asked.max_turns is None else (f"max_turns={asked.max_turns}",)
     return replace(
@@ -268,8 +269,6 @@ def plan_batch(asked: BatchRequest) -> Prepared:
         if asked.sets or asked.via or any(item is not None for item in named_too):
             raise UsageError(NOT_WITH_RESUME)
         return prepare(None, where, asked)
-    if asked.source is None:
-        raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
     return prepare(new_spec(asked), where, asked)
 
 
