@@ -89,3 +89,23 @@ def test_a_task_may_pick_a_model_the_profile_prices(tmp_path: Path) -> None:
     other = parse_task('+++\nmodel = "claude-y-9"\n+++\nhi\n', str(tmp_path / "t.md"), tmp_path)
     with pytest.raises(ConfigError, match="no price is known for 'claude-y-9'"):
         plan_new(other, tmp_path / "p.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "sets"),
+    [
+        ('max_turns = "x"\n', ["max_turns=5"]),
+        ("cache = 5\n", ["cache.ttl=1h"]),
+        ('[cache]\nttl = "2h"\n', ['cache={ttl = "1h"}']),
+    ],
+)
+def test_what_you_type_wins_over_a_bad_file_value(
+    tmp_path: Path, text: str, sets: list[str]
+) -> None:
+    """The files make a typed profile before the command line is set on it; a key the
+    command line sets again is not held against the file."""
+    (tmp_path / "agentctl.toml").write_text(text)
+    profile, _ = resolve(None, Overrides(sets=sets))
+    assert profile.source == "agentctl.toml" and profile.max_turns in (5, Profile().max_turns)
+    with pytest.raises(ConfigError, match=r"^profile agentctl.toml: (max_turns|cache)"):
+        resolve(None, Overrides(sets=["model=claude-sonnet-5"]))
