@@ -7,6 +7,9 @@ Layers, lowest first; each sets only the keys it names, and what you type wins:
 3. the task's front matter (`Overrides.extra`);
 4. `--profile FILE` or a preset name (`Overrides.profile`);
 5. `--set` items, then flags (`Overrides.sets`, `Overrides.values`).
+
+Layers 2 and 4 (the files) make one typed Profile; the task's front matter is checked against
+it (agentctl.profile.trust), then layers 3 and 5 are set on it (`build_overridden`).
 """
 
 from __future__ import annotations
