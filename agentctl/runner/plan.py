@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentctl import __version__
 from agentctl.agent.structured import load_schema
@@ -32,13 +32,16 @@ from agentctl.profile.loader import (
 )
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import priced
-from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE, SessionHeader
-from agentctl.sessions.transcript import new_session_id
+from agentctl.sessions.resume import recorded_sizes
+from agentctl.sessions.transcript import (
+    BATCH_PRICE,
+    LIST_PRICE,
+    SessionHeader,
+    Transcript,
+    new_session_id,
+)
 from agentctl.tools.mcp import masked
 from agentctl.tools.registry import Tool
-
-if TYPE_CHECKING:
-    from agentctl.sessions.resume import SavedRun
 
 ProfileArg = Profile | str | Path | None
 
@@ -216,7 +219,7 @@ def plan_resume(
 
 
 def plan_saved(
-    saved: SavedRun,
+    saved: Transcript,
     history: list[dict[str, Any]],
     overrides: Overrides | None,
     workspace: Path | None,
@@ -232,9 +235,9 @@ def plan_saved(
         base_dir=Path(head.cwd),
     )
     server = resolve_server_model(profile.context_editing.server_model, source=profile.source)
-    mine = {**from_header(head), "session": saved.session, "offline": offline or head.offline}
+    mine = {**from_header(head), "session": saved.id, "offline": offline or head.offline}
     mine["workspace"] = _workspace(profile, workspace or mine["workspace"])
-    recorded = min(len(saved.messages), len(history))
+    recorded = min(len(saved.history), len(history))
     return Plan(
         **mine,
         profile=profile,
@@ -247,7 +250,7 @@ def plan_saved(
         recorded=recorded,
         transcript=saved.path,
         transcript_size=saved.size,
-        measured={n: v for n, v in saved.measured.items() if n <= recorded},
+        measured={n: v for n, v in recorded_sizes(saved.turns).items() if n <= recorded},
         output_schema=output_schema(profile),
     )
 

@@ -77,7 +77,7 @@ def test_the_old_keys_are_these_four_and_lead_to_current_keys() -> None:
 @pytest.mark.dates
 def test_an_old_transcript_profile_still_loads(tmp_path: Path) -> None:
     from agentctl.sessions.catalog import session_profile_of
-    from agentctl.sessions.record import SessionHeader
+    from agentctl.sessions.transcript import SessionHeader
 
     old = {"tools": {"web_search": True}, "context_editing": {"trigger_basis": "edited"}}
     header = SessionHeader(session="s", profile=old, cwd=str(tmp_path))

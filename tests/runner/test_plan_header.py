@@ -13,7 +13,7 @@ from agentctl.agent.task import parse_task
 from agentctl.profile.settings import Profile
 from agentctl.runner import plan_new
 from agentctl.runner.plan import HEADER_FIELDS, from_header
-from agentctl.sessions.record import BATCH_PRICE, SessionHeader, to_json
+from agentctl.sessions.transcript import BATCH_PRICE, SessionHeader, to_json
 
 
 @pytest.fixture
