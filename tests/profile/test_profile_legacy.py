@@ -55,8 +55,8 @@ def test_bad_old_keys_name_a_key(editing: dict[str, Any], words: str) -> None:
 def test_the_old_keys_are_these_four_and_lead_to_current_keys() -> None:
     """Pinned: the keys legacy.py still reads, and why. `tools.web_search` / `tools.web_fetch`:
     docs/tools.md promises they work; `context_editing.trigger_basis` / `.placeholder`: old
-    transcripts record them in their header's profile, which `sessions`, `replay`, `simulate`
-    and `--resume` build again. A new entry needs the same reason; the new keys must exist."""
+    transcripts record them in their header's profile, which `sessions stats/simulate/tune`
+    and `run --resume` build again. A new entry needs the same reason; the new keys must exist."""
     from agentctl.profile.keys import key_locations
     from agentctl.profile.legacy import MOVED, SERVER_RULE_KEYS
     from agentctl.profile.settings import Profile
