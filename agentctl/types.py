@@ -397,14 +397,18 @@ class Totals:
     def add_turn(self, turn: Turn, cost_usd: float) -> Totals:
         return self + Totals.of_turn(turn, cost_usd)
 
+    @property
+    def cost_json(self) -> float | None:
+        """The cost as JSON carries it: rounded, null when unknown (NaN is not JSON)."""
+        return round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             **self.usage.to_json(),
             "cleared_input_tokens": self.cleared_input_tokens,
             "cleared_tool_uses": self.cleared_tool_uses,
             "cleared_thinking_turns": self.cleared_thinking_turns,
-            # null when the price is unknown (NaN): NaN is not JSON.
-            "cost_usd": round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None,
+            "cost_usd": self.cost_json,
             "tool_failures": self.tool_failures,
             "tool_denials": self.tool_denials,
         }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -113,30 +113,23 @@ def recorded_trigger(session: Session) -> int | None:
     return trigger_from(body.get("context_management"))
 
 
-def summary_cost(sim: Simulation) -> float:
-    """For the summary table, which shows NaN as n/a."""
-    cost = sim.cost_usd
-    return float("nan") if cost is None else cost
-
-
-def result_of(session: Session, cost: float) -> ResultEvent:
-    """The run's ResultEvent (rebuilt from its turns when the run did not finish)."""
-    totals = Totals()
-    for turn in session.turns:
-        totals = totals.add_turn(turn.event, 0.0)
-    totals = replace(totals, cost_usd=cost)
+def result_of(session: Session, run: Simulation) -> ResultEvent:
+    """The run's ResultEvent, its totals the sum of `run`'s turns at their costs (rebuilt from
+    the turns when the run did not finish)."""
+    totals = Totals.of(run.turns, run.costs)
     return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
 
 
 def recorded_result(session: Session) -> tuple[ResultEvent, list[Turn]]:
     """A session's summary figures so far, priced as `sessions show` prices them: for the
     summary of a run that stopped early (it has no result event)."""
-    return result_of(session, recorded_cost(session)), [t.event for t in session.turns]
+    recorded = recorded_priced(session)
+    return result_of(session, recorded), list(recorded.turns)
 
 
-def recorded_cost(session: Session) -> float:
-    """What the recorded run cost at its profile's prices (NaN without a price)."""
-    return summary_cost(recorded_run(session, session_profile(session)))
+def recorded_priced(session: Session) -> Simulation:
+    """What happened, at the recorded profile's prices (a turn without one: None)."""
+    return recorded_run(session, session_profile(session))
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any
+
+from agentctl.types import Totals
 
 
 @dataclass(frozen=True)
 class SessionSummary:
-    """One row of `sessions list`."""
+    """One row of `sessions list`: the session's header facts and `totals`, the sum of its
+    recorded turns, each at its segment's pricing (cost NaN when unknown)."""
 
     id: str
     started: float
@@ -19,10 +22,7 @@ class SessionSummary:
     model: str
     turns: int
     status: str
-    prompt_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    compactions: int = 0
+    totals: Totals = field(default_factory=Totals)
     pricing: str = "list"  # "list" (record.LIST_PRICE), "batch" or "mixed" (Session.pricing)
     forked_from: str | None = None  # a fork: the session and turn it was started from
     forked_at: int | None = None
@@ -34,7 +34,7 @@ class SessionSummary:
         return f"{self.forked_from}@{self.forked_at}" if self.forked_from else ""
 
     def to_json(self) -> dict[str, Any]:
-        cost = self.cost_usd
+        usage = self.totals.usage
         return {
             "session": self.id,
             "started": self.started,
@@ -43,10 +43,10 @@ class SessionSummary:
             "model": self.model,
             "turns": self.turns,
             "status": self.status,
-            "prompt_tokens": self.prompt_tokens,
-            "output_tokens": self.output_tokens,
-            "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
-            "compactions": self.compactions,
+            "prompt_tokens": usage.prompt_tokens,
+            "output_tokens": usage.output_tokens,
+            "cost_usd": self.totals.cost_json,
+            "compactions": usage.compactions,
             "pricing": self.pricing,
             "forked_from": self.forked_from,
             "forked_at": self.forked_at,
