@@ -190,9 +190,11 @@ def _values(row: SessionSummary) -> list[Any]:
 def _row(values: tuple[Any, ...]) -> SessionSummary:
     """`_values` read back (SQLite keeps an unknown cost, NaN, as NULL)."""
     usage_at, sums_at, tail_at = len(_HEAD), len(_HEAD) + len(_USAGE), -len(_TAIL)
-    usage = Usage(*values[usage_at:sums_at])
-    sums = (math.nan if value is None else value for value in values[sums_at:tail_at])
-    return SessionSummary(*values[:usage_at], Totals(usage, *sums), *values[tail_at:])
+    head, tail = values[:usage_at], values[tail_at:]
+    sums: Any = [math.nan if value is None else value for value in values[sums_at:tail_at]]
+    totals = Totals(Usage(*values[usage_at:sums_at]), *sums)
+    row: Any = (*head, totals, *tail)
+    return SessionSummary(*row)
 
 
 def _has(needle: str, *values: str | None) -> bool:

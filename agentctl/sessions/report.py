@@ -54,7 +54,7 @@ from agentctl.sessions.tune import (
     sweep,
     write_profile,
 )
-from agentctl.types import ResultEvent, Totals, Turn
+from agentctl.types import ResultEvent, Turn
 
 
 def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
@@ -116,8 +116,7 @@ def recorded_trigger(session: Session) -> int | None:
 def result_of(session: Session, run: Simulation) -> ResultEvent:
     """The run's ResultEvent, its totals the sum of `run`'s turns at their costs (rebuilt from
     the turns when the run did not finish)."""
-    totals = Totals.of(run.turns, run.costs)
-    return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
+    return ResultEvent(session.id, len(session.turns), session.status, session.answer, run.totals)
 
 
 def recorded_result(session: Session) -> tuple[ResultEvent, list[Turn]]:
@@ -234,13 +233,13 @@ def _turn_json(turn: Turn, cost: float | None) -> dict[str, Any]:
 
 
 def _totals_json(sim: Simulation) -> dict[str, Any]:
-    cost = sim.cost_usd
+    totals = sim.totals
     return {
-        **sim.usage.to_json(),
-        "cleared_input_tokens": sim.cleared_input_tokens,
+        **totals.usage.to_json(),
+        "cleared_input_tokens": totals.cleared_input_tokens,
         "peak_prompt": sim.peak_prompt,
-        "cache_hit_ratio": sim.cache_hit_ratio,
-        "cost_usd": None if cost is None else round(cost, 6),
+        "cache_hit_ratio": totals.usage.cache_hit_ratio,
+        "cost_usd": totals.cost_json,
     }
 
 
