@@ -375,6 +375,19 @@ class Totals:
     def __add__(self, other: Totals) -> Totals:
         return Totals(*(a + b for a, b in zip(_values(self), _values(other), strict=True)))
 
+    def __eq__(self, other: object) -> bool:
+        """Field by field, an unknown cost (NaN) equal to another unknown cost."""
+        if not isinstance(other, Totals):
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def _compared(self) -> tuple[Any, ...]:
+        unknown = math.isnan(self.cost_usd)
+        return (*_values(replace(self, cost_usd=0.0 if unknown else self.cost_usd)), unknown)
+
     @classmethod
     def of_turn(cls, turn: Turn, cost_usd: float) -> Totals:
         """One turn's totals, at the cost its caller priced it (NaN: unknown)."""

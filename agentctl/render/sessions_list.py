@@ -123,7 +123,7 @@ _RIGHT = ("turns", "tokens", "cost")
 
 def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
     """One `sessions list` row by column name (narrow: short model names and token counts)."""
-    tokens = row.totals.usage.prompt_tokens
+    tokens = row.prompt_tokens
     return {
         "session": row.id,
         "UTC": time.strftime("%m-%d %H:%M", time.gmtime(row.started)),
@@ -132,7 +132,7 @@ def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
         "turns": str(row.turns),
         "status": row.status,
         "tokens": fmt_compact(tokens) if narrow else fmt_int(tokens),
-        "cost": fmt_cost(row.totals.cost_usd),
+        "cost": fmt_cost(row.cost_usd),
         "from": row.lineage,
     }
 

@@ -28,13 +28,31 @@ class SessionSummary:
     forked_at: int | None = None
     follow_ups: int = 0  # user turns after the first (`run --continue`)
 
+    # The row's figures, each a function of its totals (the names the row has always had).
+    @property
+    def prompt_tokens(self) -> int:
+        return self.totals.usage.prompt_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.totals.usage.output_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        """None when unknown."""
+        cost = self.totals.cost_usd
+        return None if math.isnan(cost) else cost
+
+    @property
+    def compactions(self) -> int:
+        return self.totals.usage.compactions
+
     @property
     def lineage(self) -> str:
         """`SESSION@TURN` for a fork, else ""."""
         return f"{self.forked_from}@{self.forked_at}" if self.forked_from else ""
 
     def to_json(self) -> dict[str, Any]:
-        usage = self.totals.usage
         return {
             "session": self.id,
             "started": self.started,
@@ -43,10 +61,10 @@ class SessionSummary:
             "model": self.model,
             "turns": self.turns,
             "status": self.status,
-            "prompt_tokens": usage.prompt_tokens,
-            "output_tokens": usage.output_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
             "cost_usd": self.totals.cost_json,
-            "compactions": usage.compactions,
+            "compactions": self.compactions,
             "pricing": self.pricing,
             "forked_from": self.forked_from,
             "forked_at": self.forked_at,
