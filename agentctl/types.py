@@ -411,6 +411,11 @@ class Totals:
         return self + Totals.of_turn(turn, cost_usd)
 
     @property
+    def known_cost(self) -> float | None:
+        """The cost, None when some turn had no price."""
+        return None if math.isnan(self.cost_usd) else self.cost_usd
+
+    @property
     def cost_json(self) -> float | None:
         """The cost as JSON carries it: rounded, null when unknown (NaN is not JSON)."""
         return round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +70,7 @@ class Simulation:
 
     @property
     def cost_usd(self) -> float | None:
-        cost = self.totals.cost_usd
-        return None if math.isnan(cost) else cost
+        return self.totals.known_cost
 
     @property
     def peak_prompt(self) -> int:

@@ -39,9 +39,7 @@ class SessionSummary:
 
     @property
     def cost_usd(self) -> float | None:
-        """None when unknown."""
-        cost = self.totals.cost_usd
-        return None if math.isnan(cost) else cost
+        return self.totals.known_cost
 
     @property
     def compactions(self) -> int:
