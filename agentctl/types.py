@@ -385,8 +385,7 @@ class Totals:
         return hash(self._compared())
 
     def _compared(self) -> tuple[Any, ...]:
-        unknown = math.isnan(self.cost_usd)
-        return (*_values(replace(self, cost_usd=0.0 if unknown else self.cost_usd)), unknown)
+        return tuple(None if isinstance(v, float) and math.isnan(v) else v for v in _values(self))
 
     @classmethod
     def of_turn(cls, turn: Turn, cost_usd: float) -> Totals:

@@ -12,7 +12,7 @@ import contextlib
 import math
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +51,7 @@ _COLUMNS = (
     *_TAIL,
 )
 _FIELDS = tuple(name for name, _ in _COLUMNS)
+_USAGE_AT, _SUMS_AT, _TAIL_AT = len(_HEAD), len(_HEAD) + len(_USAGE), -len(_TAIL)
 _SEARCHED = ("id", "task", "task_source", "model")
 
 
@@ -187,14 +188,14 @@ def _values(row: SessionSummary) -> list[Any]:
     ]
 
 
-def _row(values: tuple[Any, ...]) -> SessionSummary:
+def _row(values: Any) -> SessionSummary:
     """`_values` read back (SQLite keeps an unknown cost, NaN, as NULL)."""
-    usage_at, sums_at, tail_at = len(_HEAD), len(_HEAD) + len(_USAGE), -len(_TAIL)
-    head, tail = values[:usage_at], values[tail_at:]
-    sums: Any = [math.nan if value is None else value for value in values[sums_at:tail_at]]
-    totals = Totals(Usage(*values[usage_at:sums_at]), *sums)
-    row: Any = (*head, totals, *tail)
-    return SessionSummary(*row)
+    sums: list[Any] = [math.nan if v is None else v for v in values[_SUMS_AT:_TAIL_AT]]
+    totals = Totals(Usage(*values[_USAGE_AT:_SUMS_AT]), *sums)
+    return _by_position(*values[:_USAGE_AT], totals, *values[_TAIL_AT:])
+
+
+_by_position: Callable[..., SessionSummary] = SessionSummary  # the columns are in field order
 
 
 def _has(needle: str, *values: str | None) -> bool:
