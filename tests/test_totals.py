@@ -15,9 +15,10 @@ import agentctl
 from agentctl.batch.summary import summarize as summarize_batch
 from agentctl.home import sessions_dir
 from agentctl.render.table import summary_rows
-from agentctl.sessions.catalog import load_session, summarize
+from agentctl.sessions.catalog import summarize
 from agentctl.sessions.index import index_path, listing
 from agentctl.sessions.report import recorded_result, stats_of
+from agentctl.sessions.transcript import load_session
 from agentctl.testing import ScriptedClient, reply, tool_use
 from agentctl.types import AppliedEdit, ToolCall, Totals, Turn, Usage
 
