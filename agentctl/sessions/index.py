@@ -34,23 +34,11 @@ INDEX_NAME = "index.sqlite3"
 SCHEMA = 3
 # A row's columns: the header facts, the row's Totals spread out (each Usage count, then the
 # other sums: read from their definitions, so a new count needs no change here), the rest.
-_HEAD = (
-    ("id", "TEXT PRIMARY KEY"), ("started", "REAL"), ("task", "TEXT"), ("task_source", "TEXT"),
-    ("model", "TEXT"), ("turns", "INTEGER"), ("status", "TEXT"),
-)  # fmt: skip
+_HEAD = ("id", "started", "task", "task_source", "model", "turns", "status")
 _USAGE = tuple(f.name for f in fields(Usage))
 _SUMS = tuple(f.name for f in fields(Totals) if f.name != "usage")
-_TAIL = (
-    ("pricing", "TEXT"), ("forked_from", "TEXT"), ("forked_at", "INTEGER"),
-    ("follow_ups", "INTEGER"),
-)  # fmt: skip
-_COLUMNS = (
-    *_HEAD,
-    *((name, "INTEGER") for name in _USAGE),
-    *((name, "REAL" if name == "cost_usd" else "INTEGER") for name in _SUMS),
-    *_TAIL,
-)
-_FIELDS = tuple(name for name, _ in _COLUMNS)
+_TAIL = ("pricing", "forked_from", "forked_at", "follow_ups")
+_FIELDS = (*_HEAD, *_USAGE, *_SUMS, *_TAIL)
 _USAGE_AT, _SUMS_AT, _TAIL_AT = len(_HEAD), len(_HEAD) + len(_USAGE), -len(_TAIL)
 _SEARCHED = ("id", "task", "task_source", "model")
 
@@ -181,10 +169,10 @@ def _query(db: sqlite3.Connection, filters: Filters) -> list[SessionSummary]:
 def _values(row: SessionSummary) -> list[Any]:
     totals = row.totals
     return [
-        *(getattr(row, name) for name, _ in _HEAD),
+        *(getattr(row, name) for name in _HEAD),
         *(getattr(totals.usage, name) for name in _USAGE),
         *(getattr(totals, name) for name in _SUMS),
-        *(getattr(row, name) for name, _ in _TAIL),
+        *(getattr(row, name) for name in _TAIL),
     ]
 
 
@@ -242,6 +230,6 @@ def _schema(db: sqlite3.Connection) -> None:
         if found != (version,):
             db.execute("DROP TABLE IF EXISTS rows")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version,))
-        columns = ", ".join(f"{name} {kind}" for name, kind in _COLUMNS)
-        more = "size INTEGER, mtime INTEGER, listed INTEGER"
-        db.execute(f"CREATE TABLE IF NOT EXISTS rows ({columns}, {more})")
+        # Typeless columns keep each value as written (an int, a float, a text, NULL).
+        columns = ", ".join((*_FIELDS[1:], "size", "mtime", "listed"))
+        db.execute(f"CREATE TABLE IF NOT EXISTS rows (id TEXT PRIMARY KEY, {columns})")

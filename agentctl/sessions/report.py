@@ -134,14 +134,21 @@ def recorded_priced(session: Transcript) -> Simulation:
 
 @dataclass(frozen=True)
 class Stats:
-    """`stats`: the chart rows, the per-edit ledger and its replayed remedies."""
+    """`stats`: the recorded run, its per-edit ledger and the ledger's replayed remedies; the
+    chart rows, the trigger and the totals are functions of them."""
 
     session: Transcript
     recorded: Simulation
-    rows: list[ChartRow]
-    trigger: int | None
     balances: list[EditBalance]
     remedies: list[Remedy]
+
+    @property
+    def rows(self) -> list[ChartRow]:
+        return chart_rows(self.recorded.turns)
+
+    @property
+    def trigger(self) -> int | None:
+        return recorded_trigger(self.session)
 
     def to_json(self) -> dict[str, Any]:
         rows = [dataclasses.asdict(r) for r in self.rows]
@@ -166,9 +173,7 @@ def stats_of(session: Transcript) -> Stats:
     fixes = remedies(
         session, profile, profile, balances, base_cost=recorded.cost_usd, factor=cal.factor
     )
-    return Stats(
-        session, recorded, chart_rows(recorded.turns), recorded_trigger(session), balances, fixes
-    )
+    return Stats(session, recorded, balances, fixes)
 
 
 @dataclass(frozen=True)
