@@ -234,19 +234,13 @@ def files_under(dir_fd: int, prefix: str = "") -> dict[str, int]:
     }
 
 
-def sweep_stale_temps(dir_fd: int) -> int:
-    """Remove temp files left below `dir_fd` by writers that died (kill -9 mid-write).
+def is_stale_temp(name: str) -> bool:
+    """A temp file left by a writer that died (kill -9 mid-write): its name carries the pid.
 
-    A temp name carries its writer's pid; only files of processes that no longer exist go, so
-    a live writer's temp file (another agent on the same root) is never touched.
+    Only files of processes that no longer exist qualify, so a live writer's temp file
+    (another agent on the same root) is never taken for one.
     """
-    removed = 0
-    for found in walk(dir_fd):
-        if found.name.startswith(_TMP_PREFIX) and not _pid_alive(found.name):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(found.name, dir_fd=found.dir_fd)
-                removed += 1
-    return removed
+    return name.startswith(_TMP_PREFIX) and not _pid_alive(name)
 
 
 def _pid_alive(temp_name: str) -> bool:
