@@ -233,7 +233,7 @@ class MemoryStore:
             self._last_mark = None
             return
         new_path = extra.get("new_path")
-        moved = (path, new_path) if command == "rename" else None
+        moved = (path, new_path) if isinstance(new_path, str) and command == "rename" else None
         touched = [path, new_path] if new_path else [path]
         self._tally.keep(fd, shifted(before, delta), self._last_mark, touched, moved)
         self._retain(fd)
