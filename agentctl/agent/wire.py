@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import math
 import os
 import re
@@ -306,6 +307,8 @@ def scrub_surrogates(value: Any) -> Any:
     """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD: JSON
     may carry `\\ud800`, which no UTF-8 output, file or terminal can take. Iterative; the
     message is already bounded in depth (`check_message`)."""
+    if not _SURROGATE.search(json.dumps(value, ensure_ascii=False)):
+        return value  # the usual case, found at C speed (the walk was 2% of a turn's CPU)
     root: list[Any] = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]
     while stack:
