@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agentctl.agent.structured import load_schema
 from agentctl.agent.task import (
@@ -33,12 +33,9 @@ from agentctl.profile.loader import (
 )
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import priced
-from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
-from agentctl.sessions.transcript import new_session_id
+from agentctl.sessions.resume import recorded_sizes
+from agentctl.sessions.transcript import BATCH_PRICE, LIST_PRICE, Transcript, new_session_id
 from agentctl.tools.registry import Tool
-
-if TYPE_CHECKING:
-    from agentctl.sessions.resume import SavedRun
 
 ProfileArg = Profile | str | Path | None
 
@@ -183,7 +180,7 @@ def plan_resume(
 
 
 def plan_saved(
-    saved: SavedRun,
+    saved: Transcript,
     history: list[dict[str, Any]],
     overrides: Overrides | None,
     workspace: Path | None,
@@ -200,9 +197,9 @@ def plan_saved(
     )
     server = resolve_server_model(profile.context_editing.server_model, source=profile.source)
     saved_ws, script = head.workspace, head.emulator_script
-    recorded = min(len(saved.messages), len(history))
+    recorded = min(len(saved.history), len(history))
     return Plan(
-        session=saved.session,
+        session=saved.id,
         profile=profile,
         server=server,
         prompt=head.task,
@@ -218,7 +215,7 @@ def plan_saved(
         recorded=recorded,
         transcript=saved.path,
         transcript_size=saved.size,
-        measured={n: v for n, v in saved.measured.items() if n <= recorded},
+        measured={n: v for n, v in recorded_sizes(saved.turns).items() if n <= recorded},
         output_schema=output_schema(profile),
     )
 

@@ -18,8 +18,15 @@ from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError
 from agentctl.sessions.breakeven import EditBalance, balances_for_run
 from agentctl.sessions.index import RowWriter
-from agentctl.sessions.record import FollowUpRecord, Record, ResumeRecord, SessionHeader
-from agentctl.sessions.transcript import TranscriptWriter, WriteFn, prepare_folder
+from agentctl.sessions.transcript import (
+    FollowUpRecord,
+    Record,
+    ResumeRecord,
+    SessionHeader,
+    TranscriptWriter,
+    WriteFn,
+    prepare_folder,
+)
 from agentctl.tools.mcp import masked
 from agentctl.types import TurnEvent
 
@@ -48,6 +55,7 @@ class SessionRecorder(TranscriptWriter):
         self._wanted = path is not None
         self._fd = -1
         self._pending: list[Record] = []
+        self._results: dict[str, str] = {}  # TranscriptWriter's, set before the file opens
         self._write_fn, self._expect_size = write, expect_size
         self.opened = False  # stays True once the file exists, after close too
         if self._wanted:  # an unusable sessions folder is said before anything is sent
@@ -134,9 +142,10 @@ def session_balances(
 
 
 def _from_transcript(session: str) -> tuple[EditBalance, ...] | None:
-    from agentctl.sessions.catalog import load_session, session_profile
+    from agentctl.sessions.catalog import session_profile
     from agentctl.sessions.report import ledger
     from agentctl.sessions.simulate import recorded_run
+    from agentctl.sessions.transcript import load_session
 
     saved = load_session(session)
     prices = session_profile(saved)
