@@ -55,6 +55,16 @@ def open_own(root_fd: int, name: str, flags: int) -> int:
     return fd
 
 
+def read_own(root_fd: int, name: str) -> bytes:
+    """The bytes of one of agentctl's own files in the root (b"" when there is none)."""
+    try:
+        fd = open_own(root_fd, name, os.O_RDONLY)
+    except FileNotFoundError:
+        return b""
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
 def _check_plain(fd: int, name: str, refuse: Callable[[str, str], ToolError]) -> None:
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):

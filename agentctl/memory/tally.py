@@ -29,7 +29,14 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.memory.fsops import RESERVED_PREFIX, Usage, is_reserved, is_stale_temp, open_own
+from agentctl.memory.fsops import (
+    RESERVED_PREFIX,
+    Usage,
+    is_reserved,
+    is_stale_temp,
+    open_own,
+    read_own,
+)
 from agentctl.memory.history import HISTORY_DIR
 from agentctl.memory.journal import ROOT, JournalMark, journal_mark
 from agentctl.memory.walk import walk
@@ -37,7 +44,6 @@ from agentctl.memory.walk import walk
 TALLY_NAME = RESERVED_PREFIX + "-tally.json"
 TALLY_VERSION = 1
 MAX_KEPT_DIRS = 4096  # past this many folders, each write's save would cost more than a walk
-_MAX_TALLY_BYTES = 1 << 20
 DirMark = tuple[int, int]  # a directory's (inode, mtime in ns)
 
 
@@ -219,14 +225,7 @@ def _load(root_fd: int, mark: JournalMark | None) -> Survey | None:
 
 
 def _read(root_fd: int) -> dict[str, Any] | None:
-    try:
-        fd = open_own(root_fd, TALLY_NAME, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        data = os.pread(fd, _MAX_TALLY_BYTES, 0)
-    finally:
-        os.close(fd)
+    data = read_own(root_fd, TALLY_NAME)
     body, _, check = data.rstrip(b"\n").rpartition(b"\n")
     if not body or check != f"{zlib.crc32(body):08x}".encode():
         return None
