@@ -95,7 +95,11 @@ class BodyBudget:
         if self.total > self.limits.max_body_bytes:
             raise ResponseRejected(f"response body larger than {_size(self.limits.max_body_bytes)}")
         data = self._tail + chunk
-        end = max(data.rfind(sep) + len(sep) if sep in data else -1 for sep in self.ends)
+        end = -1  # just past the last event boundary in `data`
+        for sep in self.ends:
+            at = data.rfind(sep)
+            if at >= 0 and at + len(sep) > end:
+                end = at + len(sep)
         self.pending = len(data) - end if end >= 0 else self.pending + len(chunk)
         self._tail = data[-3:]
         if self.pending > self.limits.max_event_bytes:
