@@ -229,6 +229,9 @@ class StartEvent:
     context_management: dict[str, Any] | None
     profile: str = "<built-in>"
     task: str = ""
+    # The clear_tool_uses input-token trigger, from the run's settings (not in the NDJSON
+    # line, which carries it inside context_management); None: read it from there.
+    trigger: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentctl import __version__, clock
+from agentctl import clock
 from agentctl.agent.model import ModelResponse
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError
@@ -22,12 +22,10 @@ from agentctl.sessions.transcript import (
     FollowUpRecord,
     Record,
     ResumeRecord,
-    SessionHeader,
     TranscriptWriter,
     WriteFn,
     prepare_folder,
 )
-from agentctl.tools.mcp import masked
 from agentctl.types import TurnEvent
 
 if TYPE_CHECKING:
@@ -89,7 +87,7 @@ def write_header(writer: TranscriptWriter, plan: Plan) -> None:
     """The session record (a new run, a fork) or a resume record, then the messages not yet
     recorded; a follow-up's record goes just before its message, the last."""
     if not plan.resumed:
-        writer.append(session_header(plan))
+        writer.append(plan.header())
     elif plan.follow_up is None:
         writer.append(ResumeRecord(plan.session, plan.first_turn, plan.priced))
     last = len(plan.messages) - (plan.follow_up is not None)
@@ -102,27 +100,6 @@ def write_header(writer: TranscriptWriter, plan: Plan) -> None:
             )
         )
         writer.message(last, plan.messages[last])
-
-
-def session_header(plan: Plan) -> SessionHeader:
-    """The first record of a new run's transcript, naming the plan's folders and this cwd."""
-    return SessionHeader(
-        session=plan.session,
-        task=plan.prompt,
-        task_source=plan.task_source,
-        profile=masked(plan.profile_record()),  # no MCP env/headers values
-        profile_source=plan.profile.source,
-        model=plan.profile.model,
-        cwd=str(Path.cwd()),
-        offline=plan.offline,
-        workspace=str(plan.workspace) if plan.workspace else None,
-        memory_root=str(plan.profile.memory.root),
-        emulator_script=str(plan.script) if plan.script else None,
-        agentctl_version=__version__,
-        pricing=plan.priced,
-        forked_from=plan.forked_from,
-        forked_at=plan.forked_at,
-    )
 
 
 def session_balances(
