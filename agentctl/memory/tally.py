@@ -2,8 +2,9 @@
 
 The limits need the root's totals before a write. Walking the tree for them costs a
 process its first write (0.8-1.1 s at 100,000 files: docs/bench.md), and `agentctl run` is
-one process a run, so the tally is kept in `.agentctl-tally.json` beside the journal, rewritten under the
-root's lock after each change agentctl makes. It is trusted only while both of these hold:
+one process a run, so the tally is kept in `.agentctl-tally.json` beside the journal,
+rewritten under the root's lock after each change agentctl makes. It is trusted only while
+both of these hold:
 
 - the journal is exactly as the tally's last writer left it (same file, same size): every
   agentctl change, by any process, appends to the journal under the lock;
