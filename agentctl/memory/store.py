@@ -117,6 +117,7 @@ class MemoryStore:
                     return self._view(fd, cmd)
                 with self._holding_lock(fd):
                     self._check_once(fd)
+                    self._tally.check_folders(fd, _paths_of(cmd))
                     return self._mutate(fd, cmd)
         except OSError as err:
             raise os_error_text(str(command.get("command")), err) from err
@@ -421,6 +422,7 @@ class MemoryStore:
         return None if mp.text == path else mp.text
 
     def _write_locked(self, fd: int, mp: MemoryPath, text: str, command: str) -> None:
+        self._tally.check_folders(fd, [mp.canonical])
         data = text.encode("utf-8")
         old_size = size_if_file(fd, mp)
         current = partial(self.usage, fd)
@@ -503,6 +505,14 @@ class MemoryStore:
                 for name in names:
                     fsops.remove_entry(fd, name)
         return len(names)
+
+
+def _paths_of(cmd: Command) -> list[str]:
+    """The memory paths a changing command touches."""
+    if isinstance(cmd, Rename):
+        return [cmd.old_path.canonical, cmd.new_path.canonical]
+    assert isinstance(cmd, Create | StrReplace | Insert | Delete)
+    return [cmd.path.canonical]
 
 
 def _removed_usage(parent: int, name: str, st: os.stat_result) -> Usage | None:

@@ -114,6 +114,23 @@ class UsageTally:
         _save(root_fd, self._state())
         return found.usage
 
+    def check_folders(self, root_fd: int, paths: Iterable[str]) -> None:
+        """Before a change to `paths` (memory paths): if a folder on the way to one of them
+        changed since it was marked (another program wrote there), drop the kept figure, so
+        the next use checks every folder. Marking them again after the change would
+        otherwise take that hand change for agentctl's own."""
+        for key in ("", *map(_key, paths)):
+            parts = key.split("/") if key else []
+            for depth in range(len(parts) + 1):
+                here = "/".join(parts[:depth])
+                want = self._dirs.get(here)
+                if want is None:
+                    break  # not a folder we marked: its parent's mark covers its creation
+                st = _lstat(root_fd, here)
+                if st is None or _mark(st) != want:
+                    self.forget()
+                    return
+
     def forget(self) -> None:
         """Drop the kept figure (a change is under way: until it is journaled, nothing holds)."""
         self._usage = self._mark = None

@@ -91,6 +91,25 @@ def test_files_added_by_hand_count_toward_max_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.dates
+def test_a_store_that_goes_on_notices_hand_changes_in_the_folder_it_writes(
+    tmp_path: Path,
+) -> None:
+    """A run's store: a file added by hand where it writes next is counted then, and never
+    taken for the store's own change when it marks that folder again."""
+    root = tmp_path / "m"
+    store = MemoryStore(root, MemorySettings(max_files=3))
+    store.execute(create("d/a.md"))
+    (root / "d" / "hand1.md").write_text("by hand")
+    (root / "d" / "hand2.md").write_text("by hand")
+    with pytest.raises(ToolError, match="already holds 3 files, the limit"):
+        store.execute(create("d/b.md"))
+    (root / "hand3.md").write_text("by hand")  # the root is on the way to every path
+    store.execute({"command": "delete", "path": f"{M}/d/hand1.md"})
+    assert kept_usage(store) == true_usage(root) == fsops.Usage(3, 15)
+    assert kept_usage(MemoryStore(root)) == true_usage(root)
+
+
+@pytest.mark.dates
 def test_an_editor_saving_by_rename_counts_toward_max_total_bytes(tmp_path: Path) -> None:
     limits = MemorySettings(max_total_bytes=100)
     root = tmp_path / "m"
