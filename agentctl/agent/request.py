@@ -90,10 +90,11 @@ def build_request(
     if output_schema is not None:
         request["output_config"] = output_config(output_schema)
     request["messages"] = list(messages)
+    steering = steering or new_steering(profile.context_editing)
     cm = build_context_management(profile.context_editing, request, server, sent, steering=steering)
     if cm is not None:
         request["context_management"] = cm
-    request = place_breakpoints(request, cache_control(profile))
+    request = place_breakpoints(request, cache_control(profile), held(steering))
     signed = bool(messages) and is_summary(messages[0])
     request["betas"] = betas(profile, *([BETA_COMPACT_ON_DEMAND] if signed else []))
     return request
@@ -228,10 +229,33 @@ def summary_start(messages: Sequence[Mapping[str, Any]]) -> int:
     return 0
 
 
-def place_breakpoints(body: Mapping[str, Any], marker: Mapping[str, Any] | None) -> dict[str, Any]:
+def new_steering(ce: ContextEditing) -> Steering | None:
+    """A fresh walk for batched clearing (None for any other strategy), so that a request
+    built without one from an earlier request still learns where its cleared part ends."""
+    if not (ce.tool_uses.enabled and ce.tool_uses.strategy == "batched"):
+        return None
+    from agentctl.context.batching import Steering
+
+    return Steering()
+
+
+def held(steering: Steering | None) -> tuple[int, str] | None:
+    """Where batched clearing's cleared part ends in the request just steered (`Steering.held`)."""
+    return None if steering is None else steering.held()
+
+
+def place_breakpoints(
+    body: Mapping[str, Any],
+    marker: Mapping[str, Any] | None,
+    hold: tuple[int, str] | None = None,
+) -> dict[str, Any]:
     """A copy of `body` with the cache breakpoints where a run puts them: the last tool, the
-    last system block and the last cacheable block of the last message (none without a
-    marker). The one placement rule, for the run and for replays of recorded requests.
+    last system block, the last cacheable block of the last message (none without a marker)
+    and, with batched clearing past its first batch, `hold`: the newest cleared tool result
+    (message index, tool_use_id). The prompt up to that result stays the same until the next
+    batch, so the next batch reads it from the cache and rewrites only what follows (without
+    it, the nearest entry is the system prompt's and every batch rewrites all the messages).
+    The one placement rule, for the run and for replays of recorded requests.
     Only what gets a marker is copied: `body` and its lists are never modified."""
     out = dict(body)
     if marker is None:
@@ -239,6 +263,8 @@ def place_breakpoints(body: Mapping[str, Any], marker: Mapping[str, Any] | None)
     for key in ("tools", "system"):
         if isinstance(out.get(key), list) and out[key]:
             out[key] = [*out[key][:-1], _with_marker(dict(out[key][-1]), marker)]
+    if hold is not None and out.get("messages"):
+        out["messages"] = _mark_result(list(out["messages"]), hold, marker)
     if out.get("messages"):
         last = dict(out["messages"][-1])
         if isinstance(last.get("content"), list):
@@ -246,6 +272,22 @@ def place_breakpoints(body: Mapping[str, Any], marker: Mapping[str, Any] | None)
         _mark_last_block(last, marker)
         out["messages"] = [*out["messages"][:-1], last]
     return out
+
+
+def _mark_result(
+    messages: list[Any], hold: tuple[int, str], marker: Mapping[str, Any]
+) -> list[Any]:
+    """`messages` with the marker on the tool_result `hold` names (its message copied)."""
+    index, use_id = hold
+    if not 0 <= index < len(messages) or not isinstance(messages[index].get("content"), list):
+        return messages
+    content = list(messages[index]["content"])
+    for at, block in enumerate(content):
+        if block.get("type") == "tool_result" and block.get("tool_use_id") == use_id:
+            content[at] = _with_marker(dict(block), marker)
+            messages[index] = {**messages[index], "content": content}
+            break
+    return messages
 
 
 def _with_marker(block: dict[str, Any], marker: Mapping[str, Any]) -> dict[str, Any]:

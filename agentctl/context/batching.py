@@ -76,7 +76,8 @@ def batched_edit(
     if cleared == 0 and not steering.compacted:
         return out
     out.pop("clear_at_least", None)
-    out["trigger"] = {"type": "tool_uses", "value": cleared or len(steering.pairs)}
+    # at least 1: the API's minimum (a history that starts at a compaction may hold no use)
+    out["trigger"] = {"type": "tool_uses", "value": max(cleared or len(steering.pairs), 1)}
     if cleared:
         out["keep"] = {"type": "tool_uses", "value": len(steering.clearable) - cleared}
     return out
@@ -213,6 +214,7 @@ class Steering:
         self._walked = 0
         self.compacted = False  # the history holds a compaction block
         self.stepped = 0
+        self.cleared = 0  # the boundary after the last request walked
 
     def walk(
         self,
@@ -238,7 +240,20 @@ class Steering:
             walk.step(messages, index, self.clearable, freed, marks, measured, unedited)
             if index < open_at:
                 self._walk, self._walked = walk.copy(), index + 1
+        self.cleared = walk.cleared
         return walk.cleared
+
+    def held(self) -> tuple[int, str] | None:
+        """Where the cleared part of the last request walked ends: the message index and
+        tool_use_id of the newest cleared result (None before the first clearing). The
+        prompt up to it stays the same until the next clearing, so a cache breakpoint
+        there lets that clearing read it from the cache (`agent.request.place_breakpoints`)."""
+        if not self.cleared or self.cleared > len(self.clearable):
+            return None
+        pair = self.clearable[self.cleared - 1]
+        if pair.result is None:
+            return None
+        return pair.ready_at, str(pair.result.get("tool_use_id", ""))
 
     def _continues(self, key: tuple[Any, ...], messages: Sequence[Mapping[str, Any]]) -> bool:
         """Whether `messages` extend the history walked before, under the same settings."""

@@ -209,3 +209,63 @@ def test_batched_clearing_counts_tool_uses_by_the_server_model_it_is_given() -> 
     none_count = ServerModel("custom", min_result_tokens=100_000)
     as_written = build_request(p, history(6), [], server=none_count)
     assert as_written["context_management"]["edits"][0] == steering.edit()
+
+
+def _marked_results(request: Mapping[str, Any]) -> list[str]:
+    return [
+        block["tool_use_id"]
+        for message in request["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result" and "cache_control" in block
+    ]
+
+
+def test_batched_clearing_puts_a_breakpoint_on_the_newest_cleared_result() -> None:
+    """Past the first batch, the prompt up to the cleared boundary is the same until the next
+    batch: a fourth breakpoint there lets that batch read it from the cache. The edit says
+    which results the server clears (the oldest `trigger.value` uses); the marker is on the
+    last of them, and the history passed in is not modified."""
+    from agentctl.profile.settings import ClearToolUses
+    from tests.context.test_batching import history
+
+    steering = ClearToolUses(strategy="batched", trigger=5_500, keep=1, clear_at_least=0)
+    p = profile(context_editing=ContextEditing(tool_uses=steering))
+    before = history(3)
+    assert _marked_results(build_request(p, before, [MEMORY])) == ["t2"]  # the last block only
+    messages = history(8)
+    pristine = copy.deepcopy(messages)
+    request = build_request(p, messages, [MEMORY])
+    edit = request["context_management"]["edits"][0]
+    assert edit["trigger"]["type"] == "tool_uses"
+    cleared = edit["trigger"]["value"]
+    assert 1 <= cleared < 8
+    assert _marked_results(request) == [f"t{cleared - 1}", "t7"]
+    assert messages == pristine
+    breakpoints = sum(
+        "cache_control" in b
+        for part in (request["tools"], *(m["content"] for m in request["messages"]))
+        if isinstance(part, list)
+        for b in part
+    )
+    assert breakpoints <= 4
+    server = profile(context_editing=ContextEditing(tool_uses=dataclasses.replace(
+        steering, strategy="server")))  # fmt: skip
+    assert _marked_results(build_request(server, messages, [MEMORY])) == ["t7"]
+    uncached = dataclasses.replace(p, cache=CacheSettings(enabled=False))
+    assert _marked_results(build_request(uncached, messages, [MEMORY])) == []
+
+
+def test_a_history_that_starts_at_a_summary_with_no_tool_use_gets_a_valid_trigger() -> None:
+    """After an on-demand compaction the request opens with the summary and may hold no tool
+    use yet; the API refuses a trigger below 1 (it was 0: a 400 on the next request)."""
+    from agentctl.profile.settings import ClearToolUses
+
+    steering = ClearToolUses(strategy="batched", trigger=5_500, keep=1, clear_at_least=0)
+    p = profile(context_editing=ContextEditing(tool_uses=steering))
+    summary = {"role": "assistant", "content": [{"type": "compaction", "content": "so far",
+               "signature": "sig"}]}  # fmt: skip
+    request = build_request(p, [{"role": "user", "content": "go"}, summary,
+                                {"role": "user", "content": "go on"}], [])  # fmt: skip
+    trigger = request["context_management"]["edits"][0]["trigger"]
+    assert trigger == {"type": "tool_uses", "value": 1}
