@@ -234,6 +234,7 @@ def new_steering(ce: ContextEditing) -> Steering | None:
     built without one from an earlier request still learns where its cleared part ends."""
     if not (ce.tool_uses.enabled and ce.tool_uses.strategy == "batched"):
         return None
+    # Imported here, as in tool_uses_edit: a first request (`profile show`) never steers.
     from agentctl.context.batching import Steering
 
     return Steering()
