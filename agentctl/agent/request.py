@@ -240,32 +240,41 @@ def new_steering(ce: ContextEditing) -> Steering | None:
     return Steering()
 
 
-def held(steering: Steering | None) -> tuple[int, str] | None:
-    """Where batched clearing's cleared part ends in the request just steered (`Steering.held`)."""
-    return None if steering is None else steering.held()
+def held(steering: Steering | None) -> list[tuple[int, str]]:
+    """Where batched clearing's cleared part ends in the request just steered, and where it
+    ended before its last move (`Steering.held`)."""
+    return [] if steering is None else steering.held()
 
 
 def place_breakpoints(
     body: Mapping[str, Any],
     marker: Mapping[str, Any] | None,
-    hold: tuple[int, str] | None = None,
+    holds: Sequence[tuple[int, str]] = (),
 ) -> dict[str, Any]:
     """A copy of `body` with the cache breakpoints where a run puts them: the last tool, the
     last system block, the last cacheable block of the last message (none without a marker)
-    and, with batched clearing past its first batch, `hold`: the newest cleared tool result
-    (message index, tool_use_id). The prompt up to that result stays the same until the next
-    batch, so the next batch reads it from the cache and rewrites only what follows (without
-    it, the nearest entry is the system prompt's and every batch rewrites all the messages).
+    and, with batched clearing past its first batch, `holds`: the newest cleared tool result
+    (message index, tool_use_id) now and before the boundary's last move. The prompt up to
+    the boundary stays the same until the next batch, so that batch reads it from the cache
+    and writes only what follows (without them, the nearest entry is the system prompt's and
+    every batch rewrites all the messages). With two holds and a system prompt the tools
+    lose their breakpoint (the API allows 4; the system's entry covers the tools).
     The one placement rule, for the run and for replays of recorded requests.
     Only what gets a marker is copied: `body` and its lists are never modified."""
     out = dict(body)
     if marker is None:
         return out
-    for key in ("tools", "system"):
+    keys = ["tools", "system"]
+    if len(holds) > 1 and out.get("system") and out.get("tools"):
+        keys.remove("tools")
+    for key in keys:
         if isinstance(out.get(key), list) and out[key]:
             out[key] = [*out[key][:-1], _with_marker(dict(out[key][-1]), marker)]
-    if hold is not None and out.get("messages"):
-        out["messages"] = _mark_result(list(out["messages"]), hold, marker)
+    if holds and out.get("messages"):
+        messages = list(out["messages"])
+        for hold in holds:
+            messages = _mark_result(messages, hold, marker)
+        out["messages"] = messages
     if out.get("messages"):
         last = dict(out["messages"][-1])
         if isinstance(last.get("content"), list):
@@ -278,13 +287,16 @@ def place_breakpoints(
 def _mark_result(
     messages: list[Any], hold: tuple[int, str], marker: Mapping[str, Any]
 ) -> list[Any]:
-    """`messages` with the marker on the tool_result `hold` names (its message copied)."""
+    """`messages` with the marker on the tool result `hold` names (its message copied)."""
     index, use_id = hold
     if not 0 <= index < len(messages) or not isinstance(messages[index].get("content"), list):
         return messages
     content = list(messages[index]["content"])
-    for at, block in enumerate(content):
-        if block.get("type") == "tool_result" and block.get("tool_use_id") == use_id:
+    for at, block in enumerate(content):  # a client tool's result, or a server tool's
+        if (
+            str(block.get("type", "")).endswith("tool_result")
+            and block.get("tool_use_id") == use_id
+        ):
             content[at] = _with_marker(dict(block), marker)
             messages[index] = {**messages[index], "content": content}
             break
