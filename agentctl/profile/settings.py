@@ -144,10 +144,13 @@ class Compaction:
     """`compact_20260112` (mode "threshold"): the server summarises the conversation once the
     prompt reaches `trigger` and continues from the summary. Mode "on-demand": no edit; the
     run sends a compaction request of its own (agentctl.agent.loop) once a response's prompt
-    reached `trigger`."""
+    reached `trigger`. On by default at 150,000 tokens, three quarters of the standard 200k
+    window: clearing keeps a long run's prompt small, but the tool calls and placeholders it
+    leaves still grow with every turn, and compaction is what lets such a run go on past the
+    window (docs/context.md, "Compaction")."""
 
     enabled: bool = setting(
-        False,
+        True,
         "Turn compaction on (threshold: the compact_20260112 edit, listed last, and its beta).",
         api="edits[] compact_20260112",
     )

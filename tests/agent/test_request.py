@@ -52,8 +52,9 @@ def test_default_request_shape() -> None:
         "context_management",
         "betas",
     ]
-    assert req["betas"] == ["context-management-2025-06-27"]
+    assert req["betas"] == ["context-management-2025-06-27", "compact-2026-01-12"]
     assert req["context_management"] == build_context_management(Profile().context_editing)
+    assert req["context_management"]["edits"][-1]["type"] == "compact_20260112"  # on by default
     assert "thinking" not in req
 
 
@@ -92,7 +93,7 @@ def test_thinking_and_clear_thinking_first() -> None:
     )
     assert req["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     types = [e["type"] for e in req["context_management"]["edits"]]
-    assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919"]
+    assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919", "compact_20260112"]
 
 
 def test_adaptive_thinking_sends_no_budget_and_clear_thinking_still_comes_first() -> None:
@@ -113,7 +114,8 @@ def test_server_tools_pass_through() -> None:
     p = profile(server_tools=on)
     req = build_request(p, HISTORY, [MEMORY, *server_tools(p)])
     assert [t["name"] for t in req["tools"]] == ["memory", "web_search", "web_fetch"]
-    assert req["betas"] == ["context-management-2025-06-27"]  # SDK 2.15: no beta for these
+    # SDK 2.15: no beta for these (the compaction beta is the default compaction's)
+    assert req["betas"] == ["context-management-2025-06-27", "compact-2026-01-12"]
 
 
 _block = st.one_of(
