@@ -66,7 +66,7 @@ class Usage:
     top-level figures, and `compactions` counts those calls. Each count is defined here once,
     with where the API puts it; `to_json`, `from_json`, `+`, the cache hit ratio,
     `USAGE_TOKENS`, `USAGE_OBJECTS` and the checks of a response's and a transcript's `usage`
-    (agent/wire.py, sessions/record.py) follow from it: a new count is one line here."""
+    (agent/wire.py, sessions/transcript/format.py) follow from it: a new count is one line here."""
 
     input_tokens: int = _count(TOP)
     output_tokens: int = _count(TOP)
@@ -229,6 +229,9 @@ class StartEvent:
     context_management: dict[str, Any] | None
     profile: str = "<built-in>"
     task: str = ""
+    # The clear_tool_uses input-token trigger, from the run's settings (not in the NDJSON
+    # line, which carries it inside context_management); None: read it from there.
+    trigger: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -3,7 +3,9 @@ the reader to run something (shell commands, Python), with what the page shows i
 
 A block the suite cannot run here carries a marker on the line before its fence, with the
 reason: `<!-- docs-test: skip: needs an API key -->`. Every other example runs in
-tests/test_docs_examples.py.
+tests/test_docs_examples.py (from a copy of the checkout) and many in
+tests/test_wheel_install.py (from a wheel installed outside it), except there those marked
+`<!-- docs-test: checkout: needs tests/recordings/ -->` (parts of a marker are joined by `;`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ PAGES = ("README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _MARKER = re.compile(r"<!--\s*docs-test:\s*(.*?)\s*-->")
-# A shell line a reader is told to type, in a block without `$ ` prompts.
+# A shell line a reader is told to type, in a block without `$ ` prompts (after any
+# `NAME=value` environment assignments).
 _COMMAND = re.compile(
+    r"(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
     r"(agentctl|python|pytest|pip|make|jq|printf|echo|export|\.venv/bin/\S+)( |$)"
 )
 _SHELLS = ("", "sh", "bash", "console", "shell")
@@ -138,6 +142,16 @@ def skipped_commands(example: Example) -> dict[int, str]:
             for n in found[1].replace(",", " ").split():
                 out[int(n)] = found[2].strip()
     return out
+
+
+def checkout_only(example: Example) -> str | None:
+    """The reason of a `checkout: reason` marker part: the example needs files only a checkout
+    has (tests/recordings/), so the wheel-install run leaves it out; None when it has none."""
+    for part in (example.marker or "").split(";"):
+        found = re.fullmatch(r"\s*checkout:\s*(.+)", part)
+        if found:
+            return found[1].strip()
+    return None
 
 
 _ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")

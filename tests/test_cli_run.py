@@ -399,8 +399,9 @@ def test_subprocess_stdin_task_piped_stdout_is_the_raw_answer(tmp_path: Path) ->
 def test_transcript_rebuilds_every_request_exactly_as_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agentctl.sessions.catalog import load_session, session_profile
+    from agentctl.sessions.catalog import session_profile
     from agentctl.sessions.replay import ReplaySettings, replay_request
+    from agentctl.sessions.transcript import load_session
 
     task = make_task(tmp_path, front='system = "Be exact."\n', files=2)
     with running() as emu:

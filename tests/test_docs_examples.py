@@ -154,14 +154,18 @@ def test_the_examples_of_a_page_run_as_shown(page: str, checkout: Path, tmp_path
     problems: list[str] = []
     for example in examples(page):
         if example.skip is None:
-            problems += _run_example(example, checkout, env, tmp_path / "out")
+            problems += run_example(example, checkout, env, tmp_path / "out")
     assert problems == [], "\n".join(problems)
 
 
-def _run_example(example: Example, cwd: Path, env: dict[str, str], out: Path) -> list[str]:
+def run_example(
+    example: Example, cwd: Path, env: dict[str, str], out: Path, python: str = sys.executable
+) -> list[str]:
+    """The problems of one example run in `cwd` (none: it ran as its page shows); `python` is
+    the interpreter of the install under test (this one, or a wheel's venv)."""
     if example.kind == "python":
         done = subprocess.run(
-            [sys.executable, "-c", example.text], cwd=cwd, env=env, capture_output=True, text=True
+            [python, "-c", example.text], cwd=cwd, env=env, capture_output=True, text=True
         )
         if done.returncode != 0:
             return [f"{example.where}: exit {done.returncode}: {done.stderr[-1500:]}"]
@@ -172,7 +176,7 @@ def _run_example(example: Example, cwd: Path, env: dict[str, str], out: Path) ->
         name = command.line.removeprefix("cat ")
         if name != command.line and command.shown and not (cwd / name).exists():
             (cwd / name).write_text("\n".join(command.shown) + "\n")
-    results = _run_block([c.line for _, c in todo], cwd, env, out)
+    results = _run_block([c.line for _, c in todo], cwd, env, out, python)
     return [
         problem
         for (n, command), (code, printed) in zip(todo, results, strict=True)
@@ -181,7 +185,7 @@ def _run_example(example: Example, cwd: Path, env: dict[str, str], out: Path) ->
 
 
 def _run_block(
-    lines: list[str], cwd: Path, env: dict[str, str], out: Path
+    lines: list[str], cwd: Path, env: dict[str, str], out: Path, python: str
 ) -> list[tuple[int, str]]:
     """Run the commands in one shell (a `cd` carries over), each one's exit code and output."""
     out.mkdir(exist_ok=True)
@@ -190,7 +194,7 @@ def _run_block(
     script = []
     for n, line in enumerate(lines):
         line = re.sub(r"^pip install .*?(&&|$)", "", line).strip() or "true"
-        line = line.replace(".venv/bin/python ", f"{sys.executable} ")
+        line = line.replace(".venv/bin/python ", f"{python} ")
         script.append(f"{{ {line}\n}} > {out}/{n}.out 2>&1 < /dev/null; echo $? > {out}/{n}.rc")
     subprocess.run(["bash", "-c", "\n".join(script)], cwd=cwd, env=env, timeout=600)
     return [

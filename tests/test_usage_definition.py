@@ -18,8 +18,7 @@ from agentctl.agent.wire import ResponseRejected, check_usage
 from agentctl.batch.summary import summarize
 from agentctl.cli.main import app
 from agentctl.home import sessions_dir
-from agentctl.sessions.record import EventRecord, MalformedRecord
-from agentctl.sessions.transcript import TranscriptWriter
+from agentctl.sessions.transcript import EventRecord, MalformedRecord, TranscriptWriter
 from agentctl.types import (
     CACHE_CREATION,
     OURS,

@@ -225,8 +225,10 @@ def _measure(state: _State, response: ModelResponse, compaction: bool) -> None:
 
 
 def _start_event(setup: LoopSetup) -> StartEvent:
-    cm = build_context_management(setup.profile.context_editing)
-    return StartEvent(setup.session, setup.profile.model, cm, setup.profile.source, setup.task)
+    profile = setup.profile
+    cm = build_context_management(profile.context_editing)
+    trigger = profile.context_editing.tool_uses.input_trigger  # the live view's mark
+    return StartEvent(setup.session, profile.model, cm, profile.source, setup.task, trigger)
 
 
 def _compaction_due(setup: LoopSetup, state: _State) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.keys import path_keys
 from agentctl.profile.legacy import migrate
+from agentctl.profile.preset import example_hint
 from agentctl.profile.schema import FieldError, convert_table
 from agentctl.profile.settings import Profile
 from agentctl.profile.trust import FrontMatter
@@ -66,6 +67,9 @@ def read_task(arg: str, stdin: TextIO) -> Task:
     path = Path(arg).expanduser()
     if not path.is_file():
         what = "is a directory" if path.is_dir() else "no such file"
+        copy = example_hint(arg)
+        if copy is not None:  # the docs' `examples/NAME/task.md`, installed from a wheel
+            raise UsageError(f"task {arg}: {what} (the shipped example: `{copy}` puts it there)")
         raise UsageError(f"task {arg}: {what} (give a Markdown file, or - to read stdin)")
     try:
         text = path.read_text(encoding="utf-8")

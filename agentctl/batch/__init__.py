@@ -1,7 +1,8 @@
 """Many tasks at once: `read_source` (a folder, glob or JSONL) -> `run_tasks` on worker threads,
 each task a normal run (runner.plan_new / execute) on an executor (this process, or Ray);
 results in a folder (batch.folder). `run_batch` (batch.launch) is the whole batch in one call;
-`plan_batch` takes the one `BatchRequest` that `agentctl batch` and `run_batch` build.
+`plan_batch` takes the one `BatchRequest` (a `BatchSpec` and where it goes) that `agentctl
+batch` and `run_batch` build.
 """
 
 from __future__ import annotations

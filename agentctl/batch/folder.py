@@ -8,13 +8,14 @@ limit that the resume raised) gets a second line: an id's last line is the one t
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import math
 import os
 import secrets
 import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,23 +33,37 @@ RESULTS = "results.jsonl"
 
 @dataclass(frozen=True)
 class BatchSpec:
-    """What a batch runs and how: enough to run the rest of it with `--resume`."""
+    """What a batch runs and how: enough to run the rest of it with `--resume`. Each batch
+    setting is defined here once: `agentctl batch`'s flags and `run_batch`'s keywords give
+    one (batch.launch.BatchRequest adds where the batch goes), and the folder saves it.
 
-    source: str
+    0 or "" in `parallel`, `executor`, `via`: not given. A new batch takes the default
+    (`resolved`), a resume keeps what it saved; a saved spec always has all three.
+    """
+
+    source: str | None = None
     profile: str | None = None
     sets: tuple[str, ...] = ()
     offline: bool = False
     memory: str = "isolated"  # or "shared"
-    parallel: int = 1
+    parallel: int = 0  # default 1; with via "batches": every task in each round
     max_usd: float | None = None
     trust_task: bool = False
-    executor: str = "local"  # or "ray" (batch.executor)
+    executor: str = ""  # "local" (default) or "ray" (batch.executor)
     address: str | None = None  # the Ray cluster (None: a local instance for the batch)
-    via: str = "messages"  # or "batches": lockstep rounds through Message Batches
+    via: str = ""  # "messages" (default), or "batches": lockstep rounds via Message Batches
     cwd: str = field(default_factory=lambda: str(Path.cwd()))
 
+    def resolved(self, tasks: int) -> BatchSpec:
+        """The settings a batch of `tasks` tasks runs with: each one not given, its default."""
+        via = self.via or "messages"
+        every = max(tasks, 1) if via == "batches" else 1
+        executor = self.executor or "local"
+        return replace(self, parallel=self.parallel or every, executor=executor, via=via)
+
     def to_json(self) -> dict[str, Any]:
-        return {"format": FORMAT, **asdict(self), "sets": list(self.sets)}
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(BatchSpec)}
+        return {"format": FORMAT, **fields, "sets": list(self.sets)}
 
     def profile_arg(self) -> Profile | str | None:
         """The profile as the batch found it when it started: a file, or the built-in one

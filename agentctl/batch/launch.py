@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,50 +85,38 @@ class BatchResult:
 
 
 @dataclass(frozen=True)
-class BatchRequest:
-    """What a batch is asked to do, as `agentctl batch`'s flags and `run_batch`'s keywords
-    give it (None: not given): a new batch of `source`, or with `resume` the saved batch in
-    that folder, where only parallel, max_usd, executor and address may change. Built once
-    by the caller; `plan_batch` turns it into the saved `BatchSpec`."""
+class BatchRequest(BatchSpec):
+    """A batch as `agentctl batch`'s flags and `run_batch`'s keywords ask for it: its settings
+    (the `BatchSpec` fields; 0, "" or None: not given) and where it goes: a new batch of `source` in
+    `out` (None: a new folder), or with `resume` the saved batch in that folder, where only
+    parallel, max_usd, executor and address may change. Built once by the caller;
+    `plan_batch` turns it into the saved `BatchSpec`."""
 
-    source: str | Path | None = None
-    profile: str | Path | None = None
-    sets: Sequence[str] = ()
-    offline: bool = False
-    memory: str = "isolated"
-    parallel: int | None = None
-    max_usd: float | None = None
     out: str | Path | None = None
     resume: str | Path | None = None
-    executor: str | None = None
-    address: str | None = None
-    via: str | None = None
-    trust_task: bool = False
     max_turns: int | None = None  # a new batch: --set max_turns=N; a resume: raised (prepare)
 
+    def spec(self) -> BatchSpec:
+        """The settings alone (what a batch folder saves)."""
+        return BatchSpec(**{f.name: getattr(self, f.name) for f in fields(BatchSpec)})
 
-def new_spec(source: str | Path, asked: BatchRequest) -> BatchSpec:
+
+def new_spec(asked: BatchRequest) -> BatchSpec:
     """A new batch's settings, paths made absolute (a resume may run from elsewhere)."""
+    if asked.source is None:
+        raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
     if asked.memory not in MEMORY_MODES:
         raise UsageError(f"--memory {asked.memory}: use isolated or shared")
-    via = asked.via or "messages"
-    if via not in VIAS:
-        raise UsageError(f"--via {via}: use messages or batches")
+    if asked.via and asked.via not in VIAS:
+        raise UsageError(f"--via {asked.via}: use messages or batches")
     found = find_profile_path(asked.profile)  # recorded: a resume elsewhere reads the same file
     turns = () if asked.max_turns is None else (f"max_turns={asked.max_turns}",)
-    spec = BatchSpec(
-        source=str(Path(source).expanduser().absolute()),
+    return replace(
+        asked.spec(),
+        source=str(Path(asked.source).expanduser().absolute()),
         profile=str(found.absolute()) if found else BUILTIN_SOURCE,
         sets=tuple(absolute_set(item) for item in (*asked.sets, *turns)),
-        offline=asked.offline,
-        memory=asked.memory,
-        trust_task=asked.trust_task,
-        executor=asked.executor or "local",
-        address=asked.address,
-        via=via,
     )
-    check_executor(spec)
-    return spec
 
 
 def prepare(spec: BatchSpec | None, out: Path | None, asked: BatchRequest) -> Prepared:
@@ -140,10 +128,10 @@ def prepare(spec: BatchSpec | None, out: Path | None, asked: BatchRequest) -> Pr
         raise UsageError("a resume needs the batch folder")
     folder = out or new_out_dir()
     saved = _changed(spec or load_spec(folder), asked)
-    check_executor(saved)
+    check_executor(saved.resolved(0))
+    assert saved.source is not None
     tasks = read_source(saved.source)  # a bad SOURCE is said before the folder exists
-    if spec is not None and saved.via == "batches" and asked.parallel is None:
-        saved = replace(saved, parallel=max(len(tasks), 1))  # every task in each round
+    saved = saved.resolved(len(tasks))
     if spec is not None:
         keep_out(folder, batch_roots(saved, tasks))
         create(folder, saved)
@@ -232,7 +220,7 @@ def _changed(spec: BatchSpec, asked: BatchRequest) -> BatchSpec:
         parallel=asked.parallel or spec.parallel,
         max_usd=asked.max_usd if asked.max_usd is not None else spec.max_usd,
     )
-    if asked.executor is not None:  # a new executor: the saved address was the old one's
+    if asked.executor:  # a new executor: the saved address was the old one's
         return replace(spec, executor=asked.executor, address=asked.address)
     return spec if asked.address is None else replace(spec, address=asked.address)
 
@@ -281,9 +269,7 @@ def plan_batch(asked: BatchRequest) -> Prepared:
         if asked.sets or asked.via or any(item is not None for item in named_too):
             raise UsageError(NOT_WITH_RESUME)
         return prepare(None, where, asked)
-    if asked.source is None:
-        raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
-    return prepare(new_spec(asked.source, asked), where, asked)
+    return prepare(new_spec(asked), where, asked)
 
 
 NOT_WITH_RESUME = (
@@ -315,18 +301,18 @@ def run_batch(
     `resume=DIR`, what the batch in DIR did not finish (with `max_turns` / `max_usd`: also
     the tasks those limits stopped, continued). See docs/python.md."""
     asked = BatchRequest(
-        source,
-        profile=profile,
+        None if source is None else str(source),
+        profile=None if profile is None else str(profile),
         sets=tuple(sets),
         offline=offline,
         memory=memory,
-        parallel=parallel,
+        parallel=parallel or 0,
         max_usd=max_usd,
         out=out,
         resume=resume,
-        executor=executor,
+        executor=executor or "",
         address=address,
-        via=via,
+        via=via or "",
         trust_task=trust_task,
         max_turns=max_turns,
     )

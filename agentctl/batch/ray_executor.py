@@ -30,7 +30,7 @@ from agentctl.batch.parcel import (
 from agentctl.batch.source import BatchTask
 from agentctl.batch.task_run import TaskContext, failed_line, line_cost, plan_task, refused_line
 from agentctl.errors import AgentctlError, UsageError
-from agentctl.runner import Plan, session_header
+from agentctl.runner import Plan
 from agentctl.sessions.transcript import save_transcript
 
 NO_RAY = "--executor ray needs Ray on this machine: pip install 'agentctl[ray]'"
@@ -154,7 +154,7 @@ class RayExecutor:
         try:
             unpack_tree(back.memory, memory, "the memory a Ray task sent back")
             if back.transcript is not None:  # naming the folders here, as a local task's
-                save_transcript(plan.session, back.transcript, session_header(plan))
+                save_transcript(plan.session, back.transcript, plan.header())
         except (AgentctlError, OSError) as err:
             code = err.exit_code if isinstance(err, AgentctlError) else 1
             return {**line, "status": "failed", "exit_code": code, "error": str(err)}

@@ -64,6 +64,7 @@ def run_tasks(
     (on `executor`, else in this process); see the module docstring. `spec.via == "batches"`:
     every request goes in lockstep rounds (`rounds`, else one opened here from the spec:
     agentctl.batch.via)."""
+    spec = spec.resolved(len(tasks))  # a spec given here directly may leave defaults out
     gate = gate or RetryGate()
     runner = executor or LocalExecutor()
     more = raised or Raised()

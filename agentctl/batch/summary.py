@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
+from agentctl.sessions.transcript import BATCH_PRICE, LIST_PRICE
 from agentctl.types import USAGE_TOKENS, Totals
 
 STATUSES = ("ok", "limit", "failed", "skipped", "unfinished")

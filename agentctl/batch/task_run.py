@@ -19,8 +19,7 @@ from agentctl.batch.source import BatchTask
 from agentctl.errors import AgentctlError, LimitError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner import Plan, RunResult, execute, open_client, plan_new, plan_resume, resolve
-from agentctl.sessions.record import LIST_PRICE
-from agentctl.sessions.transcript import make_private_dirs
+from agentctl.sessions.transcript import LIST_PRICE, make_private_dirs
 from agentctl.types import Event, Totals, TurnEvent
 
 if TYPE_CHECKING:

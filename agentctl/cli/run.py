@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -380,8 +382,7 @@ def _stop_or_finish(
 
     try:
         # SIGTERM/SIGHUP stop it as Ctrl-C does; with MCP servers the parent's end too.
-        with stop_with_parent(bool(plan.profile.mcp.servers)):
-            approve = _approver(renderer)
+        with stop_with_parent(bool(plan.profile.mcp.servers)), _approver(renderer) as approve:
             if runner is not None:  # a conversation's next user turn
                 return runner(plan, screen.handle, approve)
             return execute(plan, on_event=screen.handle, approve=approve)
@@ -398,17 +399,29 @@ def _stop_or_finish(
         renderer.close()
 
 
-def _approver(renderer: Renderer) -> Approver | None:
-    """The approval prompt on the terminal (the live table paused while it asks); None
-    without a terminal on stdin and stderr: the calls the rules ask about are denied."""
+@contextmanager
+def _approver(renderer: Renderer) -> Iterator[Approver | None]:
+    """The approval prompt on the terminal (the live table paused while it asks), read from
+    stdin, or from the controlling terminal (/dev/tty) when stdin carries the task or the
+    turns; None without a terminal on stderr or to read from: the calls the rules ask about
+    are denied."""
     from agentctl.render.base import Pausable
     from agentctl.render.prompt import TerminalApprover
 
-    if not (sys.stdin.isatty() and sys.stderr.isatty()):
-        return None
-    if isinstance(renderer, Pausable):
-        return TerminalApprover(sys.stdin, sys.stderr, renderer.paused)
-    return TerminalApprover(sys.stdin, sys.stderr)
+    if not sys.stderr.isatty():
+        yield None
+        return
+    pause = renderer.paused if isinstance(renderer, Pausable) else nullcontext
+    if sys.stdin.isatty():
+        yield TerminalApprover(sys.stdin, sys.stderr, pause)
+        return
+    try:
+        tty = open("/dev/tty", encoding="utf-8", errors="replace")  # noqa: SIM115
+    except OSError:  # no controlling terminal (a daemon, setsid, a container without one)
+        yield None
+        return
+    with tty:
+        yield TerminalApprover(tty, sys.stderr, pause)
 
 
 def _print_partial_summary(session: str) -> None:
@@ -416,8 +429,8 @@ def _print_partial_summary(session: str) -> None:
     from agentctl.render.factory import make_console
     from agentctl.render.plain import format_summary_lines
     from agentctl.render.table import summary_view
-    from agentctl.sessions.catalog import load_session
     from agentctl.sessions.report import recorded_result
+    from agentctl.sessions.transcript import load_session
 
     result, events = recorded_result(load_session(session))
     if not sys.stderr.isatty():

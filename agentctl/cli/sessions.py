@@ -159,7 +159,7 @@ def show(
       agentctl sessions show 20261130 --as-seen 14   what the model saw, turn 14
     """
     from agentctl.sessions import as_seen as seen
-    from agentctl.sessions.catalog import load_session
+    from agentctl.sessions.transcript import load_session
 
     if full and as_seen is None:
         raise UsageError("--full is for --as-seen N (the prompt in full): add --as-seen N")
@@ -188,7 +188,8 @@ def rm(
     Example:
       agentctl sessions rm last --yes
     """
-    from agentctl.sessions.catalog import load_session, remove_session
+    from agentctl.sessions.catalog import remove_session
+    from agentctl.sessions.transcript import load_session
 
     loaded = load_session(session)
     if not yes:
@@ -226,7 +227,8 @@ def export(
       agentctl sessions export last --exchanges run-exchanges.json
       agentctl emulator check run-exchanges.json
     """
-    from agentctl.sessions.catalog import export_session, load_session
+    from agentctl.sessions.catalog import export_session
+    from agentctl.sessions.transcript import load_session
 
     if exchanges is not None and output is not None:
         raise UsageError("--exchanges FILE and --output FILE: give one of them")
@@ -274,7 +276,7 @@ def stats(
       agentctl stats last --json | jq '.totals'
     """
     from agentctl.sessions import report
-    from agentctl.sessions.catalog import load_session
+    from agentctl.sessions.transcript import load_session
 
     stats = report.stats_of(load_session(session))
     if as_json:
@@ -325,7 +327,7 @@ def simulate(
       agentctl simulate last --profile configs/no-editing.toml --json | jq '.totals'
     """
     from agentctl.sessions import report
-    from agentctl.sessions.catalog import load_session
+    from agentctl.sessions.transcript import load_session
 
     outcome = report.what_if(load_session(session), profile, tuple(sets or ()), server_model)
     _note_models(outcome.server_model.note(), bool(outcome.by_model))
@@ -370,7 +372,7 @@ def tune(
       agentctl tune last --write tuned.toml && agentctl run task.md --profile tuned.toml
     """
     from agentctl.sessions import report
-    from agentctl.sessions.catalog import load_session
+    from agentctl.sessions.transcript import load_session
 
     if force and write is None:
         raise UsageError("--force overwrites the --write file: give --write FILE, or drop --force")

@@ -1,5 +1,6 @@
 """Keys that moved: read the old spelling into the new one, with a warning naming the new key.
 
+Pinned by tests/profile/test_profile_legacy.py and listed in docs/profile.md ("Old keys").
 `tools.web_search` / `tools.web_fetch` (booleans) became `[server_tools.web_search]` and
 `[server_tools.web_fetch]` tables with their own settings; `enabled` is the old boolean.
 `context_editing.trigger_basis` and `context_editing.placeholder` became one server model

@@ -7,6 +7,9 @@ Layers, lowest first; each sets only the keys it names, and what you type wins:
 3. the task's front matter (`Overrides.extra`);
 4. `--profile FILE` or a preset name (`Overrides.profile`);
 5. `--set` items, then flags (`Overrides.sets`, `Overrides.values`).
+
+Layers 2 and 4 (the files) make one typed Profile; the task's front matter is checked against
+it (agentctl.profile.trust), then layers 3 and 5 are set on it (`build_overridden`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from agentctl.profile.legacy import migrate
 from agentctl.profile.preset import preset_path, unknown_preset
 from agentctl.profile.schema import FieldError, convert_table, join_key, resolve_path
 from agentctl.profile.settings import Profile
-from agentctl.profile.trust import FrontMatter, check_front_matter, leaves, lookup
+from agentctl.profile.trust import FrontMatter, check_front_matter, leaves, lookup, plain_at
 from agentctl.profile.validate import check_budget, check_profile
 from agentctl.profile.writer import profile_to_dict
 
@@ -168,21 +171,31 @@ def build_profile(
     base_dir: Path,
     today: datetime.date | None = None,
     budget: bool = False,
+    base: Profile | None = None,
 ) -> tuple[Profile, list[str]]:
     """Validate a parsed profile: (Profile, warnings), or ConfigError naming source and key.
 
     `today` dates the model warnings (default: the clock's date); `budget`: also refuse a
-    `limits.max_usd` that cannot be kept (a profile about to be used, not a recorded one).
+    `limits.max_usd` that cannot be kept (a profile about to be used, not a recorded one);
+    `base`: the profile `data` is set on (None: the built-in defaults).
     """
     try:
-        data, moved = migrate(data)
-        profile = convert_table(Profile, data, "", base_dir)
+        profile, moved = set_keys(data, base_dir, base)
         warnings = moved + check_profile(profile, today)
         if budget:
             check_budget(profile)
     except FieldError as err:
         raise ProfileKeyError(source, err.key, explain(err)) from None
     return dataclasses.replace(profile, source=source), warnings
+
+
+def set_keys(
+    data: dict[str, Any], base_dir: Path, base: Profile | None = None
+) -> tuple[Profile, list[str]]:
+    """The keys of `data` (old spellings read as their new keys, with a warning each) set on
+    `base` (None: the built-in defaults), types checked: FieldError naming a bad key."""
+    data, moved = migrate(data)
+    return convert_table(Profile, data, "", base_dir, base), moved
 
 
 def explain(err: FieldError) -> str:
@@ -295,9 +308,11 @@ class Overrides:
     profile: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     profile_source: str = ""
 
-    def apply(self, data: dict[str, Any]) -> dict[str, Any]:
-        data = deep_merge(deep_merge(data, dict(self.extra)), dict(self.profile))
-        return apply_overrides(apply_set_overrides(data, self.sets), self.values)
+    def above(self) -> dict[str, Any]:
+        """The keys set above the profile files: the front matter's that the `--profile` file
+        (the layer above it) leaves alone, then `--set` items and flag values."""
+        front = unless(dict(self.extra), dict(self.profile))
+        return apply_overrides(apply_set_overrides(front, self.sets), self.values)
 
     def typed(self) -> Overrides:
         """Only what the command line gave (`--profile`, `--set`, flags): no front matter."""
@@ -337,15 +352,21 @@ def build_overridden(
     source: str,
     base_dir: Path,
     below: str | None = None,
+    base: Profile | None = None,
 ) -> tuple[Profile, list[str]]:
-    """`build_profile` of `data` under `overrides`; an error names the layer that caused it
+    """The profile the layers make, typed a layer at a time: the files (`data`, on `base` or
+    the built-in defaults, and the `--profile` file) make one Profile, which the task's front
+    matter is checked against (agentctl.profile.trust); the front matter, `--set` items and
+    flags are set on it, and the result validated. An error names the layer that caused it
     (`below`: the ambient file under a `--profile`, which `data` holds)."""
-    if overrides.untrusted is not None:
-        trusted = deep_merge(data, dict(overrides.profile))
-        check_front_matter(overrides.untrusted, deep_merge(profile_to_dict(Profile()), trusted))
-    merged = overrides.apply(data)
     try:
-        profile, warnings = build_profile(merged, source=source, base_dir=base_dir, budget=True)
+        both = deep_merge(data, dict(overrides.profile))
+        files, moved = _files(both, overrides, source=source, base_dir=base_dir, base=base)
+        if overrides.untrusted is not None:
+            check_front_matter(overrides.untrusted, files)
+        profile, warnings = build_profile(
+            overrides.above(), source=source, base_dir=base_dir, budget=True, base=files
+        )
     except ProfileKeyError as err:
         origin = override_origin(err.key, overrides)
         if origin is None and below is not None and not named(err.key, overrides.profile):
@@ -353,17 +374,54 @@ def build_overridden(
         if origin is None:
             raise
         raise ConfigError(f"profile {source}, {origin}: {err.key}: {err.detail}") from None
-    note = front_matter_note(overrides, merged)
-    return profile, [*warnings, note] if note else warnings
+    note = front_matter_note(overrides, profile)
+    return profile, [*moved, *warnings, *([note] if note else [])]
 
 
-def front_matter_note(overrides: Overrides, merged: dict[str, Any]) -> str | None:
+def _files(
+    data: dict[str, Any], overrides: Overrides, *, source: str, base_dir: Path, base: Profile | None
+) -> tuple[Profile, list[str]]:
+    """The profile files' keys set on `base`. A bad one that a layer above sets again is left
+    out: what you type wins over it, as over a good one."""
+    while True:
+        try:
+            return set_keys(data, base_dir, base)
+        except FieldError as err:
+            named_above = override_origin(err.key, overrides) is not None
+            left = without(data, dotted_path(err.key.split("[")[0]) or []) if named_above else data
+            if left == data:
+                raise ProfileKeyError(source, err.key, explain(err)) from None
+            data = left
+
+
+def without(data: dict[str, Any], path: list[str]) -> dict[str, Any]:
+    """`data` less the key at `path`."""
+    if len(path) == 1:
+        return {k: v for k, v in data.items() if k != path[0]}
+    inner = data.get(path[0]) if path else None
+    return {**data, path[0]: without(inner, path[1:])} if isinstance(inner, dict) else data
+
+
+def unless(lower: dict[str, Any], upper: dict[str, Any]) -> dict[str, Any]:
+    """The keys of `lower` that `upper`, merged over it, leaves as they are."""
+    kept: dict[str, Any] = {}
+    for name, value in lower.items():
+        if name not in upper:
+            kept[name] = value
+        elif isinstance(value, dict) and isinstance(upper[name], dict):
+            rest = unless(value, upper[name])
+            if rest:
+                kept[name] = rest
+    return kept
+
+
+def front_matter_note(overrides: Overrides, profile: Profile) -> str | None:
     """One line naming the front-matter keys that the command line overrode, by what overrode
     them: `--profile balanced: max_turns, cache.ttl; --max-turns 5: max_turns`."""
     typed = overrides.typed()
     changed: dict[str, list[str]] = {}
     for key, value in leaves(overrides.extra):
-        if lookup(merged, key) == value:
+        if plain_at(profile, key) == value:
             continue
         origin = override_origin(key, typed)
         if origin is None and named(key, typed.profile):

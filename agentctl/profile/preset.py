@@ -52,6 +52,18 @@ def preset_path(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def example_hint(missing: str) -> str | None:
+    """For a missing file in a shipped example's folder (`examples/research/task.md` where
+    there is no checkout), the command that copies the example there; None otherwise."""
+    path = Path(missing)
+    folder = path.parent
+    if folder.name not in example_names() or folder.exists():
+        return None
+    if not (examples_dir() / folder.name / path.name).is_file():
+        return None
+    return f"agentctl example copy {folder.name} {folder}"
+
+
 def listing(names: list[str]) -> str:
     return ", ".join(names) if names else "none shipped"
 
@@ -60,6 +72,12 @@ def unknown_preset(name: str, what: str = "profile", *, files: bool = True) -> C
     """The one-line error for a name that is no preset (nor a file, when `files`): exit 2."""
     if not files:
         return ConfigError(f"{what} {name}: no such preset (presets: {listing(preset_names())})")
+    stem = Path(name).name.removesuffix(SUFFIX)
+    if stem != name and preset_path(stem) is not None:  # `configs/balanced.toml`, no checkout
+        return ConfigError(
+            f"{what} {name}: no such file; {stem} is a preset: give its name ({stem}), or "
+            f"write the file with `agentctl profile init --preset {stem} {name}`"
+        )
     return ConfigError(
         f"{what} {name}: no such file and no such preset (presets: "
         f"{listing(preset_names())}; or run `agentctl profile init {name}`)"

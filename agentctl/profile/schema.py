@@ -107,23 +107,55 @@ def key_names(cls: type[Any]) -> list[str]:
     return [f.name for f in dataclasses.fields(cls) if f.name not in NOT_KEYS]
 
 
-def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path) -> Any:
-    """Build dataclass `cls` from a TOML table; unknown keys and wrong types raise FieldError."""
+def convert_table(cls: type[Any], data: Any, key: str, base_dir: Path, base: Any = None) -> Any:
+    """Build dataclass `cls` from a TOML table; unknown keys and wrong types raise FieldError.
+
+    `base`: a `cls` whose values the keys `data` leaves out keep (its tables merged key by key);
+    None: the defaults (the fields without one, like a price's, must be given). Relative paths
+    are taken from `base_dir`."""
     if not isinstance(data, dict):
         raise FieldError(key or "<root>", f"expected a table, got {describe_value(data)}")
-    names = key_names(cls)
+    names, hints = key_names(cls), type_hints(cls)
     for name in data:
         if name not in names:
             raise unknown_key_error(join_key(key, name), name, names)
-    hints = type_hints(cls)
-    kwargs = {
-        name: convert_value(hints[name], data[name], join_key(key, name), base_dir)
+    if base is None:
+        given = {
+            name: convert_value(hints[name], data[name], join_key(key, name), base_dir)
+            for name in names
+            if name in data
+        }
+        check_required(cls, given, key)
+        base, data = cls(**given), {}
+    changes = {
+        name: _over(hints[name], data.get(name), join_key(key, name), base_dir, value)
         for name in names
-        if name in data
+        if (value := getattr(base, name)) is not None or name in data
     }
-    kwargs.update(resolved_defaults(cls, hints, set(kwargs), key, base_dir))
-    check_required(cls, kwargs, key)
-    return cls(**kwargs)
+    return dataclasses.replace(base, **changes)
+
+
+def _over(tp: Any, value: Any, key: str, base_dir: Path, before: Any) -> Any:
+    """A field of a base table: `value` (None: not given) over `before`."""
+    if dataclasses.is_dataclass(before):
+        return convert_table(type(before), {} if value is None else value, key, base_dir, before)
+    if isinstance(before, dict) and isinstance(value, dict) and get_origin(tp) is dict:
+        return {**before, **_over_dict(get_args(tp)[1], value, key, base_dir, before)}
+    if value is None:
+        return resolve_path(str(before), base_dir) if isinstance(before, Path) else before
+    return convert_value(tp, value, key, base_dir)
+
+
+def _over_dict(
+    value_tp: Any, value: dict[str, Any], key: str, base_dir: Path, before: dict[str, Any]
+) -> dict[str, Any]:
+    """A table of tables (`[prices]`, `[mcp.servers]`): each entry merged with its base one."""
+    return {
+        name: _over(value_tp, v, join_key(key, name), base_dir, before[name])
+        if name in before and isinstance(v, dict)
+        else convert_value(value_tp, v, join_key(key, name), base_dir)
+        for name, v in value.items()
+    }
 
 
 def check_required(cls: type[Any], given: dict[str, Any], key: str) -> None:
@@ -137,22 +169,6 @@ def check_required(cls: type[Any], given: dict[str, Any], key: str) -> None:
         if name not in given:
             needs = ", ".join(required)
             raise FieldError(join_key(key, name), f"missing (this table needs all of: {needs})")
-
-
-def resolved_defaults(
-    cls: type[Any], hints: dict[str, Any], given: set[str], key: str, base_dir: Path
-) -> dict[str, Any]:
-    """Defaults that depend on base_dir: relative default paths, also inside omitted tables."""
-    result: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        tp = hints[f.name]
-        if f.name in given or f.name in NOT_KEYS:
-            continue
-        if dataclasses.is_dataclass(tp) and isinstance(tp, type):
-            result[f.name] = convert_table(tp, {}, join_key(key, f.name), base_dir)
-        elif tp is Path and isinstance(f.default, Path):
-            result[f.name] = resolve_path(str(f.default), base_dir)
-    return result
 
 
 def unknown_key_error(key: str, name: str, known: list[str]) -> FieldError:

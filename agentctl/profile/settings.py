@@ -104,6 +104,12 @@ class ClearToolUses:
         zero=True,
     )
 
+    @property
+    def input_trigger(self) -> int | None:
+        """The prompt size (input tokens) at which clearing starts, when the edit is on and
+        counts input tokens: what the turn table's "to trig" column measures against."""
+        return self.trigger if self.enabled and self.trigger_kind == "input_tokens" else None
+
     def edit(self) -> dict[str, Any]:
         """The edit as written (unset optional fields omitted): what strategy "server" sends,
         and what batched clearing sends before its first clearing."""

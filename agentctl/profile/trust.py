@@ -19,11 +19,13 @@ editing, cache, system prompt, ...) and tighten limits, but not, without --trust
   `tools.workspace_root`, `workspace`, `emulator_script`, or a `workspace/` folder that leads out.
 A value equal to the profile's own is always allowed. Each key's rule is part of its definition
 (profile/settings.py, `Key.task`). The check runs where the front matter is merged
-(`agentctl.profile.loader.resolve_profile`), before anything is read or sent.
+(`agentctl.profile.loader.build_overridden`), against the Profile the layers below it make,
+before anything is read or sent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +39,7 @@ from agentctl.profile.schema import to_plain
 from agentctl.profile.settings import Profile
 
 PATH_KEYS = frozenset(path_keys())
-DEFAULTS = to_plain(Profile())  # what a "tighten" key is when no profile chose it
+DEFAULTS = Profile()  # what a "tighten" key is when no profile chose it
 
 TRUST_FLAG = "--trust-task"
 SERVER_TOOL_ON = "a task file may not turn on a server tool (they reach the web or run code)"
@@ -56,13 +58,17 @@ class FrontMatter:
     paths: dict[str, Path] = field(default_factory=dict)
 
 
-def check_front_matter(front: FrontMatter, base: Mapping[str, Any]) -> None:
+Base = Profile | Mapping[str, Any]  # the layers below the front matter: typed, or as TOML
+
+
+def check_front_matter(front: FrontMatter, base: Base) -> None:
     """ConfigError naming the task file and the first key it may not set over `base`."""
     for key, value in leaves(front.data):
-        if lookup(base, key) == value:
+        before = plain_at(base, key)
+        if before == value:
             continue
         reason = (
-            refusal(key, value, lookup(base, key), front.folder)
+            refusal(key, value, before, front.folder)
             or unpriced(key, value, base)
             or looser_approval(key, value, base)
         )
@@ -89,7 +95,7 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
         return rule.refusal
     if rule is not None and rule.task == "off" and value is True:
         return SERVER_TOOL_ON
-    if rule is not None and rule.task == "tighten" and before != lookup(DEFAULTS, key):
+    if rule is not None and rule.task == "tighten" and before != plain_at(DEFAULTS, key):
         return rule.refusal  # the profile chose a value: the task may not undo it
     if rule is not None and rule.task == "lower" and _looser(key, value, before):
         return f"{value!r} would lift the profile's limit of {before!r} (a task may only lower it)"
@@ -98,7 +104,7 @@ def refusal(key: str, value: Any, before: Any, folder: Path) -> str | None:
     return None
 
 
-def unpriced(key: str, value: Any, base: Mapping[str, Any]) -> str | None:
+def unpriced(key: str, value: Any, base: Base) -> str | None:
     """A model with no price would leave the profile's limits.max_usd unenforced."""
     budget = lookup(base, "limits.max_usd")
     if key != "model" or not isinstance(value, str) or not budget:
@@ -111,16 +117,16 @@ def unpriced(key: str, value: Any, base: Mapping[str, Any]) -> str | None:
 APPROVAL_RANK = {"allow": 0, "ask": 1, "deny": 2}
 
 
-def looser_approval(key: str, value: Any, base: Mapping[str, Any]) -> str | None:
+def looser_approval(key: str, value: Any, base: Base) -> str | None:
     """Why `value` would let through a call that the profile's [approval] rules stop, or None.
 
     Set-wise, so it holds for any tool name (an MCP server's included): deny and ask lists may
     only grow, allow may only shrink, the default only move toward "deny"."""
     if not key.startswith("approval."):
         return None
-    before = lookup(base, key)
+    before = plain_at(base, key)
     if before is None:
-        before = lookup(DEFAULTS, key)
+        before = plain_at(DEFAULTS, key)
     name = key.removeprefix("approval.")
     if name == "default":
         if APPROVAL_RANK.get(str(value), 2) < APPROVAL_RANK.get(str(before), 0):
@@ -174,9 +180,18 @@ def leaves(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any
             yield key, value
 
 
-def lookup(data: Mapping[str, Any], key: str) -> Any:
-    """The value at a dotted key, or None."""
+def lookup(data: Any, key: str) -> Any:
+    """The value at a dotted key of a TOML dict or of settings (a Profile), or None."""
     node: Any = data
     for name in key.split("."):
-        node = node.get(name) if isinstance(node, Mapping) else None
+        if isinstance(node, Mapping):
+            node = node.get(name)
+        else:
+            is_table = dataclasses.is_dataclass(node) and not isinstance(node, type)
+            node = getattr(node, name, None) if is_table else None
     return node
+
+
+def plain_at(profile: Base, key: str) -> Any:
+    """The profile's value at a dotted key as TOML writes it (paths as strings), or None."""
+    return to_plain(lookup(profile, key))

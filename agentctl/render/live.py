@@ -187,7 +187,9 @@ class LiveRenderer:
         return self._renderable()
 
     def _on_start(self, event: StartEvent) -> None:
-        self._view.trigger = trigger = trigger_from(event.context_management)
+        # The run's own setting; a start event built by hand carries only the request's field.
+        trigger = event.trigger or trigger_from(event.context_management)
+        self._view.trigger = trigger
         # Chosen once, from the width: the header never changes while the run goes.
         fits = choose_layout(self._console.width, trigger=trigger is not None)
         self._view.layout = fits or LAYOUTS[-1]

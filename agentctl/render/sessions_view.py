@@ -22,7 +22,6 @@ from agentctl.render.sessions_list import sessions_table as sessions_table
 from agentctl.render.table import summary_table, turn_table
 from agentctl.sessions.across import REPLAY_NOTE, ModelReplay, ModelTuning, Robust
 from agentctl.sessions.breakeven import EditBalance
-from agentctl.sessions.catalog import Session
 from agentctl.sessions.report import (
     Remedy,
     Stats,
@@ -39,6 +38,7 @@ from agentctl.sessions.simulate import (
     Simulation,
     replay_matches,
 )
+from agentctl.sessions.transcript import Transcript
 from agentctl.sessions.tune import Candidate
 from agentctl.types import Turn
 
@@ -48,7 +48,7 @@ _PAD = PAD
 
 
 def show_view(
-    session: Session, cost: float, trigger: int | None, width: int | None = None
+    session: Transcript, cost: float, trigger: int | None, width: int | None = None
 ) -> RenderableType:
     """`sessions show`: the per-turn table, the summary, the memory operations."""
     events = [t.event for t in session.turns]
@@ -77,7 +77,7 @@ def show_view(
     return Group(*parts)
 
 
-def user_turns_table(session: Session) -> Table:
+def user_turns_table(session: Transcript) -> Table:
     """Where each user turn began: the task, each follow-up (`run --continue`); for a fork,
     the session and turn its history came from."""
     head = session.header
@@ -265,7 +265,7 @@ def tune_table(results: Sequence[Candidate], title: str) -> Table:
     return table
 
 
-def show_report(session: Session, width: int | None) -> RenderableType:
+def show_report(session: Transcript, width: int | None) -> RenderableType:
     """`sessions show`: the per-turn table, summary and memory operations."""
     return show_view(session, recorded_cost(session), recorded_trigger(session), width)
 
@@ -286,12 +286,12 @@ _PRICE_NOTES = {
 }
 
 
-def price_note(session: Session) -> str:
+def price_note(session: Transcript) -> str:
     """How the session's figures are priced, when not at list price ("" then)."""
     return _PRICE_NOTES.get(session.pricing, "")
 
 
-def _honesty(session: Session, other_model: str = "") -> RenderableType:
+def _honesty(session: Transcript, other_model: str = "") -> RenderableType:
     how = (
         "offline run: the emulator uses this same engine"
         if session.offline

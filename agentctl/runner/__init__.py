@@ -13,7 +13,6 @@ from agentctl.runner.conversation import Session, arun
 from agentctl.runner.execute import RunResult, connect, credentials, execute, open_client, run
 from agentctl.runner.followup import plan_call, plan_continue, plan_fork
 from agentctl.runner.plan import Plan, load_profile, plan_new, plan_resume, resolve, task_of
-from agentctl.runner.record import session_header
 from agentctl.runner.trace import (
     BatchTrace,
     exporter_problem,
@@ -43,7 +42,6 @@ __all__ = [
     "plan_resume",
     "resolve",
     "run",
-    "session_header",
     "task_of",
     "traced_batch",
     "traces_from_env",

@@ -20,16 +20,19 @@ from agentctl.agent.task import Task
 from agentctl.errors import UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner.plan import Plan, ProfileArg, plan_new, plan_saved, task_of
-from agentctl.sessions.catalog import Session, load_session
-from agentctl.sessions.record import (
+from agentctl.sessions.resume import RESEND_STOPS, recorded_sizes
+from agentctl.sessions.transcript import (
     FollowUpRecord,
     MessageRecord,
     RequestRecord,
     ResponseRecord,
     ResumeRecord,
+    Transcript,
+    apply_message,
+    in_use,
+    load_session,
+    new_session_id,
 )
-from agentctl.sessions.resume import RESEND_STOPS, recorded_sizes, saved_run
-from agentctl.sessions.transcript import in_use, new_session_id
 
 Message = dict[str, Any]
 
@@ -69,9 +72,8 @@ def plan_continue(
             f"session {session.id}: its last turn did not finish ({session.status}); "
             f"continue it with: agentctl run --resume {session.id}"
         )
-    saved = saved_run(session)
-    history = [*saved.messages, {"role": "user", "content": follow_up_text(text)}]
-    plan = plan_saved(saved, history, overrides, workspace, offline)
+    history = [*session.history, {"role": "user", "content": follow_up_text(text)}]
+    plan = plan_saved(session, history, overrides, workspace, offline)
     return dataclasses.replace(plan, follow_up=follow_up_text(text), new_client=new_client)
 
 
@@ -114,9 +116,8 @@ def plan_fork(
     stop = next(t.response.get("stop_reason") for t in session.turns if t.turn == turn)
     prompt = follow_up_text(text) if text is not None else None
     history = _with_prompt(history, prompt, spec, paused=stop in RESEND_STOPS)
-    saved = saved_run(session)
-    sizes = recorded_sizes([r for r in session.records if _up_to(r, turn)])
-    plan = plan_saved(saved, history, overrides, workspace, offline)
+    sizes = recorded_sizes([t for t in session.turns if t.turn <= turn])
+    plan = plan_saved(session, history, overrides, workspace, offline)
     return dataclasses.replace(
         plan,
         session=new_session_id(),
@@ -132,11 +133,7 @@ def plan_fork(
     )
 
 
-def _up_to(record: object, turn: int) -> bool:
-    return isinstance(record, RequestRecord | ResponseRecord) and record.turn <= turn
-
-
-def forked_history(session: Session, turn: int) -> list[Message]:
+def forked_history(session: Transcript, turn: int) -> list[Message]:
     """The history as it stood after turn `turn`'s answer (and its tool results): what its
     request carried, the answer, and the results of the answer's tool calls."""
     count = 0
@@ -146,8 +143,7 @@ def forked_history(session: Session, turn: int) -> list[Message]:
         if answered and isinstance(record, RequestRecord | ResumeRecord | FollowUpRecord):
             break
         if isinstance(record, MessageRecord):
-            del history[record.index :]
-            history.append(record.message)
+            apply_message(history, record)
         elif isinstance(record, RequestRecord) and record.turn == turn:
             count = len(history) if record.messages_count is None else record.messages_count
         elif isinstance(record, ResponseRecord) and record.turn == turn:

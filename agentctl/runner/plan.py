@@ -8,8 +8,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from agentctl import __version__
 from agentctl.agent.structured import load_schema
 from agentctl.agent.task import (
     WEB_DIR,
@@ -25,20 +26,22 @@ from agentctl.errors import UsageError
 from agentctl.profile.loader import (
     Overrides,
     build_overridden,
-    deep_merge,
-    default_paths,
     profile_to_dict,
     read_profile_file,
     resolve_profile,
 )
 from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import priced
-from agentctl.sessions.record import BATCH_PRICE, LIST_PRICE
-from agentctl.sessions.transcript import new_session_id
+from agentctl.sessions.resume import recorded_sizes
+from agentctl.sessions.transcript import (
+    BATCH_PRICE,
+    LIST_PRICE,
+    SessionHeader,
+    Transcript,
+    new_session_id,
+)
+from agentctl.tools.mcp import masked
 from agentctl.tools.registry import Tool
-
-if TYPE_CHECKING:
-    from agentctl.sessions.resume import SavedRun
 
 ProfileArg = Profile | str | Path | None
 
@@ -95,11 +98,42 @@ class Plan:
 
     def profile_record(self) -> dict[str, Any]:
         """The profile as the transcript keeps it: one that names no server model records the
-        one this run played (the calibration's), so that a resume or replay plays it again."""
+        one this run played (the calibration's), so that a resume or replay plays it again;
+        no MCP env/headers values."""
         data = profile_to_dict(self.profile)
         if not self.profile.context_editing.server_model and self.server.source != "default":
             data["context_editing"]["server_model"] = self.server.model.spec()
-        return data
+        return masked(data)
+
+    def header(self) -> SessionHeader:
+        """What a new run's transcript records about this plan (its first record), naming the
+        plan's folders and this cwd; `plan_saved` reads a plan back from it."""
+        mine: dict[str, Any] = {name: getattr(self, attr) for name, attr in HEADER_FIELDS.items()}
+        mine = {name: str(v) if isinstance(v, Path) else v for name, v in mine.items()}
+        return SessionHeader(
+            **mine,
+            profile=self.profile_record(),
+            profile_source=self.profile.source,
+            model=self.profile.model,
+            cwd=str(Path.cwd()),
+            memory_root=str(self.profile.memory.root),
+            agentctl_version=__version__,
+            pricing=self.priced,
+        )
+
+
+# The header's fields that are the Plan's own (header field: Plan field; paths as text);
+# the rest the header takes from the plan's profile, and `plan_saved` rebuilds it from them.
+HEADER_FIELDS = {
+    "session": "session",
+    "task": "prompt",
+    "task_source": "task_source",
+    "offline": "offline",
+    "workspace": "workspace",
+    "emulator_script": "script",
+    "forked_from": "forked_from",
+    "forked_at": "forked_at",
+}
 
 
 def load_profile(
@@ -110,11 +144,13 @@ def load_profile(
 
 
 def resolve(profile: ProfileArg, overrides: Overrides) -> tuple[Profile, list[str]]:
-    """A Profile from a path, a lookup (None) or a Profile, under `overrides`; with warnings."""
+    """A Profile from a path, a lookup (None) or a Profile, under `overrides`; with warnings.
+
+    A Profile is the base the overrides are set on, as it is (its relative paths taken from
+    the current folder), checked like one read from a file."""
     if not isinstance(profile, Profile):
         return resolve_profile(profile, overrides=overrides)
-    data = deep_merge(default_paths(Path.cwd()), profile_to_dict(profile))
-    return build_overridden(data, overrides, source=profile.source, base_dir=Path.cwd())
+    return build_overridden({}, overrides, source=profile.source, base_dir=Path.cwd(), base=profile)
 
 
 def task_of(task: str | Path) -> Task:
@@ -183,7 +219,7 @@ def plan_resume(
 
 
 def plan_saved(
-    saved: SavedRun,
+    saved: Transcript,
     history: list[dict[str, Any]],
     overrides: Overrides | None,
     workspace: Path | None,
@@ -199,28 +235,31 @@ def plan_saved(
         base_dir=Path(head.cwd),
     )
     server = resolve_server_model(profile.context_editing.server_model, source=profile.source)
-    saved_ws, script = head.workspace, head.emulator_script
-    recorded = min(len(saved.messages), len(history))
+    mine = {**from_header(head), "session": saved.id, "offline": offline or head.offline}
+    mine["workspace"] = _workspace(profile, workspace or mine["workspace"])
+    recorded = min(len(saved.history), len(history))
     return Plan(
-        session=saved.session,
+        **mine,
         profile=profile,
         server=server,
-        prompt=head.task,
-        task_source=head.task_source,
-        workspace=_workspace(profile, workspace or (Path(saved_ws) if saved_ws else None)),
         messages=history,
-        offline=offline or head.offline,
         warnings=[*saved.warnings, *warnings],
         first_turn=saved.last_turn,
         resumed=True,
-        script=Path(script) if script else None,
         web=_saved_web(head.task_source, Path(head.cwd)),
         recorded=recorded,
         transcript=saved.path,
         transcript_size=saved.size,
-        measured={n: v for n, v in saved.measured.items() if n <= recorded},
+        measured={n: v for n, v in recorded_sizes(saved.turns).items() if n <= recorded},
         output_schema=output_schema(profile),
     )
+
+
+def from_header(head: SessionHeader) -> dict[str, Any]:
+    """The Plan's own fields as a transcript's header recorded them (`Plan.header`)."""
+    paths = ("workspace", "script")
+    values = {attr: getattr(head, name) for name, attr in HEADER_FIELDS.items()}
+    return {k: Path(v) if k in paths and v else v for k, v in values.items()}
 
 
 def output_schema(profile: Profile) -> dict[str, Any] | None:

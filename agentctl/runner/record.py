@@ -12,15 +12,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agentctl import __version__, clock
+from agentctl import clock
 from agentctl.agent.model import ModelResponse
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError
 from agentctl.sessions.breakeven import EditBalance, balances_for_run
 from agentctl.sessions.index import RowWriter
-from agentctl.sessions.record import FollowUpRecord, Record, ResumeRecord, SessionHeader
-from agentctl.sessions.transcript import TranscriptWriter, WriteFn, prepare_folder
-from agentctl.tools.mcp import masked
+from agentctl.sessions.transcript import (
+    FollowUpRecord,
+    Record,
+    ResumeRecord,
+    TranscriptWriter,
+    WriteFn,
+    prepare_folder,
+)
 from agentctl.types import TurnEvent
 
 if TYPE_CHECKING:
@@ -48,6 +53,7 @@ class SessionRecorder(TranscriptWriter):
         self._wanted = path is not None
         self._fd = -1
         self._pending: list[Record] = []
+        self._results: dict[str, str] = {}  # TranscriptWriter's, set before the file opens
         self._write_fn, self._expect_size = write, expect_size
         self.opened = False  # stays True once the file exists, after close too
         if self._wanted:  # an unusable sessions folder is said before anything is sent
@@ -81,7 +87,7 @@ def write_header(writer: TranscriptWriter, plan: Plan) -> None:
     """The session record (a new run, a fork) or a resume record, then the messages not yet
     recorded; a follow-up's record goes just before its message, the last."""
     if not plan.resumed:
-        writer.append(session_header(plan))
+        writer.append(plan.header())
     elif plan.follow_up is None:
         writer.append(ResumeRecord(plan.session, plan.first_turn, plan.priced))
     last = len(plan.messages) - (plan.follow_up is not None)
@@ -94,27 +100,6 @@ def write_header(writer: TranscriptWriter, plan: Plan) -> None:
             )
         )
         writer.message(last, plan.messages[last])
-
-
-def session_header(plan: Plan) -> SessionHeader:
-    """The first record of a new run's transcript, naming the plan's folders and this cwd."""
-    return SessionHeader(
-        session=plan.session,
-        task=plan.prompt,
-        task_source=plan.task_source,
-        profile=masked(plan.profile_record()),  # no MCP env/headers values
-        profile_source=plan.profile.source,
-        model=plan.profile.model,
-        cwd=str(Path.cwd()),
-        offline=plan.offline,
-        workspace=str(plan.workspace) if plan.workspace else None,
-        memory_root=str(plan.profile.memory.root),
-        emulator_script=str(plan.script) if plan.script else None,
-        agentctl_version=__version__,
-        pricing=plan.priced,
-        forked_from=plan.forked_from,
-        forked_at=plan.forked_at,
-    )
 
 
 def session_balances(
@@ -134,9 +119,10 @@ def session_balances(
 
 
 def _from_transcript(session: str) -> tuple[EditBalance, ...] | None:
-    from agentctl.sessions.catalog import load_session, session_profile
+    from agentctl.sessions.catalog import session_profile
     from agentctl.sessions.report import ledger
     from agentctl.sessions.simulate import recorded_run
+    from agentctl.sessions.transcript import load_session
 
     saved = load_session(session)
     prices = session_profile(saved)

@@ -22,9 +22,9 @@ from typing import Any
 
 from agentctl.context.server_model import SERVER_MODELS, ServerModel
 from agentctl.profile.settings import ContextEditing, Profile
-from agentctl.sessions.catalog import Session
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, replay_matches, simulate
+from agentctl.sessions.transcript import Transcript
 from agentctl.sessions.tune import (
     Candidate,
     Setting,
@@ -96,7 +96,7 @@ class ModelReplay:
 
 
 def replays_by_model(
-    session: Session,
+    session: Transcript,
     other: Profile,
     own: Profile,
     recorded: Simulation,

@@ -15,8 +15,8 @@ from typing import Any
 
 from agentctl.errors import UsageError
 from agentctl.sessions import report
-from agentctl.sessions.catalog import load_session
 from agentctl.sessions.exchanges import session_exchanges
+from agentctl.sessions.transcript import load_session
 
 
 def simulate(

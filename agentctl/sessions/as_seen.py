@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentctl.errors import UsageError
-from agentctl.sessions.catalog import Session, TurnRecord, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
 from agentctl.sessions.simulate import edit_request
+from agentctl.sessions.transcript import Transcript, TurnRecord
 
 
-def find_turn(session: Session, number: int) -> TurnRecord:
+def find_turn(session: Transcript, number: int) -> TurnRecord:
     """The recorded turn with this number (UsageError naming the range otherwise)."""
     for turn in session.turns:
         if turn.turn == number:
@@ -30,7 +31,9 @@ def find_turn(session: Session, number: int) -> TurnRecord:
     raise UsageError(f"session {session.id}: --as-seen {number}: the run has turns {first}..{last}")
 
 
-def seen_request(session: Session, turn: TurnRecord) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def seen_request(
+    session: Transcript, turn: TurnRecord
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The request after edits at `turn`, under the recorded settings, and the applied edits."""
     settings = ReplaySettings.from_profile(session_profile(session))
     before = [t for t in session.turns if t.turn < turn.turn]  # their figures steered it
@@ -85,13 +88,13 @@ def render_prompt(request: Mapping[str, Any], limit: int | None = 600) -> str:
     return "\n".join(lines) + "\n"
 
 
-def label(session: Session) -> str:
+def label(session: Transcript) -> str:
     if session.offline:
         return "computed by the shared engine, the same one the emulator used for this run"
     return "reconstructed by the shared engine (the real server's edit may differ in detail)"
 
 
-def as_seen_report(session: Session, number: int, *, limit: int | None = 600) -> str:
+def as_seen_report(session: Transcript, number: int, *, limit: int | None = 600) -> str:
     """Header, the prompt as seen at turn `number`, and a unified diff from the turn before."""
     turn = find_turn(session, number)
     request, applied = seen_request(session, turn)

@@ -18,8 +18,8 @@ from agentctl import __version__
 from agentctl.agent.request import betas, cache_control, place_breakpoints
 from agentctl.errors import AgentctlError
 from agentctl.redact import redact
-from agentctl.sessions.catalog import Session, TurnRecord, session_profile
-from agentctl.sessions.record import BATCH_PRICE
+from agentctl.sessions.catalog import session_profile
+from agentctl.sessions.transcript import BATCH_PRICE, Transcript, TurnRecord
 
 ENDPOINT = "/v1/messages"
 # Request keys the SDK sends as headers or uses itself: never in the body the server reads.
@@ -28,14 +28,14 @@ RECORDED_BETAS = "the request record's `betas` (what agentctl passed the SDK for
 PROFILE_BETAS = "not in the request record (an older transcript): derived from the session profile"
 
 
-def session_exchanges(session: Session) -> list[dict[str, Any]]:
+def session_exchanges(session: Transcript) -> list[dict[str, Any]]:
     """One exchange per turn that has a response, in order, with no credential in it."""
     out = [_exchange(session, turn) for turn in session.turns]
     data: list[dict[str, Any]] = json.loads(redact(json.dumps(out, ensure_ascii=False)))
     return data
 
 
-def _exchange(session: Session, turn: TurnRecord) -> dict[str, Any]:
+def _exchange(session: Transcript, turn: TurnRecord) -> dict[str, Any]:
     streamed = turn.pricing != BATCH_PRICE  # a run streams; a Message Batch request cannot
     request = {k: v for k, v in turn.body.items() if k not in NOT_BODY}
     request["messages"] = list(turn.messages)
@@ -70,7 +70,7 @@ def _exchange(session: Session, turn: TurnRecord) -> dict[str, Any]:
     }
 
 
-def _played(session: Session) -> str:
+def _played(session: Transcript) -> str:
     """For an offline run: the server model its emulator played (what `check` should play)."""
     if not session.offline:
         return ""
@@ -81,7 +81,7 @@ def _played(session: Session) -> str:
     return f"; the emulator played server model {spec}: check with `--server-model {spec}`"
 
 
-def _marker(session: Session, body: Mapping[str, Any]) -> dict[str, Any] | None:
+def _marker(session: Transcript, body: Mapping[str, Any]) -> dict[str, Any] | None:
     """The cache_control the run put on its breakpoints: as on the recorded last tool or
     system block, else as the session profile sets it (None: caching was off)."""
     for key in ("tools", "system"):
@@ -98,7 +98,7 @@ def _marker(session: Session, body: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def _betas(session: Session, body: Mapping[str, Any]) -> tuple[list[str], str]:
+def _betas(session: Transcript, body: Mapping[str, Any]) -> tuple[list[str], str]:
     recorded = body.get("betas")
     if isinstance(recorded, list):
         return [str(b) for b in recorded], RECORDED_BETAS

@@ -24,7 +24,7 @@ from agentctl.sessions.summary import SessionSummary
 
 if TYPE_CHECKING:
     from agentctl.sessions.catalog import SummaryTally
-    from agentctl.sessions.record import Record
+    from agentctl.sessions.transcript import Record
 
 INDEX_NAME = "index.sqlite3"
 # Rows are rebuilt when this or agentctl's version changes (a row holds a cost under the

@@ -30,8 +30,8 @@ from agentctl.context.cache import strip_cache_control
 from agentctl.context.calibration import resolve_server_model
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel, parse_server_model
 from agentctl.profile.settings import ContextEditing, Profile
-from agentctl.sessions.catalog import TurnRecord
 from agentctl.sessions.resume import response_size
+from agentctl.sessions.transcript import TurnRecord
 
 # Request keys that travel as headers or client options, never in the body the server reads.
 _NOT_BODY = frozenset({"betas", "extra_headers", "extra_query", "extra_body", "timeout"})

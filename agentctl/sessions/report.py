@@ -29,7 +29,7 @@ from agentctl.sessions.across import (
     wants_all,
 )
 from agentctl.sessions.breakeven import EditBalance, edit_balances
-from agentctl.sessions.catalog import Session, session_profile, turn_pricing
+from agentctl.sessions.catalog import session_profile, turn_pricing
 from agentctl.sessions.chart import ChartRow, chart_rows
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
@@ -41,6 +41,7 @@ from agentctl.sessions.simulate import (
     replay_matches,
     simulate,
 )
+from agentctl.sessions.transcript import Transcript
 from agentctl.sessions.tune import (
     Candidate,
     default_grid,
@@ -57,7 +58,7 @@ from agentctl.sessions.tune import (
 from agentctl.types import ResultEvent, Totals, Turn
 
 
-def ledger(session: Session, prices: Profile, sim: Simulation) -> list[EditBalance]:
+def ledger(session: Transcript, prices: Profile, sim: Simulation) -> list[EditBalance]:
     """The per-edit cache accounting of one (recorded or simulated) run, each edit at its
     turn's price as billed (batch or list); [] without a price."""
     billed = [turn_pricing(session, prices, t).billed for t in session.turns]
@@ -82,7 +83,7 @@ class Remedy:
 
 
 def remedies(
-    session: Session,
+    session: Transcript,
     settings: Profile,
     prices: Profile,
     balances: Sequence[EditBalance],
@@ -107,7 +108,7 @@ def remedies(
     return out
 
 
-def recorded_trigger(session: Session) -> int | None:
+def recorded_trigger(session: Transcript) -> int | None:
     """The recorded clear_tool_uses input-token trigger, if the run had one."""
     body = session.turns[0].body if session.turns else {}
     return trigger_from(body.get("context_management"))
@@ -119,7 +120,7 @@ def summary_cost(sim: Simulation) -> float:
     return float("nan") if cost is None else cost
 
 
-def result_of(session: Session, cost: float) -> ResultEvent:
+def result_of(session: Transcript, cost: float) -> ResultEvent:
     """The run's ResultEvent (rebuilt from its turns when the run did not finish)."""
     totals = Totals()
     for turn in session.turns:
@@ -128,13 +129,13 @@ def result_of(session: Session, cost: float) -> ResultEvent:
     return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
 
 
-def recorded_result(session: Session) -> tuple[ResultEvent, list[Turn]]:
+def recorded_result(session: Transcript) -> tuple[ResultEvent, list[Turn]]:
     """A session's summary figures so far, priced as `sessions show` prices them: for the
     summary of a run that stopped early (it has no result event)."""
     return result_of(session, recorded_cost(session)), [t.event for t in session.turns]
 
 
-def recorded_cost(session: Session) -> float:
+def recorded_cost(session: Transcript) -> float:
     """What the recorded run cost at its profile's prices (NaN without a price)."""
     return summary_cost(recorded_run(session, session_profile(session)))
 
@@ -143,7 +144,7 @@ def recorded_cost(session: Session) -> float:
 class Stats:
     """`stats`: the chart rows, the per-edit ledger and its replayed remedies."""
 
-    session: Session
+    session: Transcript
     recorded: Simulation
     rows: list[ChartRow]
     trigger: int | None
@@ -164,7 +165,7 @@ class Stats:
         }
 
 
-def stats_of(session: Session) -> Stats:
+def stats_of(session: Transcript) -> Stats:
     """Everything `stats` shows, from the recorded usage (remedies by replay)."""
     profile = session_profile(session)
     recorded = recorded_run(session, profile)
@@ -182,7 +183,7 @@ def stats_of(session: Session) -> Stats:
 class WhatIf:
     """`simulate`: what happened, its faithful replay, and the replay under another profile."""
 
-    session: Session
+    session: Transcript
     profile_source: str
     profile_model: str
     calibration: EstimatorFit
@@ -266,7 +267,7 @@ def chosen_server(spec: str, profile: Profile) -> ResolvedModel:
 
 
 def what_if(
-    session: Session, profile_path: str, sets: Sequence[str] = (), server_spec: str = ""
+    session: Transcript, profile_path: str, sets: Sequence[str] = (), server_spec: str = ""
 ) -> WhatIf:
     """Replay `session` under the profile at `profile_path` (with --set overrides), playing
     the server model `chosen_server` picks; the faithful replay plays the recorded profile's.
@@ -297,7 +298,7 @@ def what_if(
 class Tuning:
     """`tune`: every candidate ranked by cost, the Pareto front, the winner."""
 
-    session: Session
+    session: Transcript
     profile: Profile
     grid: dict[str, tuple[Any, ...]]
     calibration: EstimatorFit
@@ -333,7 +334,7 @@ class Tuning:
         }
 
 
-def tuning(session: Session, grid_text: str | None, server_spec: str = "") -> Tuning:
+def tuning(session: Transcript, grid_text: str | None, server_spec: str = "") -> Tuning:
     """Sweep the grid (default: one derived from the run) and rank the results, every
     candidate under one server model (`chosen_server`); `server_spec` "all": also under every
     preset, with the robust choice (`across.robust_choice`)."""

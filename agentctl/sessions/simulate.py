@@ -30,8 +30,9 @@ from agentctl.context.tokens import estimate_request_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import Profile
-from agentctl.sessions.catalog import Session, TurnRecord, turn_pricing
+from agentctl.sessions.catalog import turn_pricing
 from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
+from agentctl.sessions.transcript import Transcript, TurnRecord
 from agentctl.types import AppliedEdit, Turn, Usage
 
 LIMITS_NOTE = (
@@ -95,19 +96,19 @@ class EstimatorFit:
         }
 
 
-def recorded_run(session: Session, prices: Profile) -> Simulation:
+def recorded_run(session: Transcript, prices: Profile) -> Simulation:
     """What happened, as the transcript says (usage, applied_edits, cost at its pricing)."""
     costs = tuple(turn_pricing(session, prices, t).usd(t.usage) for t in session.turns)
     return Simulation("recorded", tuple(t.event for t in session.turns), costs)
 
 
-def calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
+def calibrate(session: Transcript, settings: ReplaySettings) -> EstimatorFit:
     """The estimator's calibration against this transcript's recorded usage."""
     with replay_memo():
         return _calibrate(session, settings)
 
 
-def _calibrate(session: Session, settings: ReplaySettings) -> EstimatorFit:
+def _calibrate(session: Transcript, settings: ReplaySettings) -> EstimatorFit:
     pairs = [
         (t.usage.prompt_tokens + t.cleared_input_tokens, _unedited_estimate(t, settings))
         for t in session.turns
@@ -128,7 +129,7 @@ def _unedited_estimate(turn: TurnRecord, settings: ReplaySettings) -> int:
 
 
 def simulate(
-    session: Session,
+    session: Transcript,
     settings: ReplaySettings,
     prices: Profile,
     *,
@@ -147,7 +148,7 @@ def simulate(
 
 
 def _simulate(
-    session: Session, settings: ReplaySettings, prices: Profile, factor: float, label: str
+    session: Transcript, settings: ReplaySettings, prices: Profile, factor: float, label: str
 ) -> Simulation:
     clock = _Clock()
     cache = PromptCache(clock=clock)
@@ -255,7 +256,7 @@ class _Clock:
         return self.now
 
 
-def _check(request: Mapping[str, Any], session: Session, settings: ReplaySettings) -> None:
+def _check(request: Mapping[str, Any], session: Transcript, settings: ReplaySettings) -> None:
     """The settings' edits are valid, and the history's compaction blocks (the run received
     them) have their strategy."""
     last = replay_request(session.turns[-1], settings)

@@ -29,9 +29,9 @@ from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.schema import FieldError
 from agentctl.profile.settings import CacheTtl, Compaction, ContextEditing, Profile
 from agentctl.profile.validate import check_batched
-from agentctl.sessions.catalog import Session
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, simulate
+from agentctl.sessions.transcript import Transcript
 
 GRID_KEYS = ("trigger", "keep", "clear_at_least", "thinking_keep", "strategy", "low_water", "ttl")
 DEFAULT_KEEP = (1, 2, 3, 4, 6)
@@ -175,7 +175,7 @@ def parse_grid(text: str) -> Grid:
     return grid
 
 
-def default_grid(session: Session, recorded: ContextEditing, thinking_on: bool) -> Grid:
+def default_grid(session: Transcript, recorded: ContextEditing, thinking_on: bool) -> Grid:
     """Triggers at a quarter, half and three quarters of the run's largest unedited prompt."""
     tu = recorded.tool_uses
     if tu.trigger_kind == "tool_uses":
@@ -197,7 +197,7 @@ def default_grid(session: Session, recorded: ContextEditing, thinking_on: bool) 
     return grid
 
 
-def descent_grid(session: Session, recorded: ContextEditing, thinking_on: bool) -> Grid:
+def descent_grid(session: Transcript, recorded: ContextEditing, thinking_on: bool) -> Grid:
     """Every key's default values: what the descent after the default grid moves along."""
     grid: Grid = {
         **default_grid(session, recorded, thinking_on),
@@ -209,7 +209,7 @@ def descent_grid(session: Session, recorded: ContextEditing, thinking_on: bool) 
     return grid
 
 
-def fill_defaults(grid: Grid, session: Session, recorded: ContextEditing) -> Grid:
+def fill_defaults(grid: Grid, session: Transcript, recorded: ContextEditing) -> Grid:
     """The grid with each key given alone (no values) set to its default values."""
     defaults = descent_grid(session, recorded, thinking_on=True)
     return {key: values or defaults[key] for key, values in grid.items()}
@@ -311,7 +311,7 @@ def with_setting(profile: Profile, setting: Setting) -> Profile:
 
 
 def replay(
-    session: Session,
+    session: Transcript,
     profile: Profile,
     settings: Sequence[Setting],
     *,
@@ -331,7 +331,7 @@ def replay(
 
 
 def sweep(
-    session: Session,
+    session: Transcript,
     profile: Profile,
     grid: Grid,
     *,
@@ -348,7 +348,7 @@ def sweep(
 
 
 def _sweep(
-    session: Session,
+    session: Transcript,
     profile: Profile,
     grid: Grid,
     factor: float,

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import agentctl
 from agentctl.cli.main import app
-from agentctl.sessions.catalog import load_session
+from agentctl.sessions.transcript import load_session
 from agentctl.types import Event, TurnEvent
 from tests.runner.compaction_workload import FILES, setup
 

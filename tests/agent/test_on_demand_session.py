@@ -15,7 +15,7 @@ from agentctl.errors import LimitError
 from agentctl.profile.settings import Compaction, ContextEditing, Profile
 from agentctl.render.sessions_view import show_report
 from agentctl.runner import RunControl, execute, plan_resume, run
-from agentctl.sessions.catalog import load_session
+from agentctl.sessions.transcript import load_session
 from agentctl.types import Event, TurnEvent
 
 from .scripted import ScriptedClient

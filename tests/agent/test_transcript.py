@@ -11,7 +11,6 @@ import pytest
 from agentctl.agent.retry import RetryPolicy, parse_retry_after, status_is_retryable
 from agentctl.errors import UsageError
 from agentctl.home import sessions_dir
-from agentctl.sessions.catalog import parse_session
 from agentctl.sessions.resume import load_run, resumable_history
 from agentctl.sessions.transcript import (
     TranscriptWriter,
@@ -82,7 +81,7 @@ def test_replay_lets_a_later_record_replace_from_its_index() -> None:
         message(1, "assistant", "redone"),
         message(2, "user", "results"),
     )
-    history = list(parse_session(read_transcript(path)).history)
+    history = list(read_transcript(path).history)
     assert [m["content"] for m in history] == ["task", "redone", "results"]
 
 

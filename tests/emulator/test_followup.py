@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentctl.emulator.followup import follow_up, follow_up_answer, typed_text, viewed_since
-from agentctl.sessions.record import FollowUpRecord, MalformedRecord, from_json, to_json
+from agentctl.sessions.transcript import FollowUpRecord, MalformedRecord, from_json, to_json
 
 RESULTS = {
     "role": "user",

@@ -50,3 +50,37 @@ def test_bad_old_keys_name_a_key(editing: dict[str, Any], words: str) -> None:
     with pytest.raises(ConfigError) as err:
         build(editing)
     assert words in str(err.value)
+
+
+def test_the_old_keys_are_these_four_and_lead_to_current_keys() -> None:
+    """Pinned: the keys legacy.py still reads, and why. `tools.web_search` / `tools.web_fetch`:
+    docs/tools.md promises they work; `context_editing.trigger_basis` / `.placeholder`: old
+    transcripts record them in their header's profile, which `sessions stats/simulate/tune`
+    and `run --resume` build again. A new entry needs the same reason; the new keys must exist."""
+    from agentctl.profile.keys import key_locations
+    from agentctl.profile.legacy import MOVED, SERVER_RULE_KEYS
+    from agentctl.profile.settings import Profile
+    from agentctl.profile.trust import lookup
+
+    assert MOVED == {
+        "tools.web_search": "server_tools.web_search.enabled",
+        "tools.web_fetch": "server_tools.web_fetch.enabled",
+    }
+    assert SERVER_RULE_KEYS == ("trigger_basis", "placeholder")
+    assert all(lookup(Profile(), new) is not None for new in MOVED.values())
+    assert lookup(Profile(), "context_editing.server_model") == ""
+    gone = [*MOVED, *(f"context_editing.{k}" for k in SERVER_RULE_KEYS)]
+    assert all(lookup(Profile(), old) is None for old in gone)  # no longer keys of their own
+    assert key_locations(Profile, "trigger_basis") == []
+
+
+@pytest.mark.dates
+def test_an_old_transcript_profile_still_loads(tmp_path: Path) -> None:
+    from agentctl.sessions.catalog import session_profile_of
+    from agentctl.sessions.transcript import SessionHeader
+
+    old = {"tools": {"web_search": True}, "context_editing": {"trigger_basis": "edited"}}
+    header = SessionHeader(session="s", profile=old, cwd=str(tmp_path))
+    profile = session_profile_of(header, "s")
+    assert profile.server_tools.web_search.enabled
+    assert profile.context_editing.server_model == "edited"

@@ -22,8 +22,7 @@ from agentctl.render.plain import PlainRenderer
 from agentctl.render.safe import error_line, safe_text, visible
 from agentctl.render.sessions_view import sessions_table
 from agentctl.sessions.catalog import SessionSummary
-from agentctl.sessions.record import SessionHeader
-from agentctl.sessions.transcript import TranscriptWriter
+from agentctl.sessions.transcript import SessionHeader, TranscriptWriter
 from agentctl.types import (
     ErrorEvent,
     ResultEvent,

@@ -17,9 +17,9 @@ from agentctl.home import sessions_dir
 from agentctl.runner import execute, plan_resume
 from agentctl.sessions import report
 from agentctl.sessions.as_seen import as_seen_report
-from agentctl.sessions.catalog import export_session, load_session, summarize
+from agentctl.sessions.catalog import export_session, summarize
 from agentctl.sessions.resume import load_run, resumable_history
-from agentctl.sessions.transcript import TranscriptWriter, read_records
+from agentctl.sessions.transcript import TranscriptWriter, load_session, read_records
 
 from .helpers import expected_facts, invoke, make_workspace, ndjson, transcript_files
 

@@ -6,6 +6,7 @@ import io
 import re
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from render_samples import RESULT, START, TURN1, TURNS
@@ -70,6 +71,24 @@ def test_trigger_from_start_event_adds_headroom_column() -> None:
     assert "23,766" in text_now(live, width=120)  # 30,000 - (1,234 + 5,000)
     assert "23.8k" in text_now(live, width=80)  # shrunk since the start: the narrower layout
     live.close()
+
+
+def test_the_run_gives_the_trigger_it_shows() -> None:
+    """The loop's start event carries the run's own setting: the view does not read it back
+    out of the request's context_management (None here)."""
+    live = LiveRenderer(recording_console(120), refresh_per_second=0)
+    live.handle(replace(START, context_management=None, trigger=40_000))
+    live.handle(TURN1)
+    assert "33,766" in text_now(live, width=120)  # 40,000 - (1,234 + 5,000)
+    live.close()
+
+
+def test_a_run_starts_with_its_settings_trigger() -> None:
+    from agentctl.profile.settings import ClearToolUses
+
+    assert ClearToolUses(trigger=40_000).input_trigger == 40_000
+    assert ClearToolUses(trigger=9, trigger_kind="tool_uses").input_trigger is None
+    assert ClearToolUses(enabled=False).input_trigger is None
 
 
 def test_error_is_one_line() -> None:
@@ -288,3 +307,21 @@ def test_the_live_region_pauses_for_a_question_and_comes_back(wrapped: bool) -> 
     after = out.getvalue().rpartition("QUESTION?")[2]
     assert "turn 1 · thinking… 10 chars" in SGR.sub("", after)  # drawn again, below it
     live.close()
+
+
+@pytest.mark.slow
+def test_the_loop_starts_with_the_profiles_trigger(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agentctl
+    from agentctl.profile.settings import ClearToolUses, ContextEditing, Profile
+    from agentctl.types import StartEvent
+
+    editing = ContextEditing(tool_uses=ClearToolUses(trigger=41_000, strategy="server"))
+    events: list[object] = []
+    monkeypatch.chdir(tmp_path)  # the run's memory root: ./memory
+    agentctl.run("Say hi.", profile=Profile(context_editing=editing), offline=True,
+                 on_event=events.append, record=False)  # fmt: skip
+    start = next(e for e in events if isinstance(e, StartEvent))
+    assert start.trigger == 41_000
+    assert "trigger" not in start.to_json()  # the NDJSON line is as it was

@@ -24,8 +24,9 @@ from agentctl.profile.loader import Overrides
 from agentctl.profile.settings import ClearToolUses
 from agentctl.runner.execute import execute
 from agentctl.runner.plan import plan_resume
-from agentctl.sessions.catalog import load_session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
+from agentctl.sessions.transcript import load_session
 from tests.runner.test_batched_clearing import PROFILE as BATCHED_PROFILE
 from tests.runner.test_batched_clearing import TASK, workspace
 

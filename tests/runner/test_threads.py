@@ -13,7 +13,7 @@ import pytest
 
 import agentctl
 from agentctl.emulator import running
-from agentctl.sessions.catalog import load_session
+from agentctl.sessions.transcript import load_session
 from agentctl.types import TurnEvent
 from tests.runner.test_batched_clearing import PROFILE as BATCHED_PROFILE
 from tests.runner.test_batched_clearing import TASK, workspace

@@ -22,7 +22,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
-from agentctl.sessions.catalog import Session, load_session
+from agentctl.sessions.transcript import Transcript, load_session
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PROFILE = REPO / "configs" / "balanced.toml"
@@ -166,24 +166,24 @@ def install(home: Path, transcript: Path) -> str:
 
 
 @pytest.fixture
-def research(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
+def research(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Transcript]:
     install(_isolated_env, transcripts["research"])
     yield load_session(transcripts["research"].stem)
 
 
 @pytest.fixture
-def batched(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
+def batched(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Transcript]:
     install(_isolated_env, transcripts["batched"])
     yield load_session(transcripts["batched"].stem)
 
 
 @pytest.fixture
-def thinking(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
+def thinking(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Transcript]:
     install(_isolated_env, transcripts["thinking"])
     yield load_session(transcripts["thinking"].stem)
 
 
 @pytest.fixture
-def resumed(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Session]:
+def resumed(_isolated_env: Path, transcripts: dict[str, Path]) -> Iterator[Transcript]:
     install(_isolated_env, transcripts["resumed"])
     yield load_session(transcripts["resumed"].stem)

@@ -19,9 +19,9 @@ from agentctl.context.server_model import PRESETS, SERVER_MODELS
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.settings import ContextEditing
 from agentctl.sessions.across import ModelTuning, robust_choice
-from agentctl.sessions.catalog import Session
 from agentctl.sessions.report import tuning, what_if
 from agentctl.sessions.simulate import Simulation
+from agentctl.sessions.transcript import Transcript
 from agentctl.sessions.tune import Candidate, Setting
 from agentctl.types import Turn, Usage
 
@@ -41,7 +41,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.dates
-def test_simulate_all_replays_the_profile_under_every_preset(research: Session) -> None:
+def test_simulate_all_replays_the_profile_under_every_preset(research: Transcript) -> None:
     every = what_if(research, AGGRESSIVE, SETS, "all")
     assert [row.model for row in every.by_model] == list(SERVER_MODELS)
     assert every.server_model.model.name == "default"  # the usual output: the resolved model
@@ -61,7 +61,7 @@ def test_simulate_all_replays_the_profile_under_every_preset(research: Session) 
 
 
 @pytest.mark.dates
-def test_tune_all_sweeps_every_preset_and_picks_the_minimax_candidate(research: Session) -> None:
+def test_tune_all_sweeps_every_preset_and_picks_the_minimax_candidate(research: Transcript) -> None:
     every = tuning(research, GRID, "all")
     assert [t.model for t in every.by_model] == list(SERVER_MODELS)
     for row in every.by_model:
@@ -110,7 +110,7 @@ def _json(*args: str) -> tuple[dict[str, Any], str, str]:
 
 
 @pytest.mark.dates
-def test_simulate_all_json_and_table(research: Session) -> None:
+def test_simulate_all_json_and_table(research: Transcript) -> None:
     data, _, err = _json("simulate", research.id, "--profile", AGGRESSIVE, "--server-model", "all")
     assert "server model default" in err and "and under every server model: " in err
     rows = data["server_models"]
@@ -134,7 +134,7 @@ def test_simulate_all_json_and_table(research: Session) -> None:
 
 
 @pytest.mark.dates
-def test_tune_all_json_table_and_write(research: Session, tmp_path: Path) -> None:
+def test_tune_all_json_table_and_write(research: Transcript, tmp_path: Path) -> None:
     target = tmp_path / "robust.toml"
     args = ("tune", research.id, "--grid", GRID, "--server-model", "all")
     data, _, err = _json(*args, "--write", str(target))
@@ -157,14 +157,14 @@ def test_tune_all_json_table_and_write(research: Session, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("spec", ["all,edited", "al", "all,min_result_tokens=5"])
 @pytest.mark.dates
-def test_a_bad_spec_still_exits_2(research: Session, spec: str) -> None:
+def test_a_bad_spec_still_exits_2(research: Transcript, spec: str) -> None:
     for command in (("tune", research.id), ("simulate", research.id, "--profile", AGGRESSIVE)):
         code, _, err = invoke(*command, "--server-model", spec)
         assert code == 2 and "--server-model: server model" in err, err
 
 
 @pytest.mark.dates
-def test_python_api_gives_what_the_cli_prints(research: Session) -> None:
+def test_python_api_gives_what_the_cli_prints(research: Transcript) -> None:
     sim = agentctl.simulate(research.id, AGGRESSIVE, server_model="all")
     cli, _, _ = _json("simulate", research.id, "--profile", AGGRESSIVE, "--server-model", "all")
     assert sim.to_json() == cli
@@ -174,7 +174,9 @@ def test_python_api_gives_what_the_cli_prints(research: Session) -> None:
 
 
 @pytest.mark.dates
-def test_the_python_docs_example_runs(research: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_python_docs_example_runs(
+    research: Transcript, monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = (REPO / "docs" / "python.md").read_text()
     (block,) = [b for b in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if "tune(" in b]
     monkeypatch.chdir(REPO)  # the example's relative profile path

@@ -11,9 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
-from agentctl.sessions.catalog import Session, load_session, session_profile, summarize
+from agentctl.sessions.catalog import session_profile, summarize
 from agentctl.sessions.report import stats_of
 from agentctl.sessions.simulate import recorded_run
+from agentctl.sessions.transcript import Transcript, load_session
 
 
 def _edit_header(path: Path, **changes: Any) -> None:
@@ -25,7 +26,7 @@ def _edit_header(path: Path, **changes: Any) -> None:
     path.write_text("\n".join([json.dumps(header), *rest]) + "\n")
 
 
-def test_new_transcripts_record_list_pricing(research: Session, resumed: Session) -> None:
+def test_new_transcripts_record_list_pricing(research: Transcript, resumed: Transcript) -> None:
     header = json.loads(research.path.read_text().splitlines()[0])
     assert header["pricing"] == "list" and research.pricing == "list"
     lines = [json.loads(line) for line in resumed.path.read_text().splitlines()]
@@ -34,7 +35,7 @@ def test_new_transcripts_record_list_pricing(research: Session, resumed: Session
 
 
 @pytest.mark.dates
-def test_a_batch_header_halves_every_figure_exactly(research: Session) -> None:
+def test_a_batch_header_halves_every_figure_exactly(research: Transcript) -> None:
     before = stats_of(research)
     _edit_header(research.path, pricing="batch")
     after = stats_of(load_session(research.id))
@@ -53,7 +54,7 @@ def test_a_batch_header_halves_every_figure_exactly(research: Session) -> None:
 
 
 @pytest.mark.dates
-def test_a_header_without_pricing_reads_as_list(research: Session) -> None:
+def test_a_header_without_pricing_reads_as_list(research: Transcript) -> None:
     cost = recorded_run(research, session_profile(research)).cost_usd
     _edit_header(research.path, pricing=None)
     old = load_session(research.id)
@@ -61,7 +62,7 @@ def test_a_header_without_pricing_reads_as_list(research: Session) -> None:
     assert recorded_run(old, session_profile(old)).cost_usd == cost
 
 
-def test_an_unknown_pricing_names_the_file_and_key(research: Session) -> None:
+def test_an_unknown_pricing_names_the_file_and_key(research: Transcript) -> None:
     _edit_header(research.path, pricing="half")
     done = CliRunner().invoke(app, ["stats", research.id])
     assert done.exit_code == 2
@@ -70,7 +71,7 @@ def test_an_unknown_pricing_names_the_file_and_key(research: Session) -> None:
 
 
 @pytest.mark.dates
-def test_a_resumed_batch_session_is_batch_then_list(resumed: Session) -> None:
+def test_a_resumed_batch_session_is_batch_then_list(resumed: Transcript) -> None:
     """The first run's turns at the header's batch price; the resume's at its own (list)."""
     listed = recorded_run(resumed, session_profile(resumed))
     _edit_header(resumed.path, pricing="batch")

@@ -8,10 +8,11 @@ import pytest
 
 from agentctl.context.prices import Price, Pricing
 from agentctl.sessions.breakeven import balances_for_run, edit_balances
-from agentctl.sessions.catalog import Session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.report import ledger, remedies
 from agentctl.sessions.simulate import recorded_run, simulate
+from agentctl.sessions.transcript import Transcript
 from agentctl.types import AppliedEdit, Turn, TurnEvent, Usage
 
 TOOL_USES = "clear_tool_uses_20250919"
@@ -86,7 +87,7 @@ def test_only_growth_of_the_clearing_is_a_new_edit() -> None:
 
 
 @pytest.mark.dates
-def test_the_research_run_ledger(research: Session) -> None:
+def test_the_research_run_ledger(research: Transcript) -> None:
     profile = session_profile(research)
     balances = edit_balances(recorded_run(research, profile).turns, PRICE)
     cleared = [t.cleared_input_tokens for t in research.turns]
@@ -115,7 +116,7 @@ def test_the_run_summary_helper_takes_turn_events() -> None:
 
 
 @pytest.mark.dates
-def test_remedies_are_checked_by_replaying_the_whole_run(research: Session) -> None:
+def test_remedies_are_checked_by_replaying_the_whole_run(research: Transcript) -> None:
     profile = session_profile(research)
     recorded = recorded_run(research, profile)
     balances = ledger(research, profile, recorded)

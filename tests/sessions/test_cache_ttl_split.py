@@ -13,8 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
-from agentctl.sessions.catalog import load_session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.report import stats_of
+from agentctl.sessions.transcript import load_session
 from agentctl.types import Usage
 
 from .conftest import PLAIN_PROFILE, _thinking_task

@@ -11,8 +11,8 @@ from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.errors import UsageError
 from agentctl.render.chart import bar, prompt_chart
 from agentctl.sessions.as_seen import as_seen_report, render_prompt
-from agentctl.sessions.catalog import Session
 from agentctl.sessions.chart import ChartRow, chart_rows
+from agentctl.sessions.transcript import Transcript
 from agentctl.types import AppliedEdit, Turn, Usage
 
 
@@ -64,7 +64,7 @@ def test_chart_text_has_every_turn_the_marks_and_the_legend() -> None:
 
 
 @pytest.mark.dates
-def test_as_seen_shows_placeholders_and_the_diff(research: Session) -> None:
+def test_as_seen_shows_placeholders_and_the_diff(research: Transcript) -> None:
     first = next(t.turn for t in research.turns if t.cleared_input_tokens)  # the first clearing
     report = as_seen_report(research, first)
     head, _, diff = report.partition(f"# diff from turn {first - 1}")
@@ -77,7 +77,7 @@ def test_as_seen_shows_placeholders_and_the_diff(research: Session) -> None:
 
 
 @pytest.mark.dates
-def test_as_seen_drops_old_thinking(thinking: Session) -> None:
+def test_as_seen_drops_old_thinking(thinking: Transcript) -> None:
     recorded = render_prompt({"messages": list(thinking.turns[4].messages)}, limit=None).count(
         "[thinking]"
     )
@@ -87,15 +87,15 @@ def test_as_seen_drops_old_thinking(thinking: Session) -> None:
 
 
 @pytest.mark.dates
-def test_the_first_turn_has_no_diff_and_bad_turns_name_the_range(research: Session) -> None:
+def test_the_first_turn_has_no_diff_and_bad_turns_name_the_range(research: Transcript) -> None:
     assert "# first turn: no diff" in as_seen_report(research, 1)
     with pytest.raises(UsageError, match=r"--as-seen 99: the run has turns 1\.\.23"):
         as_seen_report(research, 99)
 
 
 @pytest.mark.dates
-def test_a_real_api_run_is_labelled_reconstructed(research: Session) -> None:
+def test_a_real_api_run_is_labelled_reconstructed(research: Transcript) -> None:
     header = dataclasses.replace(research.header, offline=False)
-    real = Session(research.id, research.path, header, research.turns, research.history,
+    real = Transcript(research.id, research.path, header, research.turns, research.history,
                    research.result, research.error, research.records)  # fmt: skip
     assert "reconstructed by the shared engine" in as_seen_report(real, 2)

@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
-from agentctl.sessions.catalog import Session
+from agentctl.sessions.transcript import Transcript
 from agentctl.types import Usage
 
 from .conftest import REPO
@@ -27,7 +27,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def test_list_json_has_one_row_per_session(research: Session, thinking: Session) -> None:
+def test_list_json_has_one_row_per_session(research: Transcript, thinking: Transcript) -> None:
     code, out, _ = invoke("sessions", "list", "--json")
     rows = json.loads(out)
     assert code == 0
@@ -42,7 +42,7 @@ def test_list_json_has_one_row_per_session(research: Session, thinking: Session)
     )
 
 
-def test_list_table_and_empty_list(research: Session) -> None:
+def test_list_table_and_empty_list(research: Transcript) -> None:
     code, out, _ = invoke("sessions", "list")
     assert code == 0 and research.id in out and "end_turn" in out
     research.path.unlink()
@@ -50,7 +50,7 @@ def test_list_table_and_empty_list(research: Session) -> None:
     assert (code, out) == (0, "") and "no sessions yet" in err
 
 
-def test_show_has_turns_answer_and_memory_operations(research: Session) -> None:
+def test_show_has_turns_answer_and_memory_operations(research: Transcript) -> None:
     code, out, _ = invoke("sessions", "show", research.id[:12])
     assert code == 0
     assert "memory operations" in out and "str_replace" in out
@@ -60,7 +60,7 @@ def test_show_has_turns_answer_and_memory_operations(research: Session) -> None:
 
 @pytest.mark.parametrize("ref", ["nope", "2"])
 def test_unknown_or_ambiguous_ids_are_one_line_errors(
-    research: Session, thinking: Session, ref: str
+    research: Transcript, thinking: Transcript, ref: str
 ) -> None:
     code, out, err = invoke("sessions", "show", ref)
     assert code == 2 and out == ""
@@ -68,12 +68,12 @@ def test_unknown_or_ambiguous_ids_are_one_line_errors(
     assert ("ambiguous" in err) == (ref == "2")
 
 
-def test_last_is_the_newest(research: Session, thinking: Session, tmp_path: Path) -> None:
+def test_last_is_the_newest(research: Transcript, thinking: Transcript, tmp_path: Path) -> None:
     code, out, _ = invoke("sessions", "export", "last")
     assert code == 0 and json.loads(out)["session"] == thinking.id
 
 
-def test_export_to_a_file(research: Session, tmp_path: Path) -> None:
+def test_export_to_a_file(research: Transcript, tmp_path: Path) -> None:
     target = tmp_path / "out.json"
     code, out, err = invoke("sessions", "export", research.id, "-o", str(target))
     data = json.loads(target.read_text())
@@ -85,14 +85,14 @@ def test_export_to_a_file(research: Session, tmp_path: Path) -> None:
     assert data["messages"][0]["role"] == "user" and data["result"]["turns"] == len(research.turns)
 
 
-def test_rm_asks_and_refuses_without_a_terminal(research: Session) -> None:
+def test_rm_asks_and_refuses_without_a_terminal(research: Transcript) -> None:
     code, _, err = invoke("sessions", "rm", research.id)
     assert code == 2 and "--yes" in err and research.path.exists()
     code, _, err = invoke("sessions", "rm", research.id, "--yes")
     assert code == 0 and not research.path.exists() and research.id in err
 
 
-def test_stats_prints_the_chart_and_writes_svg(research: Session, tmp_path: Path) -> None:
+def test_stats_prints_the_chart_and_writes_svg(research: Transcript, tmp_path: Path) -> None:
     svg = tmp_path / "chart.svg"
     code, out, err = invoke("stats", research.id, "--svg", str(svg))
     assert code == 0 and "wrote" in err
@@ -104,7 +104,7 @@ def test_stats_prints_the_chart_and_writes_svg(research: Session, tmp_path: Path
     assert len(set(re.findall(r"fill: (#[0-9a-f]{6})", text))) >= 4  # coloured despite NO_COLOR
 
 
-def test_stats_json(research: Session) -> None:
+def test_stats_json(research: Transcript) -> None:
     code, out, _ = invoke("stats", research.id, "--json")
     data = json.loads(out)
     assert code == 0 and data["trigger"] == 60_000
@@ -120,7 +120,7 @@ def test_stats_json(research: Session) -> None:
     assert data["remedies"] and data["totals"]["cost_usd"] > 0
 
 
-def test_tune_refuses_a_model_without_a_price(research: Session) -> None:
+def test_tune_refuses_a_model_without_a_price(research: Transcript) -> None:
     lines = research.path.read_text().splitlines()
     header = json.loads(lines[0])
     header["model"] = header["profile"]["model"] = "claude-unknown-9"
@@ -139,7 +139,7 @@ def test_tune_refuses_a_model_without_a_price(research: Session) -> None:
     assert code == 0 and "Pareto front" in out
 
 
-def test_simulate_json_side_by_side(research: Session) -> None:
+def test_simulate_json_side_by_side(research: Transcript) -> None:
     code, out, _ = invoke(
         "simulate", research.id, "--profile", str(REPO / "configs" / "aggressive.toml"), "--json"
     )
@@ -162,7 +162,7 @@ def test_simulate_json_side_by_side(research: Session) -> None:
     )
 
 
-def test_simulate_table_says_what_it_cannot_know(research: Session) -> None:
+def test_simulate_table_says_what_it_cannot_know(research: Transcript) -> None:
     code, out, _ = invoke(
         "simulate", research.id, "--profile", str(REPO / "configs" / "no-editing.toml")
     )
@@ -170,19 +170,19 @@ def test_simulate_table_says_what_it_cannot_know(research: Session) -> None:
     assert "cannot know how the model would have acted" in out
 
 
-def test_simulate_says_it_keeps_the_recorded_model(research: Session) -> None:
+def test_simulate_says_it_keeps_the_recorded_model(research: Transcript) -> None:
     profile = str(REPO / "configs" / "aggressive.toml")
     args = ("simulate", research.id, "--profile", profile, "--set", 'model="claude-opus-5-5"')
     code, out, _ = invoke(*args)
     assert code == 0 and "keeps the recorded model claude-sonnet-5" in out
 
 
-def test_simulate_with_a_missing_profile_is_a_config_error(research: Session) -> None:
+def test_simulate_with_a_missing_profile_is_a_config_error(research: Transcript) -> None:
     code, _, err = invoke("simulate", research.id, "--profile", "nope.toml")
     assert code == 2 and "nope.toml" in err
 
 
-def test_tune_writes_the_winner(research: Session, tmp_path: Path) -> None:
+def test_tune_writes_the_winner(research: Transcript, tmp_path: Path) -> None:
     target = tmp_path / "tuned.toml"
     code, out, err = invoke(
         "tune", research.id, "--grid", "trigger=20000;keep=1,4", "--write", str(target)
@@ -193,7 +193,7 @@ def test_tune_writes_the_winner(research: Session, tmp_path: Path) -> None:
     assert code == 2 and "keep" in err
 
 
-def test_tune_json(research: Session) -> None:
+def test_tune_json(research: Transcript) -> None:
     code, out, _ = invoke("tune", research.id, "--grid", "trigger=30000;keep=2", "--json")
     data = json.loads(out)
     assert code == 0 and data["candidates"] == 3
@@ -201,7 +201,7 @@ def test_tune_json(research: Session) -> None:
 
 
 @pytest.mark.slow
-def test_sessions_list_does_not_import_the_sdk(research: Session) -> None:
+def test_sessions_list_does_not_import_the_sdk(research: Transcript) -> None:
     code = (
         "import sys\n"
         "from agentctl.cli.main import main\n"
@@ -219,7 +219,7 @@ def test_sessions_list_does_not_import_the_sdk(research: Session) -> None:
 
 
 @pytest.mark.slow
-def test_stats_and_simulate_do_not_import_the_sdk(research: Session) -> None:
+def test_stats_and_simulate_do_not_import_the_sdk(research: Transcript) -> None:
     aggressive = str(REPO / "configs" / "aggressive.toml")
     code = (
         "import sys\n"

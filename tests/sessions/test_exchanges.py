@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 import agentctl
 from agentctl.cli.main import app
-from agentctl.sessions.catalog import Session
+from agentctl.sessions.transcript import Transcript
 from tests.runner import compaction_workload
 
 from .conftest import PLAIN_PROFILE, _run, install
@@ -41,7 +41,7 @@ def check(target: Path, *extra: str) -> tuple[int, str]:
 
 
 def test_an_offline_run_exports_and_every_exchange_replays(
-    research: Session, tmp_path: Path
+    research: Transcript, tmp_path: Path
 ) -> None:
     target = tmp_path / "research.json"
     data = export(research.id, target)
@@ -64,7 +64,7 @@ def test_an_offline_run_exports_and_every_exchange_replays(
     assert f"{target}[0]: matches" in out
 
 
-def test_a_thinking_run_replays(thinking: Session, tmp_path: Path) -> None:
+def test_a_thinking_run_replays(thinking: Transcript, tmp_path: Path) -> None:
     target = tmp_path / "thinking.json"
     data = export(thinking.id, target)
     assert any(json.dumps(e["response"]).count("clear_thinking") for e in data)
@@ -74,7 +74,7 @@ def test_a_thinking_run_replays(thinking: Session, tmp_path: Path) -> None:
 
 
 def test_a_resumed_offline_run_differs_only_in_the_cold_cache_after_the_resume(
-    resumed: Session, tmp_path: Path
+    resumed: Transcript, tmp_path: Path
 ) -> None:
     # The resume started a new emulator (a cold cache); one emulator replays it all warm.
     target = tmp_path / "resumed.json"
@@ -94,7 +94,7 @@ def test_a_resumed_offline_run_differs_only_in_the_cold_cache_after_the_resume(
     assert code == 0 and f"{len(rest)} of {len(rest)} replayed exchanges match" in out
 
 
-def test_check_finds_a_changed_figure(research: Session, tmp_path: Path) -> None:
+def test_check_finds_a_changed_figure(research: Transcript, tmp_path: Path) -> None:
     target = tmp_path / "changed.json"
     data = export(research.id, target)
     response = data[3]["response"]
@@ -107,14 +107,14 @@ def test_check_finds_a_changed_figure(research: Session, tmp_path: Path) -> None
     assert f"{len(data) - 1} of {len(data)} replayed exchanges match" in out
 
 
-def test_python_api_writes_what_the_cli_writes(research: Session, tmp_path: Path) -> None:
+def test_python_api_writes_what_the_cli_writes(research: Transcript, tmp_path: Path) -> None:
     cli = export(research.id, tmp_path / "cli.json")
     mine = agentctl.export_exchanges(research.id, tmp_path / "api.json")
     assert mine == cli == json.loads((tmp_path / "api.json").read_text())
 
 
 def test_no_key_or_auth_header_reaches_the_export(
-    research: Session, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    research: Transcript, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A transcript holding the key in a message and in auth headers of a request record
     # (written while the key was not in the environment, so the writer could not know it).
@@ -161,7 +161,7 @@ def test_a_run_with_a_key_in_the_environment(_isolated_env: Path, tmp_path: Path
     assert code == 0, out
 
 
-def test_bad_usage_is_exit_2(research: Session, tmp_path: Path) -> None:
+def test_bad_usage_is_exit_2(research: Transcript, tmp_path: Path) -> None:
     code, _, err = invoke("sessions", "export", research.id, "--exchanges", "a", "-o", "b")
     assert code == 2 and "give one of them" in err
     for text, what in (("[]", "non-empty array"), ("[1]", "[0]: a recording is a JSON object")):

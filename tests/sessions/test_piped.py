@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentctl.cli.main import app
-from agentctl.sessions.catalog import Session
+from agentctl.sessions.transcript import Transcript
 
 # Real servers or whole recorded runs per test: many short tests add up to several
 # seconds, so `make test-fast` leaves this module to `make test`.
@@ -44,19 +44,19 @@ def assert_clean(text: str) -> None:
     ],
 )
 def test_piped_output_is_never_cut_and_has_no_trailing_spaces(
-    research: Session, args: tuple[str, ...]
+    research: Transcript, args: tuple[str, ...]
 ) -> None:
     assert_clean(piped(*args))
 
 
-def test_piped_stats_carry_every_digit_of_the_ledger(research: Session) -> None:
+def test_piped_stats_carry_every_digit_of_the_ledger(research: Transcript) -> None:
     text = piped("stats", "last")
     # at 80 columns a figure such as `>= 43,027` read `>= 43`
     assert re.search(r">= \d{1,3},\d{3}\b", text) and "skip with" in text
 
 
 def test_piped_session_list_is_one_line_per_session_with_its_start_time(
-    research: Session,
+    research: Transcript,
 ) -> None:
     lines = piped("sessions", "list").splitlines()
     assert len(lines) == 3  # header, rule, one session: the title did not wrap
@@ -72,6 +72,6 @@ def test_piped_session_list_is_one_line_per_session_with_its_start_time(
         (("tune", "last", "--grid", "trigger=30000,60000"), "winner"),
     ],
 )
-def test_json_is_one_document(research: Session, args: tuple[str, ...], key: str) -> None:
+def test_json_is_one_document(research: Transcript, args: tuple[str, ...], key: str) -> None:
     data = json.loads(piped(*args, "--json"))
     assert data["session"] == research.id and data[key]

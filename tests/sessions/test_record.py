@@ -17,15 +17,17 @@ from agentctl.agent.task import read_task
 from agentctl.errors import EXIT_RUNTIME, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.runner import execute, plan_new, plan_resume
-from agentctl.sessions.catalog import parse_session
-from agentctl.sessions.record import MessageRecord, SessionHeader, from_json, to_json
 from agentctl.sessions.transcript import (
+    MessageRecord,
+    SessionHeader,
     TranscriptWriteError,
     TranscriptWriter,
+    from_json,
     new_session_id,
     read_records,
     read_transcript,
     session_path,
+    to_json,
 )
 from agentctl.types import ErrorEvent, Event
 
@@ -54,7 +56,7 @@ def test_line_and_paragraph_separators_inside_a_record_do_not_split_it() -> None
     with TranscriptWriter(path) as writer:
         writer.message(0, {"role": "user", "content": text})
     transcript = read_transcript(path)
-    assert list(parse_session(transcript).history) == [{"role": "user", "content": text}]
+    assert list(transcript.history) == [{"role": "user", "content": text}]
     assert transcript.warnings == ()
 
 
@@ -105,7 +107,7 @@ def test_a_cut_fragment_is_cut_off_and_a_whole_unended_record_is_ended() -> None
     with TranscriptWriter(path) as writer:
         assert writer.repaired == "ended the last line"
         writer.message(1, {"role": "assistant", "content": "a"})
-    assert [m["content"] for m in parse_session(read_transcript(path)).history] == ["t", "a"]
+    assert [m["content"] for m in read_transcript(path).history] == ["t", "a"]
 
 
 def full_disk(room: int) -> Callable[[int, bytes], int]:
@@ -138,7 +140,7 @@ def test_a_full_disk_is_one_line_saying_what_was_saved_and_leaves_whole_records(
     assert f"agentctl run --resume {path.stem}" in message
     transcript = read_transcript(path)
     assert transcript.warnings == () and path.stat().st_size > size
-    assert list(parse_session(transcript).history) == [{"role": "user", "content": "short"}]
+    assert list(transcript.history) == [{"role": "user", "content": "short"}]
 
 
 @pytest.mark.dates
@@ -156,6 +158,6 @@ def test_a_run_that_fills_the_disk_stops_with_that_error_and_can_be_resumed(
         execute(prep, on_event=events.append, transcript_write=full_disk(9000))
     assert isinstance(events[-1], ErrorEvent) and events[-1].message == str(caught.value)
     transcript = read_transcript(session_path(prep.session))
-    assert transcript.warnings == () and len(parse_session(transcript).history) >= 2
+    assert transcript.warnings == () and len(transcript.history) >= 2
     resumed = plan_resume(prep.session, offline=True)
     assert execute(resumed, on_event=events.append).stop_reason == "end_turn"

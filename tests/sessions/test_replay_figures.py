@@ -14,8 +14,9 @@ import pytest
 
 import agentctl
 from agentctl.profile.settings import ClearToolUses
-from agentctl.sessions.catalog import Session, TurnRecord, load_session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
+from agentctl.sessions.transcript import Transcript, TurnRecord, load_session
 
 PROFILE = """
 model = "claude-sonnet-5"
@@ -37,7 +38,7 @@ TASK = "# Sweep\n\nRead every file and collect every FINDING line. Answer with t
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
+def session(tmp_path_factory: pytest.TempPathFactory) -> Transcript:
     home = tmp_path_factory.mktemp("figures")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("AGENTCTL_HOME", str(home / "home"))
@@ -52,7 +53,7 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Session:
         return load_session(result.session_id)
 
 
-def settings_of(session: Session, **tool_uses: int) -> ReplaySettings:
+def settings_of(session: Transcript, **tool_uses: int) -> ReplaySettings:
     own = ReplaySettings.from_profile(session_profile(session))
     tu: ClearToolUses = dataclasses.replace(own.editing.tool_uses, **tool_uses)
     return dataclasses.replace(own, editing=dataclasses.replace(own.editing, tool_uses=tu))
@@ -76,7 +77,7 @@ def moved(context_management: Any) -> bool:
     "changes", [{}, {"trigger": 3000, "low_water": 1000}, {"trigger": 6000, "keep": 3}]
 )
 def test_an_offline_run_replays_the_same_with_or_without_its_figures(
-    session: Session, changes: dict[str, int]
+    session: Transcript, changes: dict[str, int]
 ) -> None:
     settings = settings_of(session, **changes)
     with_figures = edits(session.turns, settings, figures=True)
@@ -88,7 +89,7 @@ def test_an_offline_run_replays_the_same_with_or_without_its_figures(
         assert with_figures == [t.body.get("context_management") for t in session.turns]
 
 
-def test_figures_that_differ_from_the_estimate_decide(session: Session) -> None:
+def test_figures_that_differ_from_the_estimate_decide(session: Transcript) -> None:
     settings = settings_of(session)
     turns = session.turns
     sent = edits(turns, settings, figures=True)

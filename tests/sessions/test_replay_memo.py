@@ -15,9 +15,10 @@ import pytest
 from agentctl.context.engine import apply_context_edits
 from agentctl.context.memo import active, remembered, replay_memo
 from agentctl.profile.settings import Profile
-from agentctl.sessions.catalog import Session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, _simulate, simulate
+from agentctl.sessions.transcript import Transcript
 from agentctl.sessions.tune import (
     candidates,
     default_grid,
@@ -27,7 +28,7 @@ from agentctl.sessions.tune import (
 )
 
 
-def _settings(session: Session) -> list[tuple[Profile, ReplaySettings]]:
+def _settings(session: Transcript) -> list[tuple[Profile, ReplaySettings]]:
     profile = session_profile(session)
     recorded = profile.context_editing
     thinking = recorded.thinking.enabled
@@ -52,7 +53,7 @@ def _figures(sim: Simulation) -> list[Any]:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["research", "batched", "thinking", "resumed"])
 def test_memo_replays_match_fresh_replays(name: str, request: pytest.FixtureRequest) -> None:
-    session: Session = request.getfixturevalue(name)
+    session: Transcript = request.getfixturevalue(name)
     settings = _settings(session)
     assert len(settings) > 5
     with replay_memo():  # one memo across every candidate, as tune shares it

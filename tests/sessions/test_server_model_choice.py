@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from agentctl.cli.main import app
 from agentctl.context.calibration import save_calibration
 from agentctl.context.server_model import PRESETS
-from agentctl.sessions.catalog import Session
+from agentctl.sessions.transcript import Transcript
 
 from .conftest import REPO
 
@@ -24,7 +24,7 @@ def invoke(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def simulated(session: Session, *extra: str) -> tuple[dict[str, Any], str]:
+def simulated(session: Transcript, *extra: str) -> tuple[dict[str, Any], str]:
     code, out, err = invoke("simulate", session.id, "--profile", AGGRESSIVE, "--json", *extra)
     assert code == 0, err
     data: dict[str, Any] = json.loads(out)
@@ -32,7 +32,7 @@ def simulated(session: Session, *extra: str) -> tuple[dict[str, Any], str]:
 
 
 @pytest.mark.dates
-def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: Session) -> None:
+def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: Transcript) -> None:
     later = ("--set", "context_editing.tool_uses.trigger=60000")  # where the two bases differ
     default, err = simulated(research, *later)
     assert default["server_model"]["name"] == "default"
@@ -48,7 +48,7 @@ def test_simulate_names_its_model_and_the_choice_changes_the_figures(research: S
 
 
 @pytest.mark.dates
-def test_the_calibration_is_used_when_nothing_else_is_chosen(research: Session) -> None:
+def test_the_calibration_is_used_when_nothing_else_is_chosen(research: Transcript) -> None:
     path = save_calibration(PRESETS["unedited-basis"], {})
     calibrated, err = simulated(research)
     assert calibrated["server_model"]["source"] == f"calibration {path}"
@@ -60,7 +60,7 @@ def test_the_calibration_is_used_when_nothing_else_is_chosen(research: Session) 
 
 
 @pytest.mark.dates
-def test_tune_replays_every_candidate_under_the_chosen_model(research: Session) -> None:
+def test_tune_replays_every_candidate_under_the_chosen_model(research: Transcript) -> None:
     code, out, err = invoke("tune", research.id, "--grid", "keep=2,4", "--json")
     assert code == 0, err
     default = json.loads(out)
@@ -78,7 +78,7 @@ def test_tune_replays_every_candidate_under_the_chosen_model(research: Session) 
 
 
 @pytest.mark.dates
-def test_a_bad_server_model_names_where_it_came_from(research: Session) -> None:
+def test_a_bad_server_model_names_where_it_came_from(research: Transcript) -> None:
     code, _, err = invoke("tune", research.id, "--server-model", "nope")
     assert code == 2 and "--server-model: server model 'nope': unknown server model" in err
     code, _, err = invoke(

@@ -25,10 +25,10 @@ from agentctl.context.tokens import (
 )
 from agentctl.errors import ConfigError
 from agentctl.profile.settings import ClearThinking, ClearToolUses, ContextEditing, Profile
-from agentctl.sessions.catalog import Session, parse_session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings, replay_request
 from agentctl.sessions.simulate import calibrate, recorded_run, sent_tokens, simulate
-from agentctl.sessions.transcript import read_transcript
+from agentctl.sessions.transcript import Transcript, read_transcript
 
 
 def _with_editing(profile: Profile, **tool_uses: Any) -> Profile:
@@ -43,7 +43,7 @@ def _with_editing(profile: Profile, **tool_uses: Any) -> Profile:
 def test_own_settings_reproduce_every_recorded_turn_exactly(
     name: str, edit_turns: int, request: pytest.FixtureRequest
 ) -> None:
-    session: Session = request.getfixturevalue(name)
+    session: Transcript = request.getfixturevalue(name)
     profile = session_profile(session)
     sim = simulate(session, ReplaySettings.from_profile(profile), profile)
     rec = recorded_run(session, profile)
@@ -58,7 +58,7 @@ def test_own_settings_reproduce_every_recorded_turn_exactly(
 
 @pytest.mark.parametrize("basis", TRIGGER_BASES)
 @pytest.mark.dates
-def test_batched_settings_replay_as_batches(research: Session, basis: TriggerBasis) -> None:
+def test_batched_settings_replay_as_batches(research: Transcript, basis: TriggerBasis) -> None:
     """The server-strategy run replayed under batched clearing: few moves, and between them
     every turn reads the whole earlier prompt from the cache."""
     tu = ClearToolUses(strategy="batched", trigger=30_000, low_water=15_000, keep=4)
@@ -78,7 +78,7 @@ def test_batched_settings_replay_as_batches(research: Session, basis: TriggerBas
 
 
 @pytest.mark.dates
-def test_a_resumed_offline_run_restarts_with_a_cold_cache(resumed: Session) -> None:
+def test_a_resumed_offline_run_restarts_with_a_cold_cache(resumed: Transcript) -> None:
     assert [t.segment for t in resumed.turns] == [0, 0, 0, 0, 1, 1, 1]
     assert resumed.status == "end_turn"
     reads = [t.usage.cache_read_input_tokens for t in resumed.turns]
@@ -90,20 +90,20 @@ def test_a_resumed_offline_run_restarts_with_a_cold_cache(resumed: Session) -> N
 
 
 @pytest.mark.dates
-def test_calibration_factor_is_exactly_one_for_emulator_runs(research: Session) -> None:
+def test_calibration_factor_is_exactly_one_for_emulator_runs(research: Transcript) -> None:
     cal = calibrate(research, ReplaySettings.from_profile(session_profile(research)))
     assert (cal.factor, cal.max_error, cal.turns) == (1.0, 0.0, len(research.turns))
 
 
 @pytest.mark.dates
-def test_recorded_cost_matches_the_runs_own_total(research: Session) -> None:
+def test_recorded_cost_matches_the_runs_own_total(research: Transcript) -> None:
     rec = recorded_run(research, session_profile(research))
     assert research.result is not None
     assert rec.cost_usd == pytest.approx(research.result["totals"]["cost_usd"], abs=1e-6)
 
 
 @pytest.mark.dates
-def test_no_editing_sends_everything_and_each_turn_reads_the_last(research: Session) -> None:
+def test_no_editing_sends_everything_and_each_turn_reads_the_last(research: Transcript) -> None:
     """Hand-computed: without edits the model sees what was sent, and the cache reads the
     previous turn's whole prompt and writes the difference."""
     own = session_profile(research)
@@ -119,7 +119,7 @@ def test_no_editing_sends_everything_and_each_turn_reads_the_last(research: Sess
     assert writes == [sent[0]] + [b - a for a, b in itertools.pairwise(sent)]
 
 
-def _hand_clearing(session: Session, settings: ReplaySettings, keep: int) -> list[int | None]:
+def _hand_clearing(session: Transcript, settings: ReplaySettings, keep: int) -> list[int | None]:
     """Per turn, the tool uses the rules clear (None: no clearing), computed from the messages:
     trigger 60,000 exceeded, non-memory pairs beyond `keep` oldest first, >= 10,000 freed."""
     out: list[int | None] = []
@@ -150,7 +150,7 @@ def _hand_clearing(session: Session, settings: ReplaySettings, keep: int) -> lis
 
 
 @pytest.mark.dates
-def test_a_larger_keep_clears_fewer_uses_as_hand_computed(research: Session) -> None:
+def test_a_larger_keep_clears_fewer_uses_as_hand_computed(research: Transcript) -> None:
     own = session_profile(research)
     other = _with_editing(own, keep=7)
     settings = ReplaySettings.from_profile(other, PRESETS["unedited"])  # the hand rule
@@ -164,7 +164,7 @@ def test_a_larger_keep_clears_fewer_uses_as_hand_computed(research: Session) -> 
 
 
 @pytest.mark.dates
-def test_a_trigger_above_the_largest_prompt_never_clears(research: Session) -> None:
+def test_a_trigger_above_the_largest_prompt_never_clears(research: Transcript) -> None:
     own = session_profile(research)
     high = _with_editing(own, trigger=1_000_000)
     off = _with_editing(own, enabled=False)
@@ -175,7 +175,7 @@ def test_a_trigger_above_the_largest_prompt_never_clears(research: Session) -> N
 
 
 @pytest.mark.dates
-def test_clear_thinking_on_a_run_without_thinking_is_refused(research: Session) -> None:
+def test_clear_thinking_on_a_run_without_thinking_is_refused(research: Transcript) -> None:
     own = session_profile(research)
     editing = ContextEditing(ClearToolUses(), ClearThinking(enabled=True, keep=1))
     with pytest.raises(ConfigError, match="requires `thinking`"):
@@ -187,7 +187,7 @@ def test_clear_thinking_on_a_run_without_thinking_is_refused(research: Session) 
 
 
 @pytest.mark.dates
-def test_thinking_keep_all_keeps_every_thinking_turn(thinking: Session) -> None:
+def test_thinking_keep_all_keeps_every_thinking_turn(thinking: Transcript) -> None:
     own = session_profile(thinking)
     keep_all = dataclasses.replace(
         own,
@@ -231,12 +231,12 @@ def _scaled_records(path: Path, factor: float) -> list[dict[str, Any]]:
 
 @pytest.mark.dates
 def test_calibration_recovers_a_tokenizer_that_counts_more(
-    research: Session, transcripts: dict[str, Path]
+    research: Transcript, transcripts: dict[str, Path]
 ) -> None:
     path = transcripts["research"]
     scaled = path.with_name("scaled.jsonl")
     scaled.write_text("".join(json.dumps(r) + "\n" for r in _scaled_records(path, 1.25)))
-    session = parse_session(read_transcript(scaled))
+    session = read_transcript(scaled)
     own = session_profile(session)
     cal = calibrate(session, ReplaySettings.from_profile(own))
     assert cal.factor == pytest.approx(1.25, rel=1e-3)
@@ -271,7 +271,7 @@ def test_thresholds_enter_the_engine_in_estimator_units() -> None:
 )
 @pytest.mark.dates
 def test_any_settings_conserve_the_prompt(
-    thinking: Session, trigger: int, keep: int, at_least: int, think: int | str
+    thinking: Transcript, trigger: int, keep: int, at_least: int, think: int | str
 ) -> None:
     """Whatever the settings: seen + cleared = what was sent, up to the framing of cleared
     thinking blocks (the server reports a thinking block's text alone); output tokens stay
@@ -305,12 +305,12 @@ def test_replayed_requests_keep_the_recorded_breakpoints(
 ) -> None:
     """Under the run's own profile a replayed body carries the cache markers the recorded
     request carried (test_cli_run checks replays against what the emulator received)."""
-    session: Session = request.getfixturevalue(name)
+    session: Transcript = request.getfixturevalue(name)
     settings = ReplaySettings.from_profile(session_profile(session))
     for turn in session.turns:
         body = replay_request(turn, settings)
         for key in ("tools", "system"):
             assert body.get(key) == turn.body.get(key)
         assert json.dumps(body["messages"]).count('"cache_control"') == 1
-    assert session.history == parse_session(read_transcript(session.path)).history
+    assert session.history == read_transcript(session.path).history
     assert "cache_control" not in json.dumps(session.history)  # markers went on copies

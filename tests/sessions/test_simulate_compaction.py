@@ -14,9 +14,10 @@ from agentctl.cli.main import app
 from agentctl.errors import ConfigError
 from agentctl.home import sessions_dir
 from agentctl.profile.settings import Compaction, ContextEditing
-from agentctl.sessions.catalog import Session, load_session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import recorded_run, simulate
+from agentctl.sessions.transcript import Transcript, load_session
 from agentctl.sessions.tune import OFF, sweep
 from tests.runner.compaction_workload import setup
 
@@ -24,7 +25,7 @@ from tests.runner.compaction_workload import setup
 @pytest.fixture(params=[True, False], ids=["paused", "unpaused"])
 def compacted_run(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Session:
+) -> Transcript:
     monkeypatch.chdir(tmp_path)
     profile, task = setup(tmp_path, request.param)
     args = ["run", str(task), "--profile", str(profile), "--offline", "--json"]
@@ -33,7 +34,7 @@ def compacted_run(
     return load_session(path.stem)
 
 
-def compaction_settings(session: Session, on: bool) -> ReplaySettings:
+def compaction_settings(session: Transcript, on: bool) -> ReplaySettings:
     profile = session_profile(session)
     squeeze = Compaction(enabled=on, trigger=50_000 if on else 150_000)
     editing = dataclasses.replace(profile.context_editing, compaction=squeeze)
@@ -41,7 +42,7 @@ def compaction_settings(session: Session, on: bool) -> ReplaySettings:
 
 
 @pytest.mark.slow
-def test_own_settings_replay_a_compaction_run_exactly(compacted_run: Session) -> None:
+def test_own_settings_replay_a_compaction_run_exactly(compacted_run: Transcript) -> None:
     profile = session_profile(compacted_run)
     sim = simulate(compacted_run, ReplaySettings.from_profile(profile), profile)
     rec = recorded_run(compacted_run, profile)
@@ -52,7 +53,7 @@ def test_own_settings_replay_a_compaction_run_exactly(compacted_run: Session) ->
 
 
 @pytest.mark.dates
-def test_a_compaction_profile_counts_compactions_in_the_what_if(research: Session) -> None:
+def test_a_compaction_profile_counts_compactions_in_the_what_if(research: Transcript) -> None:
     profile = session_profile(research)
     base = ReplaySettings.from_profile(profile)
     plain = simulate(research, base, profile)
@@ -69,7 +70,7 @@ def test_a_compaction_profile_counts_compactions_in_the_what_if(research: Sessio
 
 
 @pytest.mark.dates
-def test_tune_keeps_the_profiles_compaction_and_reports_it(research: Session) -> None:
+def test_tune_keeps_the_profiles_compaction_and_reports_it(research: Transcript) -> None:
     profile = session_profile(research)
     squeeze = Compaction(enabled=True, trigger=50_000)
     editing = dataclasses.replace(profile.context_editing, compaction=squeeze)

@@ -1,5 +1,5 @@
 """`sessions show`/`export` keep one history, not a copy per turn: each turn's messages are a
-view of it, equal to what the history rule (`record.with_history`) gives turn by turn."""
+view of it, equal to what the history rule (`transcript.format.with_history`) gives turn by turn."""
 
 from __future__ import annotations
 
@@ -13,9 +13,15 @@ from typer.testing import CliRunner
 from agentctl.agent.request import summary_start
 from agentctl.cli.main import app
 from agentctl.home import sessions_dir
-from agentctl.sessions.catalog import MessagesView, Session, export_session, load_session
-from agentctl.sessions.record import RequestRecord, with_history
-from agentctl.sessions.transcript import read_transcript
+from agentctl.sessions.catalog import export_session
+from agentctl.sessions.transcript import (
+    MessagesView,
+    RequestRecord,
+    Transcript,
+    load_session,
+    read_transcript,
+    with_history,
+)
 
 SIGNED = {"type": "compaction", "content": "s", "signature": "x"}
 SUMMARY = {"role": "assistant", "content": [SIGNED]}
@@ -76,7 +82,7 @@ def _final(path: Path) -> list[dict[str, Any]]:
     return list(final)
 
 
-def test_recorded_sessions_match_the_reference(research: Session, resumed: Session) -> None:
+def test_recorded_sessions_match_the_reference(research: Transcript, resumed: Transcript) -> None:
     for session in (research, resumed):
         assert [list(t.messages) for t in session.turns] == reference(session.path)
 
@@ -91,7 +97,7 @@ def test_a_view_acts_as_a_sequence() -> None:
     assert view != [{"n": 1}]
 
 
-def test_export_writes_the_document_it_builds(research: Session, tmp_path: Path) -> None:
+def test_export_writes_the_document_it_builds(research: Transcript, tmp_path: Path) -> None:
     out = tmp_path / "run.json"
     result = CliRunner().invoke(app, ["sessions", "export", research.id, "-o", str(out)])
     assert result.exit_code == 0, result.output

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.loader import build_profile
 from agentctl.profile.settings import ClearToolUses, ContextEditing
-from agentctl.sessions.catalog import Session, parse_session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.report import tuning
-from agentctl.sessions.transcript import read_transcript
+from agentctl.sessions.transcript import Transcript, read_transcript
 from agentctl.sessions.tune import (
     OFF,
     candidates,
@@ -76,7 +76,7 @@ def test_candidates_start_with_the_recorded_settings_and_no_clearing() -> None:
 
 @pytest.mark.dates
 def test_tune_sweeps_batched_settings_with_the_low_water_mark_in_proportion(
-    batched: Session,
+    batched: Transcript,
 ) -> None:
     """Recorded: trigger 60k (the task's front matter), low_water 8k (balanced.toml)."""
     result = tuning(batched, "trigger=15000,45000;keep=4")
@@ -88,7 +88,7 @@ def test_tune_sweeps_batched_settings_with_the_low_water_mark_in_proportion(
 
 
 @pytest.mark.dates
-def test_tune_never_picks_settings_dearer_than_the_recorded_ones(research: Session) -> None:
+def test_tune_never_picks_settings_dearer_than_the_recorded_ones(research: Transcript) -> None:
     result = tuning(research, "trigger=20000,40000;keep=1,4;clear_at_least=0,10000")
     assert len(result.ranked) == 10  # 8 grid points + recorded + no clearing
     assert result.winner.cost <= result.recorded.cost
@@ -99,7 +99,7 @@ def test_tune_never_picks_settings_dearer_than_the_recorded_ones(research: Sessi
 
 
 @pytest.mark.dates
-def test_a_grid_point_equal_to_the_recorded_settings_is_replayed_once(research: Session) -> None:
+def test_a_grid_point_equal_to_the_recorded_settings_is_replayed_once(research: Transcript) -> None:
     result = tuning(research, "trigger=60000;keep=4;clear_at_least=10000")
     assert [c.recorded for c in result.ranked].count(True) == 1
     assert len(result.ranked) == 2  # recorded + no clearing
@@ -107,7 +107,7 @@ def test_a_grid_point_equal_to_the_recorded_settings_is_replayed_once(research: 
 
 
 @pytest.mark.dates
-def test_the_pareto_front_has_no_dominated_point(research: Session) -> None:
+def test_the_pareto_front_has_no_dominated_point(research: Transcript) -> None:
     result = tuning(research, "trigger=10000,30000,60000;keep=1,3,6")
     front = pareto_front(result.ranked)
     assert front[0] is result.winner
@@ -120,7 +120,7 @@ def test_the_pareto_front_has_no_dominated_point(research: Session) -> None:
 
 
 @pytest.mark.slow
-def test_thinking_keep_is_swept_when_thinking_was_on(thinking: Session) -> None:
+def test_thinking_keep_is_swept_when_thinking_was_on(thinking: Transcript) -> None:
     result = tuning(thinking, None)
     assert "thinking_keep" in result.grid
     keeps = {c.editing.thinking.keep for c in result.ranked}
@@ -129,7 +129,7 @@ def test_thinking_keep_is_swept_when_thinking_was_on(thinking: Session) -> None:
 
 
 @pytest.mark.dates
-def test_write_saves_a_full_profile_that_loads_back(research: Session, tmp_path: Path) -> None:
+def test_write_saves_a_full_profile_that_loads_back(research: Transcript, tmp_path: Path) -> None:
     result = tuning(research, "trigger=20000;keep=1,2")
     target = tmp_path / "tuned.toml"
     write_profile(target, session_profile(research), result.winner.editing, force=False)
@@ -145,7 +145,7 @@ def test_write_saves_a_full_profile_that_loads_back(research: Session, tmp_path:
 
 
 @pytest.mark.dates
-def test_thinking_keep_turns_clear_thinking_on_when_thinking_was_on(resumed: Session) -> None:
+def test_thinking_keep_turns_clear_thinking_on_when_thinking_was_on(resumed: Transcript) -> None:
     """The resumed run had thinking off: a thinking_keep grid cannot be replayed on it."""
     with pytest.raises(ConfigError, match="requires `thinking`"):
         tuning(resumed, "thinking_keep=1")
@@ -166,14 +166,14 @@ def test_the_grid_in_the_docs_parses() -> None:
 @pytest.mark.slow
 @pytest.mark.dates
 def test_thinking_keep_is_swept_even_if_clear_thinking_was_off(
-    thinking: Session, transcripts: dict[str, Path]
+    thinking: Transcript, transcripts: dict[str, Path]
 ) -> None:
     path = transcripts["thinking"]
     records = [json.loads(line) for line in path.read_text().splitlines()]
     records[0]["profile"]["context_editing"]["thinking"]["enabled"] = False
     edited = path.with_name("thinking-off.jsonl")
     edited.write_text("".join(json.dumps(r) + "\n" for r in records))
-    session = parse_session(read_transcript(edited))
+    session = read_transcript(edited)
     result = tuning(session, None)
     assert result.grid["thinking_keep"] == (1, 2, "all")
     assert not result.recorded.editing.thinking.enabled
@@ -183,7 +183,9 @@ def test_thinking_keep_is_swept_even_if_clear_thinking_was_off(
 
 
 @pytest.mark.dates
-def test_write_saves_paths_relative_to_the_written_file(research: Session, tmp_path: Path) -> None:
+def test_write_saves_paths_relative_to_the_written_file(
+    research: Transcript, tmp_path: Path
+) -> None:
     recorded = session_profile(research)
     target = tmp_path / "profiles" / "tuned.toml"
     target.parent.mkdir()

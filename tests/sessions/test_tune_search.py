@@ -12,15 +12,16 @@ from typer.testing import CliRunner
 
 from agentctl.cli.main import app
 from agentctl.profile.loader import build_profile
-from agentctl.sessions.catalog import Session, session_profile
+from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.report import tuning
+from agentctl.sessions.transcript import Transcript
 from agentctl.sessions.tune import Setting, candidates, parse_grid, replay, setting_key
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.dates
-def test_strategy_low_water_and_ttl_are_grid_keys(research: Session) -> None:
+def test_strategy_low_water_and_ttl_are_grid_keys(research: Transcript) -> None:
     grid = "trigger=20000;keep=4;clear_at_least=8000;strategy=batched;low_water=0,40%;ttl=5m,1h"
     result = tuning(research, grid)
     labels = {c.label() for c in result.ranked}
@@ -35,7 +36,7 @@ def test_strategy_low_water_and_ttl_are_grid_keys(research: Session) -> None:
 
 
 @pytest.mark.dates
-def test_a_key_alone_takes_its_default_values(research: Session) -> None:
+def test_a_key_alone_takes_its_default_values(research: Transcript) -> None:
     assert parse_grid("strategy;ttl=1h") == {"strategy": (), "ttl": ("1h",)}
     result = tuning(research, "strategy;trigger=20000;keep=4")
     assert result.grid["strategy"] == ("server", "batched")
@@ -52,7 +53,9 @@ def test_a_point_that_is_no_valid_profile_is_left_out() -> None:
 
 
 @pytest.mark.slow
-def test_the_default_search_finds_what_the_shipped_batched_profile_does(research: Session) -> None:
+def test_the_default_search_finds_what_the_shipped_batched_profile_does(
+    research: Transcript,
+) -> None:
     """The Quickstart run: its own best setting was outside tune's search (batched clearing)."""
     profile = session_profile(research)
     balanced, _ = build_profile(
@@ -72,7 +75,7 @@ def test_the_default_search_finds_what_the_shipped_batched_profile_does(research
 
 
 @pytest.mark.dates
-def test_write_saves_the_strategy_low_water_and_ttl(research: Session, tmp_path: Path) -> None:
+def test_write_saves_the_strategy_low_water_and_ttl(research: Transcript, tmp_path: Path) -> None:
     target = tmp_path / "tuned.toml"
     grid = "trigger=20000;keep=1;clear_at_least=20000;strategy=batched;low_water=40%;ttl=1h"
     result = CliRunner().invoke(app, ["tune", research.id, "--grid", grid, "--write", str(target)])

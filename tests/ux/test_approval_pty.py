@@ -107,3 +107,60 @@ def test_y_n_a_at_a_real_prompt(tmp_path: Path) -> None:
     )
     assert not (tmp_path / "mem" / "x.md").exists()
     assert "tool denials" in rest and "memory:create⊘" in rest
+
+
+@pytest.mark.slow
+def test_task_on_stdin_the_answer_comes_from_the_controlling_terminal(tmp_path: Path) -> None:
+    """`run -` reads the task from a pipe; the prompt reads its answer from /dev/tty."""
+    import fcntl
+    import termios
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "a.txt").write_text("text of a\n")
+    (tmp_path / "p.toml").write_text('[memory]\nroot = "mem"\n[approval]\nask = ["read_file"]\n')
+    turns = (ScriptTurn(tool_calls=(ToolCall("read_file", {"path": "a.txt"}),)),)
+    seen: list[str] = []
+    main, child_end = os.openpty()
+
+    def take_the_terminal() -> None:  # in the child, after setsid: the pty becomes its tty
+        fcntl.ioctl(2, termios.TIOCSCTTY, 0)
+
+    with running(script=Script(turns, "Read it.")) as emu:
+        env = dict(
+            os.environ,
+            ANTHROPIC_BASE_URL=emu.base_url,
+            ANTHROPIC_API_KEY="test-key",
+            COLUMNS="120",
+            TERM="xterm",
+            NO_COLOR="1",
+        )
+        args = ["run", "-", "--profile", "p.toml", "--workspace", "ws"]
+        child = subprocess.Popen(
+            [sys.executable, "-m", "agentctl", *args],
+            cwd=tmp_path,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=child_end,
+            stderr=child_end,
+            start_new_session=True,
+            preexec_fn=take_the_terminal,
+        )
+        os.close(child_end)
+        try:
+            assert child.stdin is not None
+            child.stdin.write(b"Read the file.\n")
+            child.stdin.close()
+            read_until(main, PROMPT, seen)
+            os.write(main, b"y\n")
+            rest = read_until(main, "Read it.", seen)
+            assert child.wait(timeout=WAIT_S) == 0
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            os.close(main)
+        sent = results(emu)
+    assert "the model wants to call read_file (turn 1)" in seen[0]
+    assert "nobody can be asked" not in "".join(seen)
+    assert [bool(r.get("is_error")) for r in sent] == [False]
+    assert "text of a" in str(sent[0]["content"]) and "tool denials" not in rest

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.sessions.catalog import load_session
+from agentctl.sessions.transcript import load_session
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,8 +1,6 @@
-"""Transcript files: one JSONL file per session, one writer (locked, append-only), one reader.
-
-What a line means is `sessions.record`; this module owns the files: session ids and paths,
-the writer that appends and flushes each record as it happens (0600 in a 0700 folder, locked
-while a run owns it), and the reader that turns a file into a `Transcript`.
+"""Writing transcripts: session ids and paths, and the one writer, which appends and flushes
+each record as it happens (one JSONL file per session, 0600 in a 0700 folder, locked while a
+run owns it). What a line means is `transcript.format`; the reader is `transcript.reader`.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +23,7 @@ from agentctl.agent.model import ModelResponse
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.home import TRANSCRIPT_SUFFIX, sessions_dir, unusable_folder
 from agentctl.redact import redact
-from agentctl.sessions.record import (
+from agentctl.sessions.transcript.format import (
     EventRecord,
     MalformedRecord,
     MessageRecord,
@@ -34,12 +32,25 @@ from agentctl.sessions.record import (
     ResponseRecord,
     SessionHeader,
     ToolResultRecord,
-    Transcript,
-    apply_message,
     from_json,
+    loads,
+    refer_results,
     to_json,
 )
 from agentctl.types import Event, ToolCall
+
+__all__ = [
+    "TranscriptWriteError",
+    "TranscriptWriter",
+    "WriteFn",
+    "in_use",
+    "json_safe",
+    "make_private_dirs",
+    "new_session_id",
+    "prepare_folder",
+    "save_transcript",
+    "session_path",
+]
 
 
 class Observer(Protocol):
@@ -52,7 +63,6 @@ class Observer(Protocol):
 
 
 SUFFIX = TRANSCRIPT_SUFFIX
-LAST = "last"
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 _CHUNK = 1 << 16
 WriteFn = Callable[[int, bytes], int]
@@ -126,7 +136,7 @@ def save_transcript(session: str, data: bytes, header: SessionHeader | None = No
 def _with_header(data: bytes, header: SessionHeader) -> bytes:
     first, _, rest = data.partition(b"\n")
     try:
-        old = from_json(_loads(first))
+        old = from_json(loads(first))
     except (ValueError, MalformedRecord):
         return data  # not a header we can read: kept as it came
     if not isinstance(old, SessionHeader):
@@ -158,6 +168,9 @@ class TranscriptWriter:
         self.path, self._write = path, write
         self.repaired = ""  # what was done to a cut last line, if anything
         self._fd, self._failed, self._saved, self._turn = -1, False, 0, 0
+        # the content of each tool result written since the last message, by tool_use id:
+        # the message that carries them refers to these records instead of repeating them
+        self._results: dict[str, str] = {}
         prepare_folder(path.parent)
         try:
             self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -280,7 +293,10 @@ class TranscriptWriter:
 
     # The Recorder protocol of agentctl.agent.loop.
     def message(self, index: int, message: Mapping[str, Any]) -> None:
-        self.append(MessageRecord(index, dict(message)))
+        """A history message; a tool result this writer recorded is referred to, not repeated."""
+        record = refer_results(MessageRecord(index, dict(message)), self._results)
+        self._results.clear()
+        self.append(record)
 
     def request(self, turn: int, request: Mapping[str, Any]) -> None:
         """The request minus its messages, which are recorded once each as `message` records."""
@@ -295,6 +311,7 @@ class TranscriptWriter:
             turn, call.id, call.name, call.input, call.is_error, content, denied=call.denied
         )
         self.append(record)
+        self._results[call.id] = content
 
     def event(self, event: Event) -> None:
         """Every event except streaming progress (too many, and not needed to replay a run)."""
@@ -357,109 +374,6 @@ def _after_last_newline(fd: int, size: int) -> int:
 
 def _is_record(data: bytes) -> bool:
     try:
-        return isinstance(_loads(data), dict)
+        return isinstance(loads(data), dict)
     except ValueError:
         return False
-
-
-def _loads(line: bytes) -> Any:
-    """One line's JSON; ValueError (not RecursionError) when it nests too deeply."""
-    try:
-        return json.loads(line)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-
-
-def read_transcript(path: Path, *, only: Collection[str] = ()) -> Transcript:
-    """The transcript in `path` (UsageError naming file and line for anything malformed).
-
-    With `only`, just the records of those types are read (a cheap filter for listing).
-    """
-    records, warnings, size = _read(path, only)
-    header = next((r for r in records if isinstance(r, SessionHeader)), None)
-    if header is None:
-        raise UsageError(f"session {path.stem}: {path} has no session header record")
-    return Transcript(path, header, tuple(records), tuple(warnings), size)
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """Every record of a transcript as its JSON object (checked like `read_transcript`)."""
-    records, _, _ = _read(path, ())
-    return [to_json(record) for record in records]
-
-
-def _read(path: Path, only: Collection[str]) -> tuple[list[Record], list[str], int]:
-    """The records, the warnings, and how many bytes were read."""
-    records: list[Record] = []
-    history: list[dict[str, Any]] = []
-    warnings: list[str] = []
-    markers = tuple(f'"{kind}"'.encode() for kind in only)
-    size = 0
-    for number, line, last in _lines(path):
-        size += len(line)
-        if markers and not any(m in line[:40] for m in markers):
-            continue
-        try:
-            record = from_json(_loads(line))
-            if isinstance(record, MessageRecord) and not only:
-                apply_message(history, record)
-        except ValueError as err:
-            if last and not line.endswith(b"\n") and not isinstance(err, MalformedRecord):
-                warnings.append(_cut_warning(path, number))
-                break
-            raise UsageError(_malformed(path, number, err)) from None
-        if record is not None and (not only or record.TYPE in only):
-            records.append(record)
-    return records, warnings, size
-
-
-def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
-    """(number, line, is last) for each line, split on b"\\n" only."""
-    try:
-        with path.open("rb") as f:
-            previous = f.readline()
-            number = 1
-            while previous:
-                line = f.readline()
-                yield number, previous, not line
-                previous, number = line, number + 1
-    except OSError as err:
-        raise UsageError(f"session {path}: cannot read: {_why(err)}") from None
-
-
-def _cut_warning(path: Path, number: int) -> str:
-    return (
-        f"session {path.stem}: line {number} of {path} was cut (by a crash or a full disk) "
-        "and is ignored"
-    )
-
-
-def _malformed(path: Path, number: int, err: ValueError) -> str:
-    if isinstance(err, MalformedRecord):
-        return f"session {path}: line {number}: {err}"
-    return f"session {path}: line {number} is not a JSON record"
-
-
-def list_sessions() -> list[Path]:
-    """Transcript files, oldest first by modification time."""
-    folder = sessions_dir()
-    if not folder.is_dir():
-        return []
-    return sorted(folder.glob(f"*{SUFFIX}"), key=lambda p: (p.stat().st_mtime, p.name))
-
-
-def find_session(ref: str) -> Path:
-    """A transcript by session id, unique id prefix, or `last` (most recently written)."""
-    sessions = list_sessions()
-    if not sessions:
-        raise UsageError(f"session {ref}: no sessions yet in {sessions_dir()}")
-    if ref == LAST:
-        return sessions[-1]
-    exact = [p for p in sessions if p.stem == ref]
-    matches = exact or [p for p in sessions if p.stem.startswith(ref)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise UsageError(f"session {ref}: no such session (see `agentctl sessions list`)")
-    names = ", ".join(p.stem for p in matches[:5])
-    raise UsageError(f"session {ref}: ambiguous prefix, matches {names}")

@@ -1,20 +1,46 @@
-"""The transcript format (version 1): typed header and records, their JSON, and the history rule.
+"""What a transcript line means: the typed header and records, their JSON both ways, the
+history rule, and how a message refers to the tool results recorded before it.
 
-The one owner of what a transcript line means; `transcript` reads and writes the lines,
-everything else (catalog, resume, replay, stats) works on these types. The record types and
-their fields are documented in docs/run.md.
+The writer (`transcript.writer`) and the reader (`transcript.reader`) sit beside this module;
+everything else works on the `Transcript` the reader gives. The record types and their fields
+are documented in docs/run.md ("Transcript format").
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any, ClassVar
 
 from agentctl.types import USAGE_OBJECTS, USAGE_TOKENS, usage_fields
 
-FORMAT_VERSION = 1
+__all__ = [
+    "BATCH_PRICE",
+    "LIST_PRICE",
+    "EventRecord",
+    "FollowUpRecord",
+    "MalformedRecord",
+    "MessageRecord",
+    "Record",
+    "RequestRecord",
+    "ResponseRecord",
+    "ResumeRecord",
+    "SessionHeader",
+    "ToolResultRecord",
+    "apply_message",
+    "from_json",
+    "pricing_label",
+    "to_json",
+    "with_history",
+]
+
+# The newest version of the format, which only message records have reached: a message whose
+# tool results are left to their `tool_result` records is version 2 (an agentctl that reads
+# version 1 refuses it instead of taking the results for empty); every other record, and a
+# message without references, is written as version 1, the newest of its type.
+FORMAT_VERSION = 2
+_NEWEST = {"message": 2}  # by record type; 1 for the others
 # How a run's tokens were billed: at list price (the Messages API) or at the Message Batches
 # discount. Absent in transcripts written before the field existed: those runs were list.
 LIST_PRICE, BATCH_PRICE = "list", "batch"
@@ -92,12 +118,17 @@ def _profile(data: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class MessageRecord:
-    """A history message; one at index i replaces everything from i on."""
+    """A history message; one at index i replaces everything from i on.
+
+    `result_refs`: the tool_use ids of its tool_result blocks written without `content`,
+    which is the `content` of the `tool_result` record of that id before it (`refer_results`
+    writes so, `resolve_results` reads so); empty once read."""
 
     TYPE: ClassVar[str] = "message"
     index: int
     message: dict[str, Any]
     ts: float = 0.0
+    result_refs: tuple[str, ...] = ()
 
     @classmethod
     def from_fields(cls, data: Mapping[str, Any]) -> MessageRecord:
@@ -107,7 +138,10 @@ class MessageRecord:
         message = _dict(data, "message", required=True)
         _str(message, "role", where="message")
         _check_content(message, "message", required=True)
-        return cls(index, message)
+        refs: list[Any] = _get(data, "result_refs", list, [], "a list of strings")
+        if not all(isinstance(ref, str) for ref in refs):
+            raise MalformedRecord("`result_refs` must be a list of strings")
+        return cls(index, message, result_refs=tuple(refs))
 
 
 @dataclass(frozen=True)
@@ -260,6 +294,7 @@ Record = (
     | ResumeRecord
     | FollowUpRecord
 )
+
 _TYPES: dict[str, Any] = {
     cls.TYPE: cls
     for cls in (
@@ -278,7 +313,12 @@ _TYPES: dict[str, Any] = {
 def to_json(record: Record) -> dict[str, Any]:
     """The line's object: `v`, `type`, `ts`, then the record's own fields."""
     fields = {k: v for k, v in record.__dict__.items() if k != "ts"}
-    return {"v": FORMAT_VERSION, "type": record.TYPE, "ts": record.ts, **fields}
+    version = 1
+    if isinstance(record, MessageRecord):
+        refs = fields.pop("result_refs")
+        if refs:
+            fields["result_refs"], version = list(refs), _NEWEST[record.TYPE]
+    return {"v": version, "type": record.TYPE, "ts": record.ts, **fields}
 
 
 def from_json(data: object) -> Record | None:
@@ -288,12 +328,12 @@ def from_json(data: object) -> Record | None:
     """
     if not isinstance(data, dict):
         raise MalformedRecord("not a JSON object")
-    version = data.get("v", FORMAT_VERSION)
+    version = data.get("v", 1)
     if not isinstance(version, int) or isinstance(version, bool):
         raise MalformedRecord("`v` must be an integer")
-    if version > FORMAT_VERSION:
-        raise MalformedRecord(f"format version {version} is newer than this agentctl reads")
     kind = data.get("type")
+    if version > (_NEWEST.get(kind, 1) if isinstance(kind, str) else FORMAT_VERSION):
+        raise MalformedRecord(f"format version {version} is newer than this agentctl reads")
     if not isinstance(kind, str):
         raise MalformedRecord("no `type` string")
     cls = _TYPES.get(kind)
@@ -329,6 +369,65 @@ def with_history(
         if isinstance(record, MessageRecord):
             apply_message(history, record)
         yield record, history
+
+
+def refer_results(record: MessageRecord, recorded: Mapping[str, str]) -> MessageRecord:
+    """`record` as written: each tool_result block whose content is the string `recorded`
+    holds for its tool_use id (a `tool_result` record already written) without that content,
+    and its id in `result_refs` (a tool result is stored once)."""
+    content = record.message.get("content")
+    if not isinstance(content, list):
+        return record
+    blocks, refs = [], []
+    for block in content:
+        ref = _result_id(block)
+        if ref is not None and ref in recorded and block.get("content") == recorded[ref]:
+            block = {k: v for k, v in block.items() if k != "content"}
+            refs.append(ref)
+        blocks.append(block)
+    if not refs:
+        return record
+    return replace(record, message={**record.message, "content": blocks}, result_refs=tuple(refs))
+
+
+def resolve_results(
+    record: MessageRecord, recorded: Mapping[str, ToolResultRecord]
+) -> MessageRecord:
+    """The inverse of `refer_results`: `record` with each referred content put back from the
+    `tool_result` record of its id (MalformedRecord when there is none)."""
+    if not record.result_refs:
+        return record
+    missing = [ref for ref in record.result_refs if ref not in recorded]
+    if missing:
+        raise MalformedRecord(f"`result_refs`: no tool_result record for {missing[0]!r} before it")
+    refs = set(record.result_refs)
+    blocks = [
+        {**block, "content": recorded[ref].content} if (ref := _result_id(block)) in refs else block
+        for block in record.message["content"]
+    ]
+    return replace(record, message={**record.message, "content": blocks}, result_refs=())
+
+
+def _result_id(block: Any) -> str | None:
+    """The tool_use id of a tool_result block, None for any other block."""
+    if not isinstance(block, dict) or block.get("type") != "tool_result":
+        return None
+    ref = block.get("tool_use_id")
+    return ref if isinstance(ref, str) else None
+
+
+def pricing_label(pricings: Iterable[str]) -> str:
+    """ "list" or "batch" when every turn agrees, else "mixed"."""
+    kinds = set(pricings)
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def loads(line: bytes) -> Any:
+    """One line's JSON; ValueError (not RecursionError) when it nests too deeply."""
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
 
 
 _EDIT_COUNTS = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
@@ -424,19 +523,3 @@ def _dict(
 ) -> dict[str, Any]:
     value: dict[str, Any] = _get(data, key, dict, _REQUIRED if required else {}, "an object", where)
     return value
-
-
-@dataclass(frozen=True)
-class Transcript:
-    """A transcript as read: its header, every record in order, and what the reader noticed."""
-
-    path: Path
-    header: SessionHeader
-    records: tuple[Record, ...]
-    warnings: tuple[str, ...] = ()
-    size: int = 0  # the bytes read (a writer checks nobody appended since)
-
-    @property
-    def id(self) -> str:
-        """The session id is the file's name: a copied transcript is its own session."""
-        return self.path.stem

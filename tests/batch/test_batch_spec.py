@@ -1,0 +1,69 @@
+"""A batch's settings are defined once (`BatchSpec`); a request is a spec plus where it goes,
+with "not given" (0 or "") resolved once: defaults for a new batch, the saved value on a resume."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from agentctl.batch import BatchRequest, BatchSpec, plan_batch
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "cwd").mkdir()
+    monkeypatch.chdir(tmp_path / "cwd")
+
+
+def source(tmp_path: Path, tasks: int = 3) -> str:
+    path = tmp_path / "src" / "tasks.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps({"id": f"t{i}", "task": "hi"}) + "\n" for i in range(tasks)))
+    return str(path)
+
+
+def test_the_request_adds_only_where_the_batch_goes() -> None:
+    spec = {f.name for f in dataclasses.fields(BatchSpec)}
+    request = {f.name for f in dataclasses.fields(BatchRequest)}
+    assert request - spec == {"out", "resume", "max_turns"}
+    asked = BatchRequest("s", parallel=2, out="o", resume=None, max_turns=4)
+    assert type(asked.spec()) is BatchSpec
+    assert asked.spec().parallel == 2 and "out" not in asked.spec().to_json()
+
+
+def test_settings_not_given_take_their_defaults_once() -> None:
+    assert BatchSpec().resolved(5) == BatchSpec(parallel=1, executor="local", via="messages")
+    assert BatchSpec(via="batches").resolved(5).parallel == 5  # every task in each round
+    assert BatchSpec(via="batches").resolved(0).parallel == 1
+    given = BatchSpec(parallel=2, executor="ray", via="batches")
+    assert given.resolved(9) == given
+
+
+def test_a_new_batch_saves_resolved_settings(tmp_path: Path) -> None:
+    ready = plan_batch(BatchRequest(source(tmp_path), offline=True, out=tmp_path / "out"))
+    ready.lock.release()
+    saved = json.loads((tmp_path / "out" / "batch.json").read_text())
+    assert (saved["parallel"], saved["executor"], saved["via"]) == (1, "local", "messages")
+    assert "out" not in saved and "max_turns" not in saved
+
+
+def test_a_resume_keeps_what_it_does_not_change(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = plan_batch(BatchRequest(source(tmp_path), offline=True, out=out, parallel=3))
+    first.lock.release()
+    again = plan_batch(BatchRequest(resume=out, max_usd=2.0))
+    again.lock.release()
+    assert (again.spec.parallel, again.spec.executor, again.spec.max_usd) == (3, "local", 2.0)
+    changed = plan_batch(BatchRequest(resume=out, parallel=1))
+    changed.lock.release()
+    assert changed.spec.parallel == 1
+
+
+def test_a_batches_batch_runs_every_task_in_each_round(tmp_path: Path) -> None:
+    asked = BatchRequest(source(tmp_path, 4), offline=True, out=tmp_path / "out", via="batches")
+    ready = plan_batch(asked)
+    ready.lock.release()
+    assert (ready.spec.parallel, ready.spec.via) == (4, "batches")
