@@ -64,7 +64,7 @@ class ClearToolUses:
     """`clear_tool_uses_20250919`. The defaults are agentctl's, not the API's (trigger 100,000,
     keep 3, no clear_at_least, cleared anew on every request): batched clearing from 20,000
     input tokens, keep 4, at least 8,000 per batch, measured to cut the benchmark's input
-    tokens by 85.9% at 0.60x the cost of no editing under the default server model and both
+    tokens by 85.9% at 0.40x the cost of no editing under the default server model and both
     its variants (docs/bench.md). configs/api-defaults.toml sends the API's own."""
 
     enabled: bool = setting(True, "Send the clear_tool_uses_20250919 edit.", api=_CLEAR)
