@@ -8,7 +8,7 @@ the schema is documented in the README. Add fields, never rename them (schema_ve
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Literal
 
@@ -143,8 +143,9 @@ USAGE_OBJECTS = tuple(
 _SPLIT = usage_fields(CACHE_CREATION)
 
 
-def _values(usage: Usage) -> tuple[int, ...]:
-    return tuple(getattr(usage, f.name) for f in fields(Usage))
+def _values(sums: Usage | Totals) -> tuple[Any, ...]:
+    """The fields of a sum in order, for `+`."""
+    return tuple(getattr(sums, f.name) for f in fields(sums))
 
 
 def _counts(raw: Mapping[str, Any], compactions: int) -> Usage:
@@ -286,6 +287,16 @@ class Turn:
         return sum(e.cleared_input_tokens for e in self.applied_edits)
 
     @property
+    def cleared_tool_uses(self) -> int:
+        """Tool uses cleared in this request (the server clears from the whole history, so a
+        use cleared earlier is counted again: see Totals)."""
+        return sum(e.cleared_tool_uses for e in self.applied_edits)
+
+    @property
+    def cleared_thinking_turns(self) -> int:
+        return sum(e.cleared_thinking_turns for e in self.applied_edits)
+
+    @property
     def every_tool_call(self) -> tuple[ToolCall, ...]:
         """Server tool calls (run by the API inside the response), then client ones."""
         return (*self.server_tool_calls, *self.tool_calls)
@@ -347,42 +358,69 @@ def _calls_from_json(calls: Any) -> tuple[ToolCall, ...]:
 
 @dataclass(frozen=True)
 class Totals:
-    """Sums over a run, for the summary table and the result event."""
+    """The sum of a run's turns (`Totals.of`), for the summary table, the result event, a
+    batch's result lines and a `sessions list` row: every other figure of a run is a function
+    of its turns and these, computed where it is shown. Counts summed over turns count a
+    block as often as a request cleared it (clearings), not distinct blocks."""
 
     usage: Usage = field(default_factory=Usage)
     cleared_input_tokens: int = 0
     cleared_tool_uses: int = 0
     cleared_thinking_turns: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # NaN: some turn had no price
     # Tool calls that failed for a reason that is not the model's (a full disk, a memory root
-    # that became read-only): the model only sees error results, so the run says it.
+    # that became read-only): the model only sees error results, so the run says it. Not a
+    # count of turns: the loop's tools keep it (0 in a sum of recorded turns).
     tool_failures: int = 0
     # Tool calls the user's approval rules (or the user, asked) refused.
     tool_denials: int = 0
 
     def __add__(self, other: Totals) -> Totals:
-        return Totals(
-            self.usage + other.usage,
-            self.cleared_input_tokens + other.cleared_input_tokens,
-            self.cleared_tool_uses + other.cleared_tool_uses,
-            self.cleared_thinking_turns + other.cleared_thinking_turns,
-            self.cost_usd + other.cost_usd,
-            self.tool_failures + other.tool_failures,
-            self.tool_denials + other.tool_denials,
+        return Totals(*(a + b for a, b in zip(_values(self), _values(other), strict=True)))
+
+    def __eq__(self, other: object) -> bool:
+        """Field by field, an unknown cost (NaN) equal to another unknown cost."""
+        if not isinstance(other, Totals):
+            return NotImplemented
+        return self._compared() == other._compared()
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
+
+    def _compared(self) -> tuple[Any, ...]:
+        return tuple(None if isinstance(v, float) and math.isnan(v) else v for v in _values(self))
+
+    @classmethod
+    def of_turn(cls, turn: Turn, cost_usd: float) -> Totals:
+        """One turn's totals, at the cost its caller priced it (NaN: unknown)."""
+        denials = sum(c.denied for c in turn.tool_calls)
+        return cls(
+            turn.usage,
+            turn.cleared_input_tokens,
+            turn.cleared_tool_uses,
+            turn.cleared_thinking_turns,
+            cost_usd,
+            tool_denials=denials,
         )
 
+    @classmethod
+    def of(cls, turns: Iterable[Turn], costs: Iterable[float | None]) -> Totals:
+        """The sum of `turns`, each at its cost in `costs` (None: no price, so NaN)."""
+        each = zip(turns, costs, strict=True)
+        return sum((cls.of_turn(t, math.nan if c is None else c) for t, c in each), cls())
+
     def add_turn(self, turn: Turn, cost_usd: float) -> Totals:
-        edits = turn.applied_edits
-        return Totals(
-            usage=self.usage + turn.usage,
-            cleared_input_tokens=self.cleared_input_tokens + turn.cleared_input_tokens,
-            cleared_tool_uses=self.cleared_tool_uses + sum(e.cleared_tool_uses for e in edits),
-            cleared_thinking_turns=self.cleared_thinking_turns
-            + sum(e.cleared_thinking_turns for e in edits),
-            cost_usd=self.cost_usd + cost_usd,
-            tool_failures=self.tool_failures,
-            tool_denials=self.tool_denials + sum(c.denied for c in turn.tool_calls),
-        )
+        return self + Totals.of_turn(turn, cost_usd)
+
+    @property
+    def known_cost(self) -> float | None:
+        """The cost, None when some turn had no price."""
+        return None if math.isnan(self.cost_usd) else self.cost_usd
+
+    @property
+    def cost_json(self) -> float | None:
+        """The cost as JSON carries it: rounded, null when unknown (NaN is not JSON)."""
+        return round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -390,8 +428,7 @@ class Totals:
             "cleared_input_tokens": self.cleared_input_tokens,
             "cleared_tool_uses": self.cleared_tool_uses,
             "cleared_thinking_turns": self.cleared_thinking_turns,
-            # null when the price is unknown (NaN): NaN is not JSON.
-            "cost_usd": round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None,
+            "cost_usd": self.cost_json,
             "tool_failures": self.tool_failures,
             "tool_denials": self.tool_denials,
         }

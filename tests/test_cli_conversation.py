@@ -289,9 +289,17 @@ def test_the_from_column_shows_only_with_a_fork_and_gives_way_before_the_task() 
 
     from agentctl.render.sessions_view import sessions_table
     from agentctl.sessions.catalog import SessionSummary
+    from agentctl.types import Totals, Usage
 
     plain = SessionSummary(
-        "20261204-100000-aaaaaa", 0.0, "A task", "", "claude-x", 3, "end_turn", 12345, 10, 0.0123
+        "20261204-100000-aaaaaa",
+        0.0,
+        "A task",
+        "",
+        "claude-x",
+        3,
+        "end_turn",
+        Totals(Usage(input_tokens=12345, output_tokens=10), cost_usd=0.0123),
     )
     fork = dataclasses.replace(
         plain, id="20261204-110000-bbbbbb", forked_from=plain.id, forked_at=2

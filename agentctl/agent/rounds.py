@@ -88,12 +88,16 @@ class _Slot:
 
 @dataclass
 class RoundStats:
-    """What the coordinator did: rounds run, batches sent, requests sent again."""
+    """What the coordinator did: rounds run, requests sent again, the batches it sent (not a
+    sum of turns: the tasks' turns and totals are their own runs')."""
 
     rounds: int = 0
-    batches: int = 0
     retried: int = 0
     batch_ids: list[str] = field(default_factory=list)
+
+    @property
+    def batches(self) -> int:
+        return len(self.batch_ids)
 
 
 class RoundCoordinator:
@@ -200,7 +204,6 @@ class RoundCoordinator:
             betas = tuple(sorted(params.pop("betas", None) or ()))
             groups.setdefault(betas, []).append((custom_id, params))
         ids = [self.api.create(requests, list(betas)) for betas, requests in groups.items()]
-        self.stats.batches += len(ids)
         self.stats.batch_ids.extend(ids)
         self._in_flight = list(ids)
         try:

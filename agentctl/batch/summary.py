@@ -16,10 +16,10 @@ _CLEARING = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turn
 
 @dataclass(frozen=True)
 class Summary:
-    """Sums over a batch's result lines (plus the ids skipped or left unfinished this time)."""
+    """A batch's result lines in figures (plus the ids skipped or left unfinished this time):
+    `totals` is their sum, each other figure a function of it or of the lines' rows."""
 
     counts: dict[str, int]
-    cost_usd: float
     totals: Totals  # the sum of the result lines' totals
     costs: tuple[tuple[str, str, int, float | None], ...]  # id, status, turns, cost
     pricing: str = (
@@ -29,6 +29,11 @@ class Summary:
     @property
     def tasks(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def cost_usd(self) -> float:
+        """What the tasks with a known price cost (`totals.cost_usd` is NaN if one has none)."""
+        return sum(cost for *_, cost in self.costs if cost is not None)
 
     @property
     def cache_hit_ratio(self) -> float | None:
@@ -63,9 +68,8 @@ def summarize(
     counts.update({"skipped": len(skipped), "unfinished": len(unfinished)})
     totals = sum((Totals.from_json(line.get("totals") or {}) for line in lines), Totals())
     costs = tuple(_cost_row(line) for line in lines)
-    spent = sum(cost for *_, cost in costs if cost is not None)
     batch = any(line.get("pricing") == BATCH_PRICE for line in lines)
-    return Summary(dict(counts), spent, totals, costs, BATCH_PRICE if batch else LIST_PRICE)
+    return Summary(dict(counts), totals, costs, BATCH_PRICE if batch else LIST_PRICE)
 
 
 def _cost_row(line: dict[str, Any]) -> tuple[str, str, int, float | None]:

@@ -350,7 +350,7 @@ def _line(
         "output": result.output if result is not None else None,
         "turns": tally.turns if tally is not None else 0,
         "totals": totals.to_json(),
-        "cost_usd": round(totals.cost_usd, 6) if math.isfinite(totals.cost_usd) else None,
+        "cost_usd": totals.cost_json,
         "session": plan.session if plan is not None else None,
         "memory": str(plan.profile.memory.root) if plan is not None else None,
         "error": error,

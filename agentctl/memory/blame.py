@@ -55,7 +55,7 @@ def changes_of(entry: Entry) -> dict[str, tuple[str | None, str | None]]:
 
 
 @dataclass
-class SessionSummary:
+class SessionChanges:
     """What one session did to the store: when, in which turns, to which files."""
 
     session: str
@@ -69,15 +69,15 @@ class SessionSummary:
         return asdict(self)
 
 
-def sessions(history: list[Entry]) -> list[SessionSummary]:
+def sessions(history: list[Entry]) -> list[SessionChanges]:
     """One summary per session that changed the store, in order of its first change."""
-    found: dict[str, SessionSummary] = {}
+    found: dict[str, SessionChanges] = {}
     for entry in history:
         name = entry.get("session")
         if not isinstance(name, str):
             continue
         time = str(entry.get("time", ""))
-        summary = found.setdefault(name, SessionSummary(name, time, time))
+        summary = found.setdefault(name, SessionChanges(name, time, time))
         summary.last, summary.changes = time, summary.changes + 1
         turn = entry.get("turn")
         if isinstance(turn, int) and turn not in summary.turns:

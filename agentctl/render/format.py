@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 if TYPE_CHECKING:
@@ -74,41 +73,32 @@ def fmt_tools(
     return sep.join(parts)
 
 
-@dataclass(frozen=True)
-class EditTally:
-    """What context editing did over a run, counted so that nothing is counted twice.
-
-    The server clears from the full history on every request, so a result cleared at turn 14
-    is cleared again (and counted again in `applied_edits`) at turns 15, 16, ...: summing
-    per-turn counts gives tool-use *clearings*, not tool results.
-    """
-
-    spared_tokens: int  # summed over turns: prompt tokens the model did not have to read
-    turns: int  # turns where an edit applied
-    most: int  # the most tokens spared in one turn
-    results: int  # distinct tool results ever cleared
-    thinking: int  # distinct thinking turns ever cleared
+# What context editing did over a run, each figure a function of the run's turns (the
+# tokens spared, summed over turns, are `Totals.cleared_input_tokens`). The server clears
+# from the full history on every request, so a result cleared at turn 14 is cleared again
+# (and counted again in `applied_edits`) at turns 15, 16, ...: summing per-turn counts
+# gives tool-use *clearings*, not tool results. Clearing is oldest-first and a cleared
+# block stays cleared, so the largest per-turn count is the number of distinct blocks.
 
 
-def edit_tally(turns: Sequence[TurnEvent]) -> EditTally:
-    """Clearing is oldest-first and a cleared block stays cleared, so the largest per-turn
-    count is the number of distinct blocks cleared."""
-    spared = [turn.cleared_input_tokens for turn in turns]
-    return EditTally(
-        spared_tokens=sum(spared),
-        turns=sum(1 for tokens in spared if tokens),
-        most=max(spared, default=0),
-        results=max((cleared_tool_uses(turn) for turn in turns), default=0),
-        thinking=max((cleared_thinking_turns(turn) for turn in turns), default=0),
-    )
+def edited_turns(turns: Sequence[TurnEvent]) -> int:
+    """Turns where an edit spared prompt tokens."""
+    return sum(1 for turn in turns if turn.cleared_input_tokens)
 
 
-def cleared_tool_uses(turn: TurnEvent) -> int:
-    return sum(e.cleared_tool_uses for e in turn.applied_edits)
+def most_spared(turns: Sequence[TurnEvent]) -> int:
+    """The most prompt tokens spared in one turn."""
+    return max((turn.cleared_input_tokens for turn in turns), default=0)
 
 
-def cleared_thinking_turns(turn: TurnEvent) -> int:
-    return sum(e.cleared_thinking_turns for e in turn.applied_edits)
+def distinct_results_cleared(turns: Sequence[TurnEvent]) -> int:
+    """Distinct tool results ever cleared."""
+    return max((turn.cleared_tool_uses for turn in turns), default=0)
+
+
+def distinct_thinking_cleared(turns: Sequence[TurnEvent]) -> int:
+    """Distinct thinking turns ever cleared."""
+    return max((turn.cleared_thinking_turns for turn in turns), default=0)
 
 
 def ttl_split(usage: Usage) -> tuple[str, str] | None:

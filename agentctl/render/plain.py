@@ -8,17 +8,17 @@ from typing import TextIO
 from agentctl.errors import ClosedPipeError
 from agentctl.render.base import write_or_stop
 from agentctl.render.format import (
-    EditTally,
     checkpoint_text,
-    cleared_thinking_turns,
-    cleared_tool_uses,
     denials_text,
-    edit_tally,
+    distinct_results_cleared,
+    distinct_thinking_cleared,
+    edited_turns,
     failures_text,
     fmt_cost,
     fmt_int,
     fmt_ratio,
     fmt_tools,
+    most_spared,
     peak_prompt,
     ttl_split,
 )
@@ -28,6 +28,7 @@ from agentctl.types import (
     Event,
     ResultEvent,
     StartEvent,
+    Totals,
     TurnEvent,
 )
 
@@ -48,7 +49,7 @@ def format_turn_line(turn: TurnEvent) -> str:
         f"out={fmt_int(usage.output_tokens)}"
     )
     cleared = (
-        f"cleared: tool_uses={cleared_tool_uses(turn)} thinking={cleared_thinking_turns(turn)} "
+        f"cleared: tool_uses={turn.cleared_tool_uses} thinking={turn.cleared_thinking_turns} "
         f"tokens={fmt_int(turn.cleared_input_tokens)}"
     )
     if usage.compactions:
@@ -71,7 +72,7 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
         f"cache_write={fmt_int(usage.cache_creation_input_tokens)} "
         + ("cache_write_5m={} cache_write_1h={} ".format(*split) if split else "")
         + f"out={fmt_int(usage.output_tokens)}",
-        edits_line(edit_tally(turns)),
+        edits_line(totals, turns),
         f"  cache_hit_ratio={fmt_ratio(usage.cache_hit_ratio)}{peak_text} "
         f"cost={fmt_cost(totals.cost_usd)}"
         + (f" compactions={usage.compactions}" if usage.compactions else ""),
@@ -95,12 +96,13 @@ def format_summary_lines(result: ResultEvent, turns: Sequence[TurnEvent]) -> lis
     return lines
 
 
-def edits_line(tally: EditTally) -> str:
-    """Tokens spared summed over turns, and distinct blocks cleared (see EditTally)."""
+def edits_line(totals: Totals, turns: Sequence[TurnEvent]) -> str:
+    """Tokens spared summed over turns, and distinct blocks cleared (render.format)."""
     return (
-        f"  edits: spared_tokens={fmt_int(tally.spared_tokens)} turns={tally.turns} "
-        f"max_per_turn={fmt_int(tally.most)} distinct_results_cleared={tally.results} "
-        f"distinct_thinking_cleared={tally.thinking}"
+        f"  edits: spared_tokens={fmt_int(totals.cleared_input_tokens)} "
+        f"turns={edited_turns(turns)} max_per_turn={fmt_int(most_spared(turns))} "
+        f"distinct_results_cleared={distinct_results_cleared(turns)} "
+        f"distinct_thinking_cleared={distinct_thinking_cleared(turns)}"
     )
 
 

@@ -123,6 +123,7 @@ _RIGHT = ("turns", "tokens", "cost")
 
 def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
     """One `sessions list` row by column name (narrow: short model names and token counts)."""
+    tokens = row.prompt_tokens
     return {
         "session": row.id,
         "UTC": time.strftime("%m-%d %H:%M", time.gmtime(row.started)),
@@ -130,7 +131,7 @@ def _session_cells(row: SessionSummary, narrow: bool) -> dict[str, str]:
         "model": row.model.removeprefix("claude-") if narrow else row.model,
         "turns": str(row.turns),
         "status": row.status,
-        "tokens": fmt_compact(row.prompt_tokens) if narrow else fmt_int(row.prompt_tokens),
+        "tokens": fmt_compact(tokens) if narrow else fmt_int(tokens),
         "cost": fmt_cost(row.cost_usd),
         "from": row.lineage,
     }

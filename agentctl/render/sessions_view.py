@@ -27,10 +27,9 @@ from agentctl.sessions.report import (
     Stats,
     Tuning,
     WhatIf,
-    recorded_cost,
+    recorded_priced,
     recorded_trigger,
     result_of,
-    summary_cost,
 )
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
@@ -48,15 +47,15 @@ _PAD = PAD
 
 
 def show_view(
-    session: Transcript, cost: float, trigger: int | None, width: int | None = None
+    session: Transcript, recorded: Simulation, trigger: int | None, width: int | None = None
 ) -> RenderableType:
     """`sessions show`: the per-turn table, the summary, the memory operations."""
-    events = [t.event for t in session.turns]
+    events = list(recorded.turns)
     task = session.header.task_source or "-"
     parts: list[RenderableType] = [
         safe_text(f"session {session.id}  task {task}  model {session.model}", "bold", keep=""),
         turn_table(events, trigger=trigger, width=width),
-        summary_table(result_of(session, cost), events),
+        summary_table(result_of(session, recorded), events),
     ]
     head = session.header
     if head.forked_from or session.follow_ups:
@@ -267,7 +266,7 @@ def tune_table(results: Sequence[Candidate], title: str) -> Table:
 
 def show_report(session: Transcript, width: int | None) -> RenderableType:
     """`sessions show`: the per-turn table, summary and memory operations."""
-    return show_view(session, recorded_cost(session), recorded_trigger(session), width)
+    return show_view(session, recorded_priced(session), recorded_trigger(session), width)
 
 
 def stats_view(stats: Stats, width: int) -> list[RenderableType]:
@@ -275,8 +274,7 @@ def stats_view(stats: Stats, width: int) -> list[RenderableType]:
     session = stats.session
     title = f"session {session.id}: prompt size per turn ({session.model}){price_note(session)}"
     chart = prompt_chart(stats.rows, width=width, trigger=stats.trigger, title=title)
-    result = result_of(session, summary_cost(stats.recorded))
-    summary = summary_table(result, [t.event for t in session.turns])
+    summary = summary_table(result_of(session, stats.recorded), list(stats.recorded.turns))
     return [chart, ledger_table(stats.balances, remedies=stats.remedies), summary]
 
 

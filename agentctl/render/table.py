@@ -14,23 +14,23 @@ from rich.text import Text
 from agentctl.render.format import (
     CHECKPOINT_MARK,
     DASH,
-    EditTally,
     checkpoint_text,
-    cleared_thinking_turns,
-    cleared_tool_uses,
     denials_text,
-    edit_tally,
+    distinct_results_cleared,
+    distinct_thinking_cleared,
+    edited_turns,
     failures_text,
     fmt_compact,
     fmt_cost,
     fmt_int,
     fmt_ratio,
     fmt_tools,
+    most_spared,
     peak_prompt,
     ttl_split,
 )
 from agentctl.render.safe import safe_text
-from agentctl.types import ResultEvent, TurnEvent, Usage
+from agentctl.types import ResultEvent, Totals, TurnEvent, Usage
 
 RATIO_FORMULA = "(read / (input + read + write))"
 TABLE_LEGEND = (
@@ -171,8 +171,8 @@ def _turn_cells(turn: TurnEvent, trigger: int | None, layout: TableLayout) -> li
         "read": usage.cache_read_input_tokens,
         "write": usage.cache_creation_input_tokens,
         "out": usage.output_tokens,
-        "uses": cleared_tool_uses(turn),
-        "think": cleared_thinking_turns(turn),
+        "uses": turn.cleared_tool_uses,
+        "think": turn.cleared_thinking_turns,
         "freed": turn.cleared_input_tokens,
         "trig": 0 if trigger is None else trigger - usage.prompt_tokens,
     }
@@ -260,7 +260,7 @@ def summary_rows(result: ResultEvent, turns: Sequence[TurnEvent]) -> list[tuple[
     if peak is not None:
         rows.append(("peak prompt", f"{fmt_int(peak.usage.prompt_tokens)} (turn {peak.turn})"))
     rows += [
-        *edit_rows(edit_tally(turns)),
+        *edit_rows(totals, turns),
         ("cache hit ratio", f"{fmt_ratio(usage.cache_hit_ratio)}  {RATIO_FORMULA}"),
         ("estimated cost", fmt_cost(totals.cost_usd)),
     ]
@@ -296,13 +296,15 @@ def server_tool_rows(usage: Usage) -> list[tuple[str, str]]:
     return rows
 
 
-def edit_rows(tally: EditTally) -> list[tuple[str, str]]:
+def edit_rows(totals: Totals, turns: Sequence[TurnEvent]) -> list[tuple[str, str]]:
     """Two figures that are easy to confuse: tokens spared per turn, summed; blocks cleared."""
-    turns = "turn" if tally.turns == 1 else "turns"
-    spared = f"{fmt_int(tally.spared_tokens)} prompt tokens"
-    if tally.turns:
-        spared += f", summed over {tally.turns} {turns} (at most {fmt_int(tally.most)} in one)"
-    cleared = f"{fmt_int(tally.results)} distinct tool results"
-    if tally.thinking:
-        cleared += f", {fmt_int(tally.thinking)} thinking turns"
+    edited = edited_turns(turns)
+    spared = f"{fmt_int(totals.cleared_input_tokens)} prompt tokens"
+    if edited:
+        word = "turn" if edited == 1 else "turns"
+        spared += f", summed over {edited} {word} (at most {fmt_int(most_spared(turns))} in one)"
+    cleared = f"{fmt_int(distinct_results_cleared(turns))} distinct tool results"
+    thinking = distinct_thinking_cleared(turns)
+    if thinking:
+        cleared += f", {fmt_int(thinking)} thinking turns"
     return [("spared by editing", spared), ("cleared", cleared)]

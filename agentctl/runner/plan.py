@@ -119,6 +119,8 @@ class Plan:
             memory_root=str(self.profile.memory.root),
             agentctl_version=__version__,
             pricing=self.priced,
+            # A schema no profile file holds (a dict from Python) is kept for a continuation.
+            output_schema=self.output_schema if self.profile.output.schema is None else None,
         )
 
 
@@ -251,7 +253,7 @@ def plan_saved(
         transcript=saved.path,
         transcript_size=saved.size,
         measured={n: v for n, v in recorded_sizes(saved.turns).items() if n <= recorded},
-        output_schema=output_schema(profile),
+        output_schema=output_schema(profile) or head.output_schema,
     )
 
 

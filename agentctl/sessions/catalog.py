@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +32,7 @@ from agentctl.sessions.transcript import (
     read_kinds,
     to_json,
 )
-from agentctl.types import Turn, Usage
+from agentctl.types import Totals, Turn
 
 EXPORT_FORMAT = "agentctl-session-export"
 EXPORT_VERSION = 1
@@ -103,7 +104,6 @@ class SummaryTally:
         header = self.header
         if header is None:
             return None
-        usage = sum((t.usage for t, _ in self.turns), Usage())
         return SessionSummary(
             id=session,
             started=header.ts,
@@ -112,10 +112,7 @@ class SummaryTally:
             model=header.model,
             turns=len(self.turns),
             status=self.status,
-            prompt_tokens=usage.prompt_tokens,
-            output_tokens=usage.output_tokens,
-            cost_usd=_summary_cost(header, self.turns),
-            compactions=usage.compactions,
+            totals=_summary_totals(header, self.turns),
             pricing=pricing_label([p for _, p in self.turns] or [header.pricing]),
             forked_from=header.forked_from,
             forked_at=header.forked_at,
@@ -141,7 +138,7 @@ def _unreadable(path: Path) -> SessionSummary | None:
     if not path.is_file() or path.stat().st_size == 0:
         return None
     started = path.stat().st_mtime
-    return SessionSummary(path.stem, started, "", "", "", 0, "unreadable", 0, 0, None)
+    return SessionSummary(path.stem, started, "", "", "", 0, "unreadable", UNKNOWN_COST)
 
 
 def _first_line(text: str) -> str:
@@ -149,15 +146,18 @@ def _first_line(text: str) -> str:
     return line.lstrip("# ")[:60]
 
 
-def _summary_cost(header: SessionHeader, turns: Sequence[tuple[Turn, str]]) -> float | None:
-    """Summed per-turn cost under the recorded profile's prices, each turn at its segment's
-    pricing (None when unknown)."""
+UNKNOWN_COST = Totals(cost_usd=math.nan)
+
+
+def _summary_totals(header: SessionHeader, turns: Sequence[tuple[Turn, str]]) -> Totals:
+    """The sum of the turns, each priced at its segment's pricing under the recorded
+    profile's prices (cost NaN when unknown)."""
+    events = [turn for turn, _ in turns]
     profile = _prices_of(json.dumps(header.profile, sort_keys=True), header.cwd)
     if profile is None:  # a header this version cannot read: the list stays readable
-        return None
+        return Totals.of(events, [None] * len(events)) + UNKNOWN_COST
     model = header.model or profile.model
-    costs = [priced(profile, model, pricing).usd(turn.usage) for turn, pricing in turns]
-    return None if None in costs else sum(c or 0.0 for c in costs)
+    return Totals.of(events, [priced(profile, model, p).usd(t.usage) for t, p in turns])
 
 
 @functools.lru_cache(maxsize=32)

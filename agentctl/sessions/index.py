@@ -9,18 +9,20 @@ index is a cache: whatever goes wrong with it, the listing reads the files inste
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import sqlite3
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentctl import __version__
 from agentctl.errors import AgentctlError
 from agentctl.home import TRANSCRIPT_SUFFIX as SUFFIX
 from agentctl.home import sessions_dir
 from agentctl.sessions.summary import SessionSummary
+from agentctl.types import Totals, Usage
 
 if TYPE_CHECKING:
     from agentctl.sessions.catalog import SummaryTally
@@ -29,12 +31,15 @@ if TYPE_CHECKING:
 INDEX_NAME = "index.sqlite3"
 # Rows are rebuilt when this or agentctl's version changes (a row holds a cost under the
 # price table of the version that wrote it).
-SCHEMA = 2
-_FIELDS = (
-    "id", "started", "task", "task_source", "model", "turns", "status", "prompt_tokens",
-    "output_tokens", "cost_usd", "compactions", "pricing", "forked_from", "forked_at",
-    "follow_ups",
-)  # fmt: skip
+SCHEMA = 3
+# A row's columns: the header facts, the row's Totals spread out (each Usage count, then the
+# other sums: read from their definitions, so a new count needs no change here), the rest.
+_HEAD = ("id", "started", "task", "task_source", "model", "turns", "status")
+_USAGE = tuple(f.name for f in fields(Usage))
+_SUMS = tuple(f.name for f in fields(Totals) if f.name != "usage")
+_TAIL = ("pricing", "forked_from", "forked_at", "follow_ups")
+_FIELDS = (*_HEAD, *_USAGE, *_SUMS, *_TAIL)
+_USAGE_AT, _SUMS_AT, _TAIL_AT = len(_HEAD), len(_HEAD) + len(_USAGE), -len(_TAIL)
 _SEARCHED = ("id", "task", "task_source", "model")
 
 
@@ -136,7 +141,7 @@ def _put(
     db: sqlite3.Connection, name: str, size: int, mtime: int, row: SessionSummary | None
 ) -> None:
     """One row; a file with no list row (empty, or no header yet) is kept as unlisted."""
-    values = [getattr(row, f) for f in _FIELDS] if row else [name, *[None] * (len(_FIELDS) - 1)]
+    values = _values(row) if row else [name, *[None] * (len(_FIELDS) - 1)]
     columns = ", ".join(_FIELDS)
     marks = ", ".join("?" * (len(_FIELDS) + 3))
     sql = f"INSERT OR REPLACE INTO rows ({columns}, size, mtime, listed) VALUES ({marks})"
@@ -158,7 +163,27 @@ def _query(db: sqlite3.Connection, filters: Filters) -> list[SessionSummary]:
     sql = f"SELECT {', '.join(_FIELDS)} FROM rows WHERE {' AND '.join(where)}"
     sql += " ORDER BY mtime DESC, id DESC LIMIT ?"
     params.append(-1 if filters.count is None else filters.count)
-    return [SessionSummary(*row) for row in db.execute(sql, params)]
+    return [_row(values) for values in db.execute(sql, params)]
+
+
+def _values(row: SessionSummary) -> list[Any]:
+    totals = row.totals
+    return [
+        *(getattr(row, name) for name in _HEAD),
+        *(getattr(totals.usage, name) for name in _USAGE),
+        *(getattr(totals, name) for name in _SUMS),
+        *(getattr(row, name) for name in _TAIL),
+    ]
+
+
+def _row(values: Any) -> SessionSummary:
+    """`_values` read back (SQLite keeps an unknown cost, NaN, as NULL)."""
+    sums: list[Any] = [math.nan if v is None else v for v in values[_SUMS_AT:_TAIL_AT]]
+    totals = Totals(Usage(*values[_USAGE_AT:_SUMS_AT]), *sums)
+    return _by_position(*values[:_USAGE_AT], totals, *values[_TAIL_AT:])
+
+
+_by_position: Callable[..., SessionSummary] = SessionSummary  # the columns are in field order
 
 
 def _has(needle: str, *values: str | None) -> bool:
@@ -205,10 +230,6 @@ def _schema(db: sqlite3.Connection) -> None:
         if found != (version,):
             db.execute("DROP TABLE IF EXISTS rows")
             db.execute("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (version,))
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS rows (id TEXT PRIMARY KEY, started REAL, task TEXT,"
-            " task_source TEXT, model TEXT, turns INTEGER, status TEXT, prompt_tokens INTEGER,"
-            " output_tokens INTEGER, cost_usd REAL, compactions INTEGER, pricing TEXT,"
-            " forked_from TEXT, forked_at INTEGER, follow_ups INTEGER,"
-            " size INTEGER, mtime INTEGER, listed INTEGER)"
-        )
+        # Typeless columns keep each value as written (an int, a float, a text, NULL).
+        columns = ", ".join((*_FIELDS[1:], "size", "mtime", "listed"))
+        db.execute(f"CREATE TABLE IF NOT EXISTS rows (id TEXT PRIMARY KEY, {columns})")

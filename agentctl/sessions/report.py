@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ from agentctl.sessions.tune import (
     sweep,
     write_profile,
 )
-from agentctl.types import ResultEvent, Totals, Turn
+from agentctl.types import ResultEvent, Turn
 
 
 def ledger(session: Transcript, prices: Profile, sim: Simulation) -> list[EditBalance]:
@@ -114,42 +114,41 @@ def recorded_trigger(session: Transcript) -> int | None:
     return trigger_from(body.get("context_management"))
 
 
-def summary_cost(sim: Simulation) -> float:
-    """For the summary table, which shows NaN as n/a."""
-    cost = sim.cost_usd
-    return float("nan") if cost is None else cost
-
-
-def result_of(session: Transcript, cost: float) -> ResultEvent:
-    """The run's ResultEvent (rebuilt from its turns when the run did not finish)."""
-    totals = Totals()
-    for turn in session.turns:
-        totals = totals.add_turn(turn.event, 0.0)
-    totals = replace(totals, cost_usd=cost)
-    return ResultEvent(session.id, len(session.turns), session.status, session.answer, totals)
+def result_of(session: Transcript, run: Simulation) -> ResultEvent:
+    """The run's ResultEvent, its totals the sum of `run`'s turns at their costs (rebuilt from
+    the turns when the run did not finish)."""
+    return ResultEvent(session.id, len(session.turns), session.status, session.answer, run.totals)
 
 
 def recorded_result(session: Transcript) -> tuple[ResultEvent, list[Turn]]:
     """A session's summary figures so far, priced as `sessions show` prices them: for the
     summary of a run that stopped early (it has no result event)."""
-    return result_of(session, recorded_cost(session)), [t.event for t in session.turns]
+    recorded = recorded_priced(session)
+    return result_of(session, recorded), list(recorded.turns)
 
 
-def recorded_cost(session: Transcript) -> float:
-    """What the recorded run cost at its profile's prices (NaN without a price)."""
-    return summary_cost(recorded_run(session, session_profile(session)))
+def recorded_priced(session: Transcript) -> Simulation:
+    """What happened, at the recorded profile's prices (a turn without one: None)."""
+    return recorded_run(session, session_profile(session))
 
 
 @dataclass(frozen=True)
 class Stats:
-    """`stats`: the chart rows, the per-edit ledger and its replayed remedies."""
+    """`stats`: the recorded run, its per-edit ledger and the ledger's replayed remedies; the
+    chart rows, the trigger and the totals are functions of them."""
 
     session: Transcript
     recorded: Simulation
-    rows: list[ChartRow]
-    trigger: int | None
     balances: list[EditBalance]
     remedies: list[Remedy]
+
+    @property
+    def rows(self) -> list[ChartRow]:
+        return chart_rows(self.recorded.turns)
+
+    @property
+    def trigger(self) -> int | None:
+        return recorded_trigger(self.session)
 
     def to_json(self) -> dict[str, Any]:
         rows = [dataclasses.asdict(r) for r in self.rows]
@@ -174,9 +173,7 @@ def stats_of(session: Transcript) -> Stats:
     fixes = remedies(
         session, profile, profile, balances, base_cost=recorded.cost_usd, factor=cal.factor
     )
-    return Stats(
-        session, recorded, chart_rows(recorded.turns), recorded_trigger(session), balances, fixes
-    )
+    return Stats(session, recorded, balances, fixes)
 
 
 @dataclass(frozen=True)
@@ -242,13 +239,13 @@ def _turn_json(turn: Turn, cost: float | None) -> dict[str, Any]:
 
 
 def _totals_json(sim: Simulation) -> dict[str, Any]:
-    cost = sim.cost_usd
+    totals = sim.totals
     return {
-        **sim.usage.to_json(),
-        "cleared_input_tokens": sim.cleared_input_tokens,
+        **totals.usage.to_json(),
+        "cleared_input_tokens": totals.cleared_input_tokens,
         "peak_prompt": sim.peak_prompt,
-        "cache_hit_ratio": sim.cache_hit_ratio,
-        "cost_usd": None if cost is None else round(cost, 6),
+        "cache_hit_ratio": totals.usage.cache_hit_ratio,
+        "cost_usd": totals.cost_json,
     }
 
 

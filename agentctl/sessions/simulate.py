@@ -17,6 +17,7 @@ multiplied by it. For emulator runs the factor is exactly 1.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,7 @@ from agentctl.profile.settings import Profile
 from agentctl.sessions.catalog import turn_pricing
 from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
 from agentctl.sessions.transcript import Transcript, TurnRecord
-from agentctl.types import AppliedEdit, Turn, Usage
+from agentctl.types import AppliedEdit, Totals, Turn, Usage
 
 LIMITS_NOTE = (
     "a replay keeps the recorded conversation: it cannot know how the model would have acted "
@@ -55,18 +56,22 @@ class Simulation:
     turns: tuple[Turn, ...]
     costs: tuple[float | None, ...]
 
+    @functools.cached_property
+    def totals(self) -> Totals:
+        """The sum of the turns at their costs (NaN: some turn had no price)."""
+        return Totals.of(self.turns, self.costs)
+
     @property
     def usage(self) -> Usage:
-        return sum((t.usage for t in self.turns), Usage())
+        return self.totals.usage
 
     @property
     def cleared_input_tokens(self) -> int:
-        return sum(t.cleared_input_tokens for t in self.turns)
+        return self.totals.cleared_input_tokens
 
     @property
     def cost_usd(self) -> float | None:
-        costs = self.costs
-        return None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+        return self.totals.known_cost
 
     @property
     def peak_prompt(self) -> int:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any
+
+from agentctl.types import Totals
 
 
 @dataclass(frozen=True)
 class SessionSummary:
-    """One row of `sessions list`."""
+    """One row of `sessions list`: the session's header facts and `totals`, the sum of its
+    recorded turns, each at its segment's pricing (cost NaN when unknown)."""
 
     id: str
     started: float
@@ -19,14 +22,28 @@ class SessionSummary:
     model: str
     turns: int
     status: str
-    prompt_tokens: int
-    output_tokens: int
-    cost_usd: float | None
-    compactions: int = 0
+    totals: Totals = field(default_factory=Totals)
     pricing: str = "list"  # "list" (record.LIST_PRICE), "batch" or "mixed" (Session.pricing)
     forked_from: str | None = None  # a fork: the session and turn it was started from
     forked_at: int | None = None
     follow_ups: int = 0  # user turns after the first (`run --continue`)
+
+    # The row's figures, each a function of its totals (the names the row has always had).
+    @property
+    def prompt_tokens(self) -> int:
+        return self.totals.usage.prompt_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.totals.usage.output_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        return self.totals.known_cost
+
+    @property
+    def compactions(self) -> int:
+        return self.totals.usage.compactions
 
     @property
     def lineage(self) -> str:
@@ -34,7 +51,6 @@ class SessionSummary:
         return f"{self.forked_from}@{self.forked_at}" if self.forked_from else ""
 
     def to_json(self) -> dict[str, Any]:
-        cost = self.cost_usd
         return {
             "session": self.id,
             "started": self.started,
@@ -45,7 +61,7 @@ class SessionSummary:
             "status": self.status,
             "prompt_tokens": self.prompt_tokens,
             "output_tokens": self.output_tokens,
-            "cost_usd": round(cost, 6) if cost is not None and math.isfinite(cost) else None,
+            "cost_usd": self.totals.cost_json,
             "compactions": self.compactions,
             "pricing": self.pricing,
             "forked_from": self.forked_from,

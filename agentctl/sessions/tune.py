@@ -84,7 +84,7 @@ class Candidate:
         return {
             "settings": settings_json(self.setting),
             "recorded": self.recorded,
-            "cost_usd": None if sim.cost_usd is None else round(sim.cost_usd, 6),
+            "cost_usd": sim.totals.cost_json,
             "prompt_tokens": sim.usage.prompt_tokens,
             "peak_prompt": sim.peak_prompt,
             "cleared_input_tokens": sim.cleared_input_tokens,

@@ -21,7 +21,7 @@ from agentctl.render.memory_tree import listing_tree
 from agentctl.render.plain import PlainRenderer
 from agentctl.render.safe import error_line, safe_text, visible
 from agentctl.render.sessions_view import sessions_table
-from agentctl.sessions.catalog import SessionSummary
+from agentctl.sessions.catalog import UNKNOWN_COST, SessionSummary
 from agentctl.sessions.transcript import SessionHeader, TranscriptWriter
 from agentctl.types import (
     ErrorEvent,
@@ -151,7 +151,7 @@ def test_answer_on_a_terminal_is_visible_and_its_links_are_plain_text() -> None:
 
 
 def test_sessions_list_with_a_markup_model_name() -> None:
-    row = SessionSummary("s1", 0.0, "task " + TITLE, "t.md", "[/]m", 1, "done", 10, 5, None)
+    row = SessionSummary("s1", 0.0, "task " + TITLE, "t.md", "[/]m", 1, "done", UNKNOWN_COST)
     console = terminal()
     console.print(sessions_table([row], 100))
     assert "[/]m" in written(console)

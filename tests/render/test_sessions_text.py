@@ -4,12 +4,15 @@ Rich draws for the same rows (or it declines, and Rich draws it)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 
 from rich.console import Console
 
 from agentctl.render.sessions_list import sessions_table, sessions_text
+from agentctl.sessions.catalog import UNKNOWN_COST
 from agentctl.sessions.index import SessionSummary
+from agentctl.types import Totals, Usage
 
 TASKS = ["Kestrel outage", "", "数据 汇总 报告", "tab\there", "esc \x1b[31m red", "x" * 90, "é" * 5]
 MODELS = ["claude-sonnet-5", "claude-opus-4-1", "", "m\u202eodel", "ｗｉｄｅ"]
@@ -27,9 +30,10 @@ def rows(seed: int, count: int) -> list[SessionSummary]:
             model=rng.choice(MODELS),
             turns=rng.randint(0, 5000),
             status=rng.choice(STATUSES),
-            prompt_tokens=rng.randint(0, 10**9),
-            output_tokens=0,
-            cost_usd=rng.choice([None, 0.0, rng.uniform(0, 900)]),
+            totals=Totals(
+                Usage(input_tokens=rng.randint(0, 10**9)),
+                cost_usd=rng.choice([math.nan, 0.0, rng.uniform(0, 900)]),
+            ),
             forked_from=rng.choice([None, None, "20261130-080922-d774dd"]),
             forked_at=rng.randint(1, 40),
             follow_ups=rng.randint(0, 3),
@@ -72,6 +76,6 @@ def test_rows_json_is_what_json_dumps_writes() -> None:
     for seed in range(20):
         some = rows(seed, seed % 5)
         if seed == 3:
-            some = [dataclasses.replace(r, started=math.inf, cost_usd=math.nan) for r in some]
+            some = [dataclasses.replace(r, started=math.inf, totals=UNKNOWN_COST) for r in some]
         expected = json.dumps([r.to_json() for r in some], indent=2, ensure_ascii=False)
         assert rows_json(some) == expected

@@ -13,7 +13,7 @@ from rich.table import Table
 from agentctl.context.edits import trigger_from
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools
 from agentctl.render.table import MIN_WIDTH, choose_layout, summary_table, turn_table
-from agentctl.types import ToolCall, Totals, TurnEvent
+from agentctl.types import ToolCall, Totals, TurnEvent, Usage
 
 
 def text_of(table: Table, width: int = 100) -> str:
@@ -162,7 +162,8 @@ def test_sessions_list_never_cuts_a_figure_and_keeps_one_line_a_session(width: i
 
     row = SessionSummary(
         "20261201-054853-4e07f5", 0.0, "Kestrel outage, and a title far too long to show whole",
-        "", "claude-sonnet-5", 23, "end_turn", 552_257, 4_141, 0.6799,
+        "", "claude-sonnet-5", 23, "end_turn",
+        Totals(Usage(input_tokens=552_257, output_tokens=4_141), cost_usd=0.6799),
     )  # fmt: skip
     console = Console(width=width, record=True, color_system=None, force_terminal=True)
     console.print(sessions_table([row], width))

@@ -182,6 +182,17 @@ def test_output_schema_as_a_dict_reaches_the_result(emulator: Emulator) -> None:
     assert json.loads(result.text) == result.output
 
 
+def test_a_dict_schema_goes_on_in_a_continuation(emulator: Emulator) -> None:
+    """The transcript keeps a schema given as a dict; a follow-up that names none (here from
+    Python, as `agentctl run -c` does) still asks for it and checks the answer."""
+    first = agentctl.run("Add.", output_schema=SCHEMA)
+    before = len(sent(emulator))
+    again = agentctl.run("And again.", continue_session=first.session_id)
+    follow_up = sent(emulator)[before:]
+    assert follow_up and all(b["output_config"]["format"]["schema"] == SCHEMA for b in follow_up)
+    assert again.output == {"total": 0, "note": "5 in all."}
+
+
 def test_output_schema_as_a_file(tmp_path: Path, emulator: Emulator) -> None:
     (tmp_path / "s.json").write_text(json.dumps(SCHEMA))
     result = agentctl.run("Add.", tools=[add, shout, broken, refuse], output_schema="s.json")

@@ -16,6 +16,7 @@ from agentctl.cli.main import app
 from agentctl.home import sessions_dir
 from agentctl.render.sessions_view import sessions_table
 from agentctl.sessions.catalog import SessionSummary
+from agentctl.types import Totals, Usage
 
 
 @pytest.fixture(autouse=True)
@@ -53,8 +54,8 @@ def test_newest_first_the_n_newest_and_a_search() -> None:
 def row(task: str) -> SessionSummary:
     return SessionSummary(
         id="20261201-101010-abcdef", started=0.0, task=task, task_source="t.md",
-        model="claude-sonnet-5", turns=23, status="end_turn", prompt_tokens=552_257,
-        output_tokens=4_141, cost_usd=0.6799,
+        model="claude-sonnet-5", turns=23, status="end_turn",
+        totals=Totals(Usage(input_tokens=552_257, output_tokens=4_141), cost_usd=0.6799),
     )  # fmt: skip
 
 

@@ -73,6 +73,9 @@ class SessionHeader:
     # that session whose answer its history ends with.
     forked_from: str | None = None
     forked_at: int | None = None
+    # A JSON Schema given as a dict from Python (`output_schema=`), which no profile file holds:
+    # a continuation that names no schema of its own goes on checking answers against it.
+    output_schema: dict[str, Any] | None = None
     ts: float = 0.0
 
     @classmethod
@@ -93,6 +96,7 @@ class SessionHeader:
             pricing=_pricing(data),
             forked_from=_opt_str(data, "forked_from"),
             forked_at=_opt_int(data, "forked_at"),
+            output_schema=_dict(data, "output_schema") or None,
         )
 
 
