@@ -18,7 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.agent.request import build_context_management, cache_control, place_breakpoints
+from agentctl.agent.request import (
+    build_context_management,
+    cache_control,
+    held,
+    new_steering,
+    place_breakpoints,
+)
 from agentctl.context.batching import Steering
 from agentctl.context.cache import strip_cache_control
 from agentctl.context.calibration import resolve_server_model
@@ -98,9 +104,10 @@ def replay_request(
     body = strip_cache_control({k: v for k, v in turn.body.items() if k not in _NOT_BODY})
     body.pop("context_management", None)
     body["messages"] = list(turn.messages)
+    steering = steering or new_steering(settings.editing)
     cm = build_context_management(
         settings.editing, body, settings.steering, measured, True, steering
     )
     if cm is not None:
         body["context_management"] = cm
-    return place_breakpoints(body, settings.marker)
+    return place_breakpoints(body, settings.marker, held(steering))
