@@ -28,6 +28,7 @@ import json
 import math
 import os
 import pstats
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -164,7 +165,11 @@ def run_sdk(url: str, work: Path, turns: int, threads: bool, stream: bool = Fals
     return session
 
 
-def per_turn_rows(turns: int = 111) -> list[tuple[str, float]]:
+def per_turn_rows(turns: int = 111, rounds: int = 3) -> list[tuple[str, float, float]]:
+    """(label, median ms a turn, median ratio to the SDK's default runner in the same round)
+    over `rounds` rounds of the five sessions: the load of a shared machine drifts between
+    sessions a minute apart (one session each gave 0.95x and 1.69x for the same code), less
+    within one round, so each ratio is taken within its round."""
     with tempfile.TemporaryDirectory(prefix="agentctl-scale-") as tmp:
         work, script = write_workload(Path(tmp), turns)
         server = Server(script)
@@ -176,10 +181,18 @@ def per_turn_rows(turns: int = 111) -> list[tuple[str, float]]:
                 lambda: run_agentctl(server.url, work, turns, True, {}),
                 lambda: run_agentctl(server.url, work, turns, False, {}),
             ]
-            sessions = [run() for run in runs]
+            table = [[run() for run in runs] for _ in range(rounds)]
         finally:
             server.close()
-    return [(s.label, s.per_turn_ms(10, 110)) for s in sessions]
+    ms = [[s.per_turn_ms(10, 110) for s in row] for row in table]
+    return [
+        (
+            table[0][i].label,
+            statistics.median(row[i] for row in ms),
+            statistics.median(row[i] / row[0] for row in ms),
+        )
+        for i in range(len(runs))
+    ]
 
 
 def child_session(
@@ -320,15 +333,17 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--long", type=int, default=0, metavar="N")
     parser.add_argument("--per-turn", action="store_true", help="only the per-turn CPU rows")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the per-turn sessions")
     args = parser.parse_args()
     if args.profile:
         profile_session(args.profile, threads=not args.full)
         return
-    rows = per_turn_rows()
-    sdk, sdk_full = rows[0][1], rows[1][1]
-    for label, ms in rows:
-        print(f"per-turn CPU, turns 10-110: {label}: {ms:.2f} ms ({ms / sdk:.2f}x SDK default, "
-              f"{ms / sdk_full:.2f}x SDK thread=False)", flush=True)  # fmt: skip
+    rows = per_turn_rows(rounds=args.rounds)
+    sdk_full = rows[1][1]
+    for label, ms, ratio in rows:
+        print(f"per-turn CPU, turns 10-110, median of {args.rounds} rounds: {label}: {ms:.2f} ms "
+              f"({ratio:.2f}x SDK default in its round, {ms / sdk_full:.2f}x SDK thread=False)",
+              flush=True)  # fmt: skip
     if args.per_turn:
         return
     short = [50, 100, 200] if args.quick else [100, 300, 1000]

@@ -117,6 +117,20 @@ def test_cat_rm_mv_and_log(root: Path) -> None:
 
 
 @pytest.mark.dates
+def test_recount_sees_a_file_rewritten_in_place(root: Path) -> None:
+    with (root / "notes.md").open("a") as f:  # in place: the saved tally cannot notice
+        f.write("1234567890")
+    assert run("recount", "--root", str(root)) == (0, "2 files, 17 bytes\n")
+    profile = root.parent / "p.toml"
+    profile.write_text(f'[memory]\nroot = "{root}"\nmax_total_bytes = 20\n')
+    code, out = run("call", "--profile", str(profile), stdin=CREATE_4_BYTES)
+    assert code == 0 and "would hold 21 bytes, over the limit of 20" in out
+
+
+CREATE_4_BYTES = '{"command": "create", "path": "/memories/n.md", "file_text": "abcd"}\n'
+
+
+@pytest.mark.dates
 def test_errors_are_one_line_exit_2(root: Path) -> None:
     assert fail("cat", "missing.md", "--root", str(root)) == (
         2,

@@ -334,6 +334,7 @@ def test_request_shape_as_the_emulator_received_it(
         assert [e["type"] for e in body["context_management"]["edits"]] == [
             "clear_thinking_20251015",
             "clear_tool_uses_20250919",
+            "compact_20260112",
         ]
         assert [t["name"] for t in body["tools"]] == [
             "memory",

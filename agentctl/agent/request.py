@@ -90,10 +90,11 @@ def build_request(
     if output_schema is not None:
         request["output_config"] = output_config(output_schema)
     request["messages"] = list(messages)
+    steering = steering or new_steering(profile.context_editing)
     cm = build_context_management(profile.context_editing, request, server, sent, steering=steering)
     if cm is not None:
         request["context_management"] = cm
-    request = place_breakpoints(request, cache_control(profile))
+    request = place_breakpoints(request, cache_control(profile), held(steering))
     signed = bool(messages) and is_summary(messages[0])
     request["betas"] = betas(profile, *([BETA_COMPACT_ON_DEMAND] if signed else []))
     return request
@@ -228,17 +229,52 @@ def summary_start(messages: Sequence[Mapping[str, Any]]) -> int:
     return 0
 
 
-def place_breakpoints(body: Mapping[str, Any], marker: Mapping[str, Any] | None) -> dict[str, Any]:
+def new_steering(ce: ContextEditing) -> Steering | None:
+    """A fresh walk for batched clearing (None for any other strategy), so that a request
+    built without one from an earlier request still learns where its cleared part ends."""
+    if not (ce.tool_uses.enabled and ce.tool_uses.strategy == "batched"):
+        return None
+    # Imported here, as in tool_uses_edit: a first request (`profile show`) never steers.
+    from agentctl.context.batching import Steering
+
+    return Steering()
+
+
+def held(steering: Steering | None) -> list[tuple[int, str]]:
+    """Where batched clearing's cleared part ends in the request just steered, and where it
+    ended before its last move (`Steering.held`)."""
+    return [] if steering is None else steering.held()
+
+
+def place_breakpoints(
+    body: Mapping[str, Any],
+    marker: Mapping[str, Any] | None,
+    holds: Sequence[tuple[int, str]] = (),
+) -> dict[str, Any]:
     """A copy of `body` with the cache breakpoints where a run puts them: the last tool, the
-    last system block and the last cacheable block of the last message (none without a
-    marker). The one placement rule, for the run and for replays of recorded requests.
+    last system block, the last cacheable block of the last message (none without a marker)
+    and, with batched clearing past its first batch, `holds`: the newest cleared tool result
+    (message index, tool_use_id) now and before the boundary's last move. The prompt up to
+    the boundary stays the same until the next batch, so that batch reads it from the cache
+    and writes only what follows (without them, the nearest entry is the system prompt's and
+    every batch rewrites all the messages). With two holds and a system prompt the tools
+    lose their breakpoint (the API allows 4; the system's entry covers the tools).
+    The one placement rule, for the run and for replays of recorded requests.
     Only what gets a marker is copied: `body` and its lists are never modified."""
     out = dict(body)
     if marker is None:
         return out
-    for key in ("tools", "system"):
+    keys = ["tools", "system"]
+    if len(holds) > 1 and out.get("system") and out.get("tools"):
+        keys.remove("tools")
+    for key in keys:
         if isinstance(out.get(key), list) and out[key]:
             out[key] = [*out[key][:-1], _with_marker(dict(out[key][-1]), marker)]
+    if holds and out.get("messages"):
+        messages = list(out["messages"])
+        for hold in holds:
+            messages = _mark_result(messages, hold, marker)
+        out["messages"] = messages
     if out.get("messages"):
         last = dict(out["messages"][-1])
         if isinstance(last.get("content"), list):
@@ -246,6 +282,25 @@ def place_breakpoints(body: Mapping[str, Any], marker: Mapping[str, Any] | None)
         _mark_last_block(last, marker)
         out["messages"] = [*out["messages"][:-1], last]
     return out
+
+
+def _mark_result(
+    messages: list[Any], hold: tuple[int, str], marker: Mapping[str, Any]
+) -> list[Any]:
+    """`messages` with the marker on the tool result `hold` names (its message copied)."""
+    index, use_id = hold
+    if not 0 <= index < len(messages) or not isinstance(messages[index].get("content"), list):
+        return messages
+    content = list(messages[index]["content"])
+    for at, block in enumerate(content):  # a client tool's result, or a server tool's
+        if (
+            str(block.get("type", "")).endswith("tool_result")
+            and block.get("tool_use_id") == use_id
+        ):
+            content[at] = _with_marker(dict(block), marker)
+            messages[index] = {**messages[index], "content": content}
+            break
+    return messages
 
 
 def _with_marker(block: dict[str, Any], marker: Mapping[str, Any]) -> dict[str, Any]:

@@ -231,6 +231,21 @@ def mv(
 
 
 @app.command()
+def recount(root: RootOption = None, profile: ProfileOption = None) -> None:
+    """Count the files and bytes the size limits see, walking the whole folder.
+
+    Needed only after a file was rewritten in place by another program (`>>`, an editor
+    that overwrites): files added, removed or renamed by hand are noticed on their own.
+
+    \b
+    Example:
+      agentctl memory recount
+    """
+    usage = open_store(root, profile).recount()
+    print(f"{usage.files} files, {usage.bytes} bytes")
+
+
+@app.command()
 def edit(path: PathArg, root: RootOption = None, profile: ProfileOption = None) -> None:
     """Open a memory file in $VISUAL or $EDITOR; saved atomically when the editor exits 0.
 

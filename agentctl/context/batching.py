@@ -76,7 +76,8 @@ def batched_edit(
     if cleared == 0 and not steering.compacted:
         return out
     out.pop("clear_at_least", None)
-    out["trigger"] = {"type": "tool_uses", "value": cleared or len(steering.pairs)}
+    # at least 1: the API's minimum (a history that starts at a compaction may hold no use)
+    out["trigger"] = {"type": "tool_uses", "value": max(cleared or len(steering.pairs), 1)}
     if cleared:
         out["keep"] = {"type": "tool_uses", "value": len(steering.clearable) - cleared}
     return out
@@ -116,6 +117,7 @@ class _Walk:
         self.size = base
         self.start = 0  # first message of the view
         self.uses = self.cleared = self.gone = self.ready = 0
+        self.before = 0  # the boundary before its last move
         self.marks: dict[int, tuple[int, int]] = {}  # messages -> (size, gone) after them
         # the latest reported size in the view (a message count), and counts looked up below
         self.latest: int | None = None
@@ -157,7 +159,7 @@ class _Walk:
             if target >= limit and gain < excess:
                 self.tried = (self.start, self.cleared, target, gain)
             if target > self.cleared and gain >= marks.at_least:
-                self.cleared, self.gone = target, self.gone + gain
+                self.before, self.cleared, self.gone = self.cleared, target, self.gone + gain
         self.mark(index + 1)
 
     def restart(self, index: int) -> None:
@@ -219,6 +221,8 @@ class Steering:
         self._walked = 0
         self.compacted = False  # the history holds a compaction block
         self.stepped = 0
+        self.cleared = self.before = 0  # the boundary after the last request walked, and
+        # where it stood before its last move
 
     def walk(
         self,
@@ -244,7 +248,23 @@ class Steering:
             walk.step(messages, index, self.clearable, freed, marks, measured, unedited)
             if index < open_at:
                 self._walk, self._walked = walk.copy(), index + 1
+        self.cleared, self.before = walk.cleared, walk.before
         return walk.cleared
+
+    def held(self) -> list[tuple[int, str]]:
+        """Where the cleared part of the last request walked ends, and where it ended before
+        the boundary's last move: the message index and tool_use_id of the newest cleared
+        result at each (none before the first clearing). The prompt up to the boundary stays
+        the same until the next move, so with a cache breakpoint there the request that
+        moves it reads that prefix from the cache (a read walks back only 20 blocks from a
+        breakpoint, so the old boundary keeps its own) and writes the new boundary's entry
+        (`agent.request.place_breakpoints`)."""
+        out = []
+        for count in (self.before, self.cleared):
+            pair = self.clearable[count - 1] if 0 < count <= len(self.clearable) else None
+            if pair is not None and pair.result is not None:
+                out.append((pair.ready_at, str(pair.result.get("tool_use_id", ""))))
+        return out
 
     def _continues(self, key: tuple[Any, ...], messages: Sequence[Mapping[str, Any]]) -> bool:
         """Whether `messages` extend the history walked before, under the same settings."""

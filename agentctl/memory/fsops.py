@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import stat
@@ -54,6 +53,16 @@ def open_own(root_fd: int, name: str, flags: int) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def read_own(root_fd: int, name: str) -> bytes:
+    """The bytes of one of agentctl's own files in the root (b"" when there is none)."""
+    try:
+        fd = open_own(root_fd, name, os.O_RDONLY)
+    except FileNotFoundError:
+        return b""
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
 
 
 def _check_plain(fd: int, name: str, refuse: Callable[[str, str], ToolError]) -> None:
@@ -234,19 +243,13 @@ def files_under(dir_fd: int, prefix: str = "") -> dict[str, int]:
     }
 
 
-def sweep_stale_temps(dir_fd: int) -> int:
-    """Remove temp files left below `dir_fd` by writers that died (kill -9 mid-write).
+def is_stale_temp(name: str) -> bool:
+    """A temp file left by a writer that died (kill -9 mid-write): its name carries the pid.
 
-    A temp name carries its writer's pid; only files of processes that no longer exist go, so
-    a live writer's temp file (another agent on the same root) is never touched.
+    Only files of processes that no longer exist qualify, so a live writer's temp file
+    (another agent on the same root) is never taken for one.
     """
-    removed = 0
-    for found in walk(dir_fd):
-        if found.name.startswith(_TMP_PREFIX) and not _pid_alive(found.name):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(found.name, dir_fd=found.dir_fd)
-                removed += 1
-    return removed
+    return name.startswith(_TMP_PREFIX) and not _pid_alive(name)
 
 
 def _pid_alive(temp_name: str) -> bool:

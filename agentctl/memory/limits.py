@@ -1,12 +1,11 @@
-"""The store's size limits (from MemorySettings), and the usage tally they are checked against."""
+"""The store's size limits (from MemorySettings), checked against the usage tally (tally.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from agentctl.errors import ToolError
-from agentctl.memory.fsops import Usage, usage
-from agentctl.memory.journal import JournalMark, journal_mark
+from agentctl.memory.fsops import Usage
 from agentctl.profile.settings import MemorySettings
 
 
@@ -47,42 +46,6 @@ class Limits:
                 f"limit of {s.max_total_bytes} bytes; nothing was written. Delete or shorten "
                 "files first."
             )
-
-
-class UsageTally:
-    """The root's usage, walked once and then kept up to date with this store's own changes.
-
-    Every agentctl change to a root, by any process, appends to its journal under the root's
-    lock. So while the journal is exactly as this store's last append left it (same file, same
-    size), nobody else changed the root through agentctl and the kept figure is exact; otherwise
-    the tree is walked again. Call only with the root's lock held.
-    """
-
-    def __init__(self) -> None:
-        self._usage: Usage | None = None
-        self._mark: JournalMark | None = None
-
-    def peek(self, root_fd: int) -> Usage | None:
-        """The kept usage if it is still exact, else None (no walk)."""
-        if self._usage is not None and journal_mark(root_fd) == self._mark:
-            return self._usage
-        return None
-
-    def current(self, root_fd: int) -> Usage:
-        """The root's usage: the kept figure if still exact, else a fresh walk."""
-        kept = self.peek(root_fd)
-        if kept is not None:
-            return kept
-        self._usage, self._mark = usage(root_fd), journal_mark(root_fd)
-        return self._usage
-
-    def forget(self) -> None:
-        """Drop the kept figure (a change is under way: until it is journaled, nothing holds)."""
-        self._usage = self._mark = None
-
-    def keep(self, value: Usage | None, mark: JournalMark) -> None:
-        """After a journaled change: `value` is the usage now (None: unknown, walk next time)."""
-        self._usage, self._mark = value, (mark if value is not None else None)
 
 
 def shifted(before: Usage | None, delta: Usage | None) -> Usage | None:

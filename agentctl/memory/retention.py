@@ -15,7 +15,7 @@ import os
 from contextlib import suppress
 from typing import Any
 
-from agentctl.memory.fsops import RESERVED_PREFIX, lstat_at, open_own, write_all
+from agentctl.memory.fsops import RESERVED_PREFIX, lstat_at, open_own, read_own, write_all
 from agentctl.memory.history import blob_sizes, contents_at, drop_blobs, put_blob
 from agentctl.memory.journal import (
     JOURNAL_NAME,
@@ -46,7 +46,7 @@ def rotate(root_fd: int, allowed: int) -> JournalMark | None:
     """With the lock held: start a new generation and prune to `allowed` bytes (the bound plus
     the tree's own contents); the new journal's mark."""
     base = _base_record(root_fd)
-    current = _read(root_fd, JOURNAL_NAME)
+    current = read_own(root_fd, JOURNAL_NAME)
     _write_whole(root_fd, OLDER_NAME, current)
     _write_whole(root_fd, JOURNAL_NAME, _line(base))
     kept = _named(parse_lines(current)) | _named([base])
@@ -87,15 +87,6 @@ def _named(records: list[dict[str, Any]]) -> set[str]:
 
 def _line(record: dict[str, Any]) -> bytes:
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-
-
-def _read(root_fd: int, name: str) -> bytes:
-    try:
-        fd = open_own(root_fd, name, os.O_RDONLY)
-    except FileNotFoundError:
-        return b""
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
 
 
 def _write_whole(root_fd: int, name: str, data: bytes) -> None:

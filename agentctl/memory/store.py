@@ -51,7 +51,7 @@ from agentctl.memory.journal import (
     read_history,
     settle,
 )
-from agentctl.memory.limits import Limits, UsageTally, shifted
+from agentctl.memory.limits import Limits, shifted
 from agentctl.memory.locating import (
     closing,
     exists,
@@ -64,8 +64,9 @@ from agentctl.memory.locating import (
 from agentctl.memory.lock import root_lock
 from agentctl.memory.retention import BASE_LINE_BYTES, history_bytes, rotate
 from agentctl.memory.root import ensure_root, os_error_text, require_root
+from agentctl.memory.tally import UsageTally
 from agentctl.memory.viewing import view_dir, view_file
-from agentctl.memory.walk import depth_below
+from agentctl.memory.walk import depth_below, open_subdir
 from agentctl.profile.settings import MemorySettings
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ class MemoryStore:
         self.limits = Limits(self.settings)
         self.session = session
         self.create = create
-        self._swept = False
+        self._checked = False
         self._tally = UsageTally()
         self._last_mark: JournalMark | None = None  # the journal after our own last append
         self._origin: dict[str, Any] = {}  # turn and tool_use_id of the call being answered
@@ -115,18 +116,21 @@ class MemoryStore:
                 if isinstance(cmd, View):
                     return self._view(fd, cmd)
                 with self._holding_lock(fd):
-                    self._sweep_once(fd)
+                    self._check_once(fd)
+                    self._tally.check_folders(fd, _paths_of(cmd))
                     return self._mutate(fd, cmd)
         except OSError as err:
             raise os_error_text(str(command.get("command")), err) from err
         finally:
             self._origin = {}
 
-    def _sweep_once(self, fd: int) -> None:
-        """First write of this store: drop temp files of writers killed mid-write."""
-        if not self._swept:
-            fsops.sweep_stale_temps(fd)
-            self._swept = True
+    def _check_once(self, fd: int) -> None:
+        """First write of this store: the saved tally checked, or the tree walked again, which
+        also drops temp files of writers killed mid-write (their intent line, or the folder
+        the temp file is in, has changed since the tally was saved: tally.py)."""
+        if not self._checked:
+            self._tally.current(fd)
+            self._checked = True
 
     @contextmanager
     def opened(self) -> Iterator[int]:
@@ -158,6 +162,13 @@ class MemoryStore:
     def usage(self, fd: int) -> Usage:
         """Files and bytes in the root now (lock held): kept between writes, walked when stale."""
         return self._tally.current(fd)
+
+    def recount(self) -> Usage:
+        """Walk the root for its files and bytes and save them as the tally (after files were
+        rewritten in place by another program, which the saved tally cannot notice)."""
+        with self.locked() as fd:
+            self._checked = True
+            return self._tally.recount(fd)
 
     def planned(
         self, fd: int, before: Mapping[str, bytes], after: Mapping[str, bytes]
@@ -222,7 +233,10 @@ class MemoryStore:
         except OSError:  # the change is made: report it made; the next writer settles the intent
             self._last_mark = None
             return
-        self._tally.keep(shifted(before, delta), self._last_mark)
+        new_path = extra.get("new_path")
+        moved = (path, new_path) if isinstance(new_path, str) and command == "rename" else None
+        touched = [path, new_path] if new_path else [path]
+        self._tally.keep(fd, shifted(before, delta), self._last_mark, touched, moved)
         self._retain(fd)
 
     def _retain(self, fd: int) -> None:
@@ -236,7 +250,10 @@ class MemoryStore:
         floor = tree.bytes + BASE_LINE_BYTES * tree.files
         if history_bytes(fd) > floor + bound // 2:  # half: the older generation fits beside
             self._last_mark = rotate(fd, floor + bound)
-            self._tally.forget()
+            if self._last_mark is None:
+                self._tally.forget()
+            else:  # the tree is as it was: only the journal and the history changed
+                self._tally.keep(fd, tree, self._last_mark)
 
     def _mutate(self, fd: int, cmd: Command) -> str:
         if isinstance(cmd, Create):
@@ -327,7 +344,7 @@ class MemoryStore:
             raise ToolError("Cannot delete the /memories directory itself")
         missing = ToolError(f"The path {path.text} does not exist")
         parent, st = locate(fd, path, missing=missing)
-        removed = Usage(-1, -st.st_size) if stat.S_ISREG(st.st_mode) else None
+        removed = _removed_usage(parent, path.parts[-1], st)
         changes = self.planned(fd, contents_at(fd, path.canonical), {})
         with (
             closing(parent),
@@ -405,6 +422,7 @@ class MemoryStore:
         return None if mp.text == path else mp.text
 
     def _write_locked(self, fd: int, mp: MemoryPath, text: str, command: str) -> None:
+        self._tally.check_folders(fd, [mp.canonical])
         data = text.encode("utf-8")
         old_size = size_if_file(fd, mp)
         current = partial(self.usage, fd)
@@ -487,6 +505,26 @@ class MemoryStore:
                 for name in names:
                     fsops.remove_entry(fd, name)
         return len(names)
+
+
+def _paths_of(cmd: Command) -> list[str]:
+    """The memory paths a changing command touches."""
+    if isinstance(cmd, Rename):
+        return [cmd.old_path.canonical, cmd.new_path.canonical]
+    assert isinstance(cmd, Create | StrReplace | Insert | Delete)
+    return [cmd.path.canonical]
+
+
+def _removed_usage(parent: int, name: str, st: os.stat_result) -> Usage | None:
+    """What deleting `name` takes off the usage: a folder's files counted (None: unknown)."""
+    if not stat.S_ISDIR(st.st_mode):
+        return Usage(-1, -st.st_size) if stat.S_ISREG(st.st_mode) else Usage(0, 0)
+    sub = open_subdir(parent, name)
+    if sub is None:
+        return None
+    with closing(sub):
+        below = fsops.usage(sub)
+    return Usage(-below.files, -below.bytes)
 
 
 def _check_moved_depth(src_parent: int, old: MemoryPath, new: MemoryPath) -> None:

@@ -64,7 +64,7 @@ class ClearToolUses:
     """`clear_tool_uses_20250919`. The defaults are agentctl's, not the API's (trigger 100,000,
     keep 3, no clear_at_least, cleared anew on every request): batched clearing from 20,000
     input tokens, keep 4, at least 8,000 per batch, measured to cut the benchmark's input
-    tokens by 85.9% at 0.60x the cost of no editing under the default server model and both
+    tokens by 85.9% at 0.40x the cost of no editing under the default server model and both
     its variants (docs/bench.md). configs/api-defaults.toml sends the API's own."""
 
     enabled: bool = setting(True, "Send the clear_tool_uses_20250919 edit.", api=_CLEAR)
@@ -150,10 +150,13 @@ class Compaction:
     """`compact_20260112` (mode "threshold"): the server summarises the conversation once the
     prompt reaches `trigger` and continues from the summary. Mode "on-demand": no edit; the
     run sends a compaction request of its own (agentctl.agent.loop) once a response's prompt
-    reached `trigger`."""
+    reached `trigger`. On by default at 150,000 tokens, three quarters of the standard 200k
+    window: clearing keeps a long run's prompt small, but the tool calls and placeholders it
+    leaves still grow with every turn, and compaction is what lets such a run go on past the
+    window (docs/context.md, "Compaction")."""
 
     enabled: bool = setting(
-        False,
+        True,
         "Turn compaction on (threshold: the compact_20260112 edit, listed last, and its beta).",
         api="edits[] compact_20260112",
     )

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from agentctl.agent.request import build_context_management, cache_control, place_breakpoints
+from agentctl.agent.request import (
+    build_context_management,
+    cache_control,
+    held,
+    new_steering,
+    place_breakpoints,
+)
 from agentctl.context import memo
 from agentctl.context.batching import Steering
 from agentctl.context.cache import strip_cache_control
@@ -108,9 +114,10 @@ def replay_request(
     the same `measured`), so a turn walks only what it adds (same answer)."""
     body = dict(memo.remembered("replay-body", turn.body, partial(_plain_body, turn.body)))
     body["messages"] = list(turn.messages[:])  # a view's slice is a list made at C speed
+    steering = steering or new_steering(settings.editing)
     cm = build_context_management(
         settings.editing, body, settings.steering, measured, True, steering
     )
     if cm is not None:
         body["context_management"] = cm
-    return place_breakpoints(body, settings.marker)
+    return place_breakpoints(body, settings.marker, held(steering))

@@ -27,7 +27,7 @@ from agentctl.context.memo import replay_memo
 from agentctl.context.server_model import ServerModel
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.schema import FieldError
-from agentctl.profile.settings import CacheTtl, ContextEditing, Profile
+from agentctl.profile.settings import CacheTtl, Compaction, ContextEditing, Profile
 from agentctl.profile.validate import check_batched
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, simulate
@@ -115,11 +115,14 @@ def settings_json(setting: Setting | ContextEditing) -> dict[str, Any]:
 
 def settings_label(setting: Setting | ContextEditing) -> str:
     """`trigger=40000 keep=3 clear_at_least=0`, or `clear_tool_uses off`; a low_water means
-    batched clearing (the strategy is not repeated); the TTL is shown when it is 1h."""
+    batched clearing (the strategy is not repeated); the TTL is shown when it is 1h, the
+    compaction trigger (never searched) when it is not the built-in one."""
     data = settings_json(setting)
     data.pop("strategy", None)
     if data["ttl"] == "5m":
         del data["ttl"]
+    if data.get("compaction_trigger") == Compaction().trigger:
+        del data["compaction_trigger"]
     if not data.pop("clear_tool_uses"):
         head = "clear_tool_uses off"
         return " ".join([head, *(f"{k}={v}" for k, v in data.items())])

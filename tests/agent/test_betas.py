@@ -16,14 +16,15 @@ from agentctl.runner import load_profile, plan_new, task_of
 from .test_client import SCRIPT, final, make_client
 
 CONTEXT = "context-management-2025-06-27"
+COMPACT = "compact-2026-01-12"  # the built-in default compacts (threshold mode)
 ONE_MILLION = "context-1m-2025-08-07"
 FUTURE = "new-feature-2027-01-31"
 
 
 def test_profile_betas_follow_agentctls_own_once_each() -> None:
     profile = Profile(betas=(ONE_MILLION, CONTEXT, FUTURE, ONE_MILLION))
-    assert betas(profile) == [CONTEXT, ONE_MILLION, FUTURE]
-    assert betas(Profile()) == [CONTEXT]
+    assert betas(profile) == [CONTEXT, COMPACT, ONE_MILLION, FUTURE]
+    assert betas(Profile()) == [CONTEXT, COMPACT]
     # A server tool's beta stays before them.
     with_tool = Profile(
         betas=(FUTURE,),
@@ -41,7 +42,7 @@ def test_the_emulator_receives_the_profiles_betas_in_the_header() -> None:
         received = emu.requests[0]
     assert response.stop_reason == "tool_use"
     sent = [b.strip() for b in received.headers["anthropic-beta"].split(",")]
-    assert sent == [CONTEXT, ONE_MILLION, FUTURE]
+    assert sent == [CONTEXT, COMPACT, ONE_MILLION, FUTURE]
     assert "betas" not in received.body
 
 

@@ -48,11 +48,15 @@ def on_demand(trigger: int = 150_000, instructions: str = "") -> Profile:
     return Profile(context_editing=ContextEditing(compaction=squeeze))
 
 
+# The built-in default compacts in mode "threshold", which a compaction call cannot meet.
+NO_THRESHOLD = Profile(context_editing=ContextEditing(compaction=Compaction(enabled=False)))
+
+
 def setup_for(
     client: ScriptedClient, profile: Profile | None = None, control: RunControl | None = None
 ) -> LoopSetup:
     return LoopSetup(
-        profile=profile or Profile(),
+        profile=profile or NO_THRESHOLD,
         client=client,
         tools=ToolBox([MemoryTool(FakeMemory())], max_result_chars=10_000),
         session="s1",
@@ -196,6 +200,7 @@ def test_a_compaction_answered_with_a_reply_is_kept_as_a_reply() -> None:
 def test_threshold_compaction_and_a_compaction_call_cannot_meet() -> None:
     squeeze = Compaction(enabled=True, trigger=50_000)
     threshold = Profile(context_editing=ContextEditing(compaction=squeeze))
+    assert Profile().context_editing.compaction.threshold  # the built-in default too
     control = RunControl()
     control.compact_before_next_turn()
     with pytest.raises(UsageError, match='mode = "on-demand"'):
@@ -257,7 +262,7 @@ def on_demand_table(body: str) -> str:
             "pause_after_compaction",
             "only with mode",
         ),
-        ('mode = "on-demand"', "mode", "has no effect while"),
+        ('enabled = false\nmode = "on-demand"', "mode", "has no effect while"),
         ('enabled = true\nmode = "later"', "mode", 'one of "threshold", "on-demand"'),
         ("enabled = true\ntrigger = 20000", "trigger", "below the API minimum"),
     ],

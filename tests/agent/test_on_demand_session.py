@@ -12,7 +12,7 @@ from rich.console import Console
 
 from agentctl.agent.model import ModelResponse
 from agentctl.errors import LimitError
-from agentctl.profile.settings import Profile
+from agentctl.profile.settings import Compaction, ContextEditing, Profile
 from agentctl.render.sessions_view import show_report
 from agentctl.runner import RunControl, execute, plan_resume, run
 from agentctl.sessions.transcript import load_session
@@ -48,7 +48,10 @@ def test_a_session_stopped_after_a_compaction_resumes_from_the_signed_block() ->
     with pytest.raises(LimitError, match="max_turns=2"):
         run(
             "Look at memory.",
-            profile=Profile(max_turns=2),
+            profile=Profile(
+                max_turns=2,  # compaction off: the built-in default's threshold mode refuses calls
+                context_editing=ContextEditing(compaction=Compaction(enabled=False)),
+            ),
             client=client,
             control=control,
             on_event=compact_after_first_turn(control),  # type: ignore[arg-type]

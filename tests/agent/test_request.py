@@ -52,8 +52,9 @@ def test_default_request_shape() -> None:
         "context_management",
         "betas",
     ]
-    assert req["betas"] == ["context-management-2025-06-27"]
+    assert req["betas"] == ["context-management-2025-06-27", "compact-2026-01-12"]
     assert req["context_management"] == build_context_management(Profile().context_editing)
+    assert req["context_management"]["edits"][-1]["type"] == "compact_20260112"  # on by default
     assert "thinking" not in req
 
 
@@ -92,7 +93,7 @@ def test_thinking_and_clear_thinking_first() -> None:
     )
     assert req["thinking"] == {"type": "enabled", "budget_tokens": 2048}
     types = [e["type"] for e in req["context_management"]["edits"]]
-    assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919"]
+    assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919", "compact_20260112"]
 
 
 def test_adaptive_thinking_sends_no_budget_and_clear_thinking_still_comes_first() -> None:
@@ -113,7 +114,8 @@ def test_server_tools_pass_through() -> None:
     p = profile(server_tools=on)
     req = build_request(p, HISTORY, [MEMORY, *server_tools(p)])
     assert [t["name"] for t in req["tools"]] == ["memory", "web_search", "web_fetch"]
-    assert req["betas"] == ["context-management-2025-06-27"]  # SDK 2.15: no beta for these
+    # SDK 2.15: no beta for these (the compaction beta is the default compaction's)
+    assert req["betas"] == ["context-management-2025-06-27", "compact-2026-01-12"]
 
 
 _block = st.one_of(
@@ -209,3 +211,69 @@ def test_batched_clearing_counts_tool_uses_by_the_server_model_it_is_given() -> 
     none_count = ServerModel("custom", min_result_tokens=100_000)
     as_written = build_request(p, history(6), [], server=none_count)
     assert as_written["context_management"]["edits"][0] == steering.edit()
+
+
+def _marked_results(request: Mapping[str, Any]) -> list[str]:
+    return [
+        block["tool_use_id"]
+        for message in request["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result" and "cache_control" in block
+    ]
+
+
+def test_batched_clearing_puts_a_breakpoint_on_the_newest_cleared_result() -> None:
+    """Past the first batch, the prompt up to the cleared boundary is the same until the next
+    batch: a fourth breakpoint there lets that batch read it from the cache. The edit says
+    which results the server clears (the oldest `trigger.value` uses); the marker is on the
+    last of them, and the history passed in is not modified."""
+    from agentctl.profile.settings import ClearToolUses
+    from tests.context.test_batching import history
+
+    steering = ClearToolUses(strategy="batched", trigger=5_500, keep=1, clear_at_least=0)
+    p = profile(context_editing=ContextEditing(tool_uses=steering))
+    before = history(3)
+    assert _marked_results(build_request(p, before, [MEMORY])) == ["t2"]  # the last block only
+    messages = history(8)
+    pristine = copy.deepcopy(messages)
+    request = build_request(p, messages, [MEMORY])
+    edit = request["context_management"]["edits"][0]
+    assert edit["trigger"]["type"] == "tool_uses"
+    cleared = edit["trigger"]["value"]
+    assert 1 <= cleared < 8
+    # the boundary before its last move (3 cleared) keeps its breakpoint: a read walks back
+    # only 20 blocks, so the batch that moved the boundary found that entry through it
+    assert cleared == 6 and _marked_results(request) == ["t2", "t5", "t7"]
+    assert messages == pristine
+    breakpoints = sum(
+        "cache_control" in b
+        for part in (request["tools"], *(m["content"] for m in request["messages"]))
+        if isinstance(part, list)
+        for b in part
+    )
+    assert breakpoints <= 4
+    with_system = build_request(dataclasses.replace(p, system="Be brief."), messages, [MEMORY])
+    assert "cache_control" in with_system["system"][-1]  # it covers the tools' prefix too
+    assert "cache_control" not in with_system["tools"][-1]
+    assert _marked_results(with_system) == ["t2", "t5", "t7"]
+    server = profile(context_editing=ContextEditing(tool_uses=dataclasses.replace(
+        steering, strategy="server")))  # fmt: skip
+    assert _marked_results(build_request(server, messages, [MEMORY])) == ["t7"]
+    uncached = dataclasses.replace(p, cache=CacheSettings(enabled=False))
+    assert _marked_results(build_request(uncached, messages, [MEMORY])) == []
+
+
+def test_a_history_that_starts_at_a_summary_with_no_tool_use_gets_a_valid_trigger() -> None:
+    """After an on-demand compaction the request opens with the summary and may hold no tool
+    use yet; the API refuses a trigger below 1 (it was 0: a 400 on the next request)."""
+    from agentctl.profile.settings import ClearToolUses
+
+    steering = ClearToolUses(strategy="batched", trigger=5_500, keep=1, clear_at_least=0)
+    p = profile(context_editing=ContextEditing(tool_uses=steering))
+    summary = {"role": "assistant", "content": [{"type": "compaction", "content": "so far",
+               "signature": "sig"}]}  # fmt: skip
+    request = build_request(p, [{"role": "user", "content": "go"}, summary,
+                                {"role": "user", "content": "go on"}], [])  # fmt: skip
+    trigger = request["context_management"]["edits"][0]["trigger"]
+    assert trigger == {"type": "tool_uses", "value": 1}

@@ -109,3 +109,21 @@ def test_the_watchdog_cuts_the_connections_of_the_current_request_only() -> None
         assert ours.recv(1) == b""  # shut down: a blocked reader would wake up with EOF
     ours.close()
     theirs.close()
+
+
+def test_a_sooner_deadline_fires_while_a_later_one_is_armed() -> None:
+    """Every Watchdog shares one deadline thread: one asleep until an hour from now must
+    still be woken for a request whose deadline is sooner."""
+    later, dog = Watchdog(), Watchdog()
+    ours, theirs = socket.socketpair()
+    ours.settimeout(60)  # a failure, not a hang
+    stream = _Stream(ours)  # held: the watchdog keeps streams weakly
+    dog.trace("connection.connect_tcp.complete", {"return_value": stream})
+    with later.armed(3600) as long_one, dog.armed(0.05) as short_one:
+        assert ours.recv(1) == b""  # blocked until the watchdog shut the connection
+        assert short_one.expired and not long_one.expired
+    with dog.armed(3600) as quiet:  # disarmed in time: nothing is cut
+        pass
+    assert not quiet.expired
+    ours.close()
+    theirs.close()

@@ -166,7 +166,7 @@ def test_no_temp_files_left_behind(tmp_path: Path) -> None:
         store.execute({"command": "create", "path": f"{M}/a.md", "file_text": "b"})
     store.execute({"command": "insert", "path": f"{M}/a.md", "insert_line": 1, "insert_text": "c"})
     names = sorted(p.name for p in store.root.iterdir())
-    own = ["-history", "-journal.jsonl", ".lock"]
+    own = ["-history", "-journal.jsonl", "-tally.json", ".lock"]
     assert names == [RESERVED_PREFIX + name for name in own] + ["a.md"]
     assert not [p for p in (store.root / ".agentctl-history").iterdir() if "tmp" in p.name]
     assert (store.root / "a.md").read_text() == "a\nc\n"

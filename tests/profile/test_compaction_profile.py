@@ -27,12 +27,12 @@ def load(table: dict[str, Any]) -> Any:
             " of 50000 input tokens",
         ),
         (
-            {"trigger": 80_000},
+            {"enabled": False, "trigger": 80_000},
             "profile p.toml: context_editing.compaction.trigger: has no effect while"
             " context_editing.compaction.enabled = false (enable compaction or remove it)",
         ),
         (
-            {"pause_after_compaction": True},
+            {"enabled": False, "pause_after_compaction": True},
             "profile p.toml: context_editing.compaction.pause_after_compaction: has no effect",
         ),
         (
@@ -67,6 +67,8 @@ def test_compaction_becomes_the_last_edit_with_its_beta() -> None:
         "instructions": "Keep FINDING lines.",
     }
     assert request["betas"] == ["context-management-2025-06-27", "compact-2026-01-12"]
-    off = build_request(load({}), [{"role": "user", "content": "task"}], [])
+    default = build_request(load({}), [{"role": "user", "content": "task"}], [])
+    assert default["context_management"]["edits"][-1]["trigger"]["value"] == 150_000  # on
+    off = build_request(load({"enabled": False}), [{"role": "user", "content": "task"}], [])
     assert "compact-2026-01-12" not in off["betas"]
     assert all(e["type"] != "compact_20260112" for e in off["context_management"]["edits"])

@@ -78,7 +78,7 @@ def test_show_json_has_profile_edits_and_betas(in_tmp: Path) -> None:
         "type": "input_tokens",
         "value": 20000,
     }
-    assert data["betas"] == ["context-management-2025-06-27"]
+    assert data["betas"] == ["context-management-2025-06-27", "compact-2026-01-12"]
 
 
 @pytest.mark.dates
@@ -94,7 +94,12 @@ def test_show_built_in_default_prints_the_batched_edit_and_says_how_it_moves(in_
                 "trigger": {"type": "input_tokens", "value": 20000},
                 "keep": {"type": "tool_uses", "value": 4},
                 "clear_at_least": {"type": "input_tokens", "value": 8000},
-            }
+            },
+            {
+                "type": "compact_20260112",
+                "trigger": {"type": "input_tokens", "value": 150000},
+                "pause_after_compaction": False,
+            },
         ]
     }
     assert "first passes 20000 input tokens" in result.stderr
@@ -122,7 +127,7 @@ def test_show_puts_clear_thinking_first_and_applies_sets(in_tmp: Path) -> None:
     data = json.loads(result.stdout)
     assert data["source"] == "<built-in>"
     types = [edit["type"] for edit in data["context_management"]["edits"]]
-    assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919"]
+    assert types == ["clear_thinking_20251015", "clear_tool_uses_20250919", "compact_20260112"]
 
 
 @pytest.mark.dates
@@ -149,7 +154,7 @@ def test_show_plain_text_when_piped(in_tmp: Path) -> None:
     assert 'context_editing.tool_uses.strategy = "batched"' in lines
     assert "context_editing.tool_uses.exclude_tools = []" in lines
     assert f'memory.root = "{in_tmp / "memory"}"' in lines
-    assert lines[-1] == 'betas = ["context-management-2025-06-27"]'
+    assert lines[-1] == 'betas = ["context-management-2025-06-27", "compact-2026-01-12"]'
     assert lines[-2].startswith(
         'context_management = {"edits": [{"type": "clear_tool_uses_20250919"'
     )

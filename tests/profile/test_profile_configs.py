@@ -42,7 +42,12 @@ def test_balanced_sends_the_documented_edit() -> None:
                 "trigger": {"type": "input_tokens", "value": 20000},
                 "keep": {"type": "tool_uses", "value": 4},
                 "clear_at_least": {"type": "input_tokens", "value": 8000},
-            }
+            },
+            {
+                "type": "compact_20260112",
+                "trigger": {"type": "input_tokens", "value": 150_000},
+                "pause_after_compaction": False,
+            },
         ]
     }
 
@@ -54,6 +59,8 @@ def test_the_built_in_default_clears_in_batches_with_the_measured_marks() -> Non
     assert tool_uses.strategy == "batched"
     assert (tool_uses.trigger, tool_uses.low_water, tool_uses.keep) == (20_000, 0, 4)
     assert tool_uses.clear_at_least == 8_000
+    compaction = Profile().context_editing.compaction
+    assert compaction.threshold and compaction.trigger == 150_000  # docs/context.md
     builtin, _ = resolve_profile(None)
     assert builtin.source == "<built-in>"
     assert builtin.context_editing == Profile().context_editing
@@ -70,7 +77,12 @@ def test_api_defaults_sends_the_apis_own_defaults_unsteered() -> None:
                 "type": "clear_tool_uses_20250919",
                 "trigger": {"type": "input_tokens", "value": 100_000},
                 "keep": {"type": "tool_uses", "value": 3},
-            }
+            },
+            {
+                "type": "compact_20260112",
+                "trigger": {"type": "input_tokens", "value": 150_000},
+                "pause_after_compaction": False,
+            },
         ]
     }
     # Everything else is the built-in profile's.
@@ -86,9 +98,12 @@ def test_no_editing_is_balanced_with_editing_off() -> None:
     default, baseline = load("balanced"), load("no-editing")
     assert build_context_management(baseline.context_editing) is None
     tool_uses = dataclasses.replace(baseline.context_editing.tool_uses, enabled=True)
+    compaction = dataclasses.replace(baseline.context_editing.compaction, enabled=True)
     flipped = dataclasses.replace(
         baseline,
-        context_editing=dataclasses.replace(baseline.context_editing, tool_uses=tool_uses),
+        context_editing=dataclasses.replace(
+            baseline.context_editing, tool_uses=tool_uses, compaction=compaction
+        ),
         source=default.source,
     )
     assert flipped == default

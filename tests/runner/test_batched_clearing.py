@@ -69,6 +69,11 @@ def test_clearings_come_in_batches_and_the_cache_holds_between_them(
         if i not in moves:  # the whole earlier prompt is read from the cache
             assert turns[i].usage.cache_read_input_tokens == turns[i - 1].usage.prompt_tokens, i
     assert max(t.usage.prompt_tokens for t in turns) < 14000 + 3000
+    # A batch reads the prompt up to the previous batch's boundary from the cache (the
+    # breakpoint on the newest cleared result): more at each batch, never just the prefix
+    # before the messages that a batch without it falls back to.
+    reads = [turns[i].usage.cache_read_input_tokens for i in moves[1:]]
+    assert reads == sorted(set(reads)) and reads[0] > turns[0].usage.prompt_tokens, reads
 
 
 @pytest.mark.slow

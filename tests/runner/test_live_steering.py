@@ -52,7 +52,8 @@ def boundaries(bodies: list[dict[str, Any]]) -> list[int]:
     """How many tool uses each request held cleared (0 before the first move)."""
     out = []
     for body in bodies:
-        (edit,) = body["context_management"]["edits"]
+        edits = body["context_management"]["edits"]  # the default's compaction comes last
+        (edit,) = [e for e in edits if e["type"] == "clear_tool_uses_20250919"]
         moved = edit["trigger"]["type"] == "tool_uses" and "clear_at_least" not in edit
         out.append(edit["trigger"]["value"] if moved and edit["keep"]["value"] else 0)
     return out

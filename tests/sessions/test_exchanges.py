@@ -50,7 +50,8 @@ def test_an_offline_run_exports_and_every_exchange_replays(
     source = {"recorder": "agentctl 0.1.0", "session": research.id, "turn": 1, "segment": 0}
     assert first["source"] == source
     assert first["complete"] is True and first["endpoint"] == "/v1/messages"
-    assert first["betas"] == ["context-management-2025-06-27"]
+    # the built-in default's threshold compaction brings its beta
+    assert first["betas"] == ["context-management-2025-06-27", "compact-2026-01-12"]
     request = last["request"]
     assert isinstance(request, dict) and request["stream"] is True
     assert "betas" not in request and len(request["messages"]) == len(research.turns[-1].messages)
