@@ -24,7 +24,7 @@ import itertools
 import json
 import operator
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -336,7 +336,7 @@ class Prefix:
             self._cut(0)
             self._add(request_positions({**request, "messages": []}), messages, model)
             self._heads = len(self.positions)
-        shared = _shared_messages(self._messages, messages)
+        shared = shared_messages(self._messages, messages)
         self._cut(self._starts[shared] if shared < len(self._starts) else len(self.positions))
         del self._messages[shared:], self._starts[shared:]
         for index in range(shared, len(messages)):
@@ -398,7 +398,7 @@ class MarkerCount:
 
     def count(self, request: Mapping[str, Any]) -> int:
         messages = list(request.get("messages") or [])
-        shared = _shared_messages(self._messages, messages)
+        shared = shared_messages(self._messages, messages)
         del self._messages[shared:], self._sums[shared + 1 :]
         for index in range(shared, len(messages)):
             positions = message_positions(messages[index : index + 1])
@@ -422,7 +422,7 @@ def _last_eligible(head: list[Position], messages: list[Any]) -> Position | None
     return next((p for p in reversed(head) if _eligible(p)), None)
 
 
-def _shared_messages(before: list[Any], now: list[Any]) -> int:
+def shared_messages(before: Sequence[Any], now: Sequence[Any]) -> int:
     """How many leading messages `now` shares with `before`: the same objects (found at C
     speed), or equal ones (a history parsed anew, whose last messages may have moved their
     cache markers: compared at C speed up to them), else one comparison per difference."""

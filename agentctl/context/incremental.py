@@ -7,7 +7,7 @@ the messages seen and their token counts, the tool pairs, which pairs clearing m
 each frees, the thinking turns, the compaction blocks, the edited history with the clearings
 committed so far, and the walk of the "edited" trigger basis. A request that shares its first
 messages with the previous one (by value: the emulator parses each request anew, and a client
-moves its cache breakpoints among the last messages) costs what it adds; anything else (a
+moves its cache breakpoints) costs what it adds; anything else (a
 different conversation, an edited history, edits the incremental form does not cover) is edited
 from scratch by the engine itself. The answers are the engine's (tests/context/
 test_incremental.py runs both on generated histories and compares them).
@@ -22,6 +22,7 @@ from typing import Any
 
 from agentctl.context import engine
 from agentctl.context.batching import Marks, _Walk
+from agentctl.context.cache import shared_messages
 from agentctl.context.compaction import compact_edit, compacted
 from agentctl.context.pairs import Change, Pair, _tool_blocks, candidates, pair_changes
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
@@ -88,6 +89,8 @@ class _State:
         self.duplicates = False  # two uses with one id (then no undo: start again)
         self.stripped = 0  # thinking[:stripped] stripped in `thought` and `edited`
         self.cleared = 0  # judged pairs [:cleared] rewritten in `edited`
+        # per committed pair: the stripped count then, and (message, before, freed) per change
+        self.log: list[tuple[int, list[tuple[int, dict[str, Any], int]]]] = []
         self.judged: _Judged | None = None
         self.kept: _Kept | None = None
 
@@ -118,7 +121,7 @@ class Editor:
         """Bring the state to `messages`: keep the longest common prefix, add the rest
         (False: a message is not an object)."""
         state = self._state
-        common = _common(state.messages, messages)
+        common = shared_messages(state.messages, messages)
         if not all(isinstance(m, dict) for m in messages[common:]):
             return False
         if common < len(state.messages) and not self._rewind(common):
@@ -197,6 +200,7 @@ class Editor:
         state.edited = list(state.messages)
         state.saved = [0] * len(state.messages)
         state.stripped = state.cleared = 0
+        state.log = []
         state.kept = None
         self._strip(stripped)
 
@@ -379,13 +383,14 @@ class Editor:
         state = self._state
         judged = state.judged
         settled = 0 if judged is None else min(victims, len(judged.index))
-        if settled < state.cleared:
+        if settled < state.cleared and not self._revert(settled):
             self._uncommit(state.stripped)
         if judged is None:
             return list(state.edited)
-        changes = judged.changes[state.cleared : settled]
-        uses = judged.index[state.cleared : settled]
-        _apply(state.edited, state.saved, state.use_at, state.pairs, uses, changes)
+        for index in range(state.cleared, settled):  # one pair at a time: undoable
+            done = _apply(state.edited, state.saved, state.use_at, state.pairs,
+                          [judged.index[index]], [judged.changes[index]])  # fmt: skip
+            state.log.append((state.stripped, done))
         state.cleared = max(state.cleared, settled)
         out = list(state.edited)
         extra = tail[: victims - settled]
@@ -394,6 +399,20 @@ class Editor:
             pick = [i for i, _ in extra]
             _apply(out, saved, state.use_at, state.pairs, pick, [c for _, c in extra])
         return out
+
+    def _revert(self, count: int) -> bool:
+        """Undo the committed clearings of the pairs from `count` on (False: thinking was
+        stripped since, which their undo would not keep)."""
+        state = self._state
+        if any(stripped != state.stripped for stripped, _ in state.log[count:]):
+            return False
+        for _, done in reversed(state.log[count:]):
+            for at, before, freed in reversed(done):
+                state.edited[at] = before
+                state.saved[at] -= freed
+        del state.log[count:]
+        state.cleared = count
+        return True
 
     def _compacted(
         self,
@@ -444,18 +463,23 @@ def _apply(
     pairs: list[Pair],
     indexes: Sequence[int],
     changes: Sequence[Sequence[Change]],
-) -> None:
+) -> list[tuple[int, dict[str, Any], int]]:
     """Put the changes of these pairs into `messages` (copy on write, as `engine._rewrite`),
-    adding what they free to `saved` by message."""
+    adding what they free to `saved` by message; returns (message, what it was, freed) per
+    message changed."""
     where: dict[int, list[Change]] = {}
     for index, pair_changes_ in zip(indexes, changes, strict=True):
         pair = pairs[index]
         for change in pair_changes_:
             at = use_at[index] if change[0] is pair.use else pair.ready_at
             where.setdefault(at, []).append(change)
+    done: list[tuple[int, dict[str, Any], int]] = []
     for at, found in where.items():
+        freed = sum(c[3] for c in found)
+        done.append((at, messages[at], freed))
         engine._rewrite_one(messages, at, [(b, k, v) for b, k, v, _ in found])
-        saved[at] += sum(c[3] for c in found)
+        saved[at] += freed
+    return done
 
 
 def _restripped(state: _State, kept: _Kept) -> bool:
@@ -512,16 +536,3 @@ def _summary(message: Mapping[str, Any]) -> bool:
 
 def _inputs_key(flag: Any) -> Any:
     return tuple(flag) if isinstance(flag, list | tuple) else bool(flag)
-
-
-def _common(before: list[dict[str, Any]], now: list[Any]) -> int:
-    """How many leading messages `now` shares with `before` (checked from the end of the
-    shorter one back a few messages, where clients move their cache breakpoints; 0 when the
-    history differs earlier)."""
-    end = min(len(before), len(now))
-    count = end
-    while count > 0 and end - count < 8 and before[count - 1] != now[count - 1]:
-        count -= 1
-    if count and before[:count] != now[:count]:
-        return 0
-    return count

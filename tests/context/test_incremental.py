@@ -21,8 +21,8 @@ from agentctl.context.cache import (
     MarkerCount,
     Prefix,
     PromptCache,
-    _shared_messages,
     breakpoints,
+    shared_messages,
 )
 from agentctl.context.engine import edit_as_server
 from agentctl.context.incremental import Editor
@@ -257,8 +257,8 @@ def test_the_markers_counted_between_requests_are_the_breakpoints() -> None:
     assert compared > 150
 
 
-def test_the_shared_messages_are_found_by_identity_or_equality() -> None:
-    """`cache._shared_messages`: the longest common prefix whatever mix of the same objects,
+def test_theshared_messages_are_found_by_identity_or_equality() -> None:
+    """`cache.shared_messages`: the longest common prefix whatever mix of the same objects,
     equal copies and changed messages the two hold."""
     draw = random.Random(5)
     for _ in range(300):
@@ -270,4 +270,4 @@ def test_the_shared_messages_are_found_by_identity_or_equality() -> None:
             (i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b),
             min(len(before), len(now)),
         )
-        assert _shared_messages(before, now) == expected
+        assert shared_messages(before, now) == expected
