@@ -185,7 +185,9 @@ class Editor:
         if state.judged is not None:
             state.judged.truncate(first)
         committed = state.judged.index[: state.cleared] if state.judged else []
-        if state.stripped > len(state.thinking) or state.cleared > len(committed):
+        if state.stripped > len(state.thinking) or (
+            state.cleared > len(committed) and not self._revert(len(committed))
+        ):
             self._uncommit()
         del state.thought[count:], state.edited[count:], state.saved[count:]
         if state.kept is not None and state.kept.at > count:
