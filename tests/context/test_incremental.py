@@ -271,3 +271,29 @@ def test_theshared_messages_are_found_by_identity_or_equality() -> None:
             min(len(before), len(now)),
         )
         assert shared_messages(before, now) == expected
+
+
+def test_going_back_past_a_committed_clearing_undoes_only_what_it_forgets() -> None:
+    """A request that goes back (a breakpoint held further back, a fork) forgets the clearings
+    of the pairs it drops, one by one; the clearings before them stay as they were (the same
+    objects), not rebuilt from the whole history on every such request."""
+    draw = random.Random(11)
+    history = conversation(draw, 120, unanswered=0)
+    tool = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 800},
+            "keep": {"type": "tool_uses", "value": 1}}  # fmt: skip
+    editor = Editor()
+    ends = [i + 1 for i, m in enumerate(history) if m["role"] == "user" and i]
+    kept, rebuilt = 0, 0
+    for step, count in enumerate(ends[20:]):
+        sent = count if step % 2 == 0 else max(ends[0], count - 9)  # every other one goes back
+        body = {"model": "claude-sonnet-5", "messages": json.loads(json.dumps(history[:sent])),
+                "context_management": {"edits": [tool]}}  # fmt: skip
+        received, before = list(editor._state.messages), list(editor._state.edited)
+        assert editor.edit(body) == edit_as_server(json.loads(json.dumps(body)))
+        after = editor._state.edited
+        for i in range(min(len(before), len(after), sent - 12)):  # well before the cut
+            if before[i] is not received[i]:  # a committed clearing
+                kept += after[i] is before[i]
+                rebuilt += after[i] is not before[i]
+    assert editor.scratch == 0
+    assert kept > 2000 and rebuilt < kept / 100  # rebuilding all of them: about as many
