@@ -204,3 +204,38 @@ def test_every_grid_point_keeps_the_recorded_server_model() -> None:
     points = candidates(recorded, {"trigger": (1000, OFF), "keep": (2,), "thinking_keep": (1,)})
     assert len(points) > 2
     assert {p.editing.server_model for p in points} == {"edited,placeholder=[x]"}
+
+
+def test_the_sweep_freezes_between_candidates_and_thaws_after() -> None:
+    """`_frozen`: inside, what is alive is out of the cycle collector's reach; after, it is
+    back; a process that froze objects of its own keeps them frozen, and we leave it alone."""
+    import gc
+
+    from agentctl.sessions.tune import _frozen
+
+    assert gc.get_freeze_count() == 0
+    with _frozen() as freeze:
+        assert gc.get_freeze_count() > 0
+        held = [[n] for n in range(50)]  # lists: objects the collector tracks
+        before = gc.get_freeze_count()
+        freeze()
+        assert gc.get_freeze_count() >= before + len(held)
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        mine = gc.get_freeze_count()
+        with _frozen() as freeze:
+            freeze()
+            assert gc.get_freeze_count() == mine
+        assert gc.get_freeze_count() == mine
+    finally:
+        gc.unfreeze()
+
+
+@pytest.mark.dates
+def test_a_sweep_leaves_nothing_frozen(research: Transcript) -> None:
+    import gc
+
+    result = tuning(research, "trigger=20000,40000;keep=1,4")
+    assert len(result.ranked) == 6
+    assert gc.get_freeze_count() == 0
