@@ -10,7 +10,9 @@ there and reuses them, since the 1,000-turn run itself takes minutes), then time
 seconds of the child process, `agentctl stats SESSION --json`, `agentctl simulate SESSION
 --profile configs/balanced.toml --json` and `agentctl tune SESSION --json` on each. The
 exponent is the slope of log(time) over log(turns) (least squares over the lengths given):
-1.0 is linear, 2.0 the square of the session length.
+1.0 is linear, 2.0 the square of the session length. For `tune` it also reports how many
+settings the sweep replayed at each length (`settings`) and the exponent of its time per
+setting.
 
 `--baseline REF` (a git ref, e.g. main before incremental replay) runs the same commands with
 that version of agentctl (its source exported to a temporary folder) on the lengths of
@@ -100,13 +102,14 @@ class Timing:
     seconds: float
     baseline: float | None = None
     identical: bool | None = None
+    candidates: int | None = None  # settings `tune` replayed (the grid and the descent)
 
     def to_json(self) -> dict[str, object]:
         return {
             "command": self.command, "turns": self.turns, "cpu_s": round(self.seconds, 3),
             "baseline_cpu_s": None if self.baseline is None else round(self.baseline, 3),
             "speedup": None if self.baseline is None else round(self.baseline / self.seconds, 2),
-            "identical_output": self.identical,
+            "identical_output": self.identical, "candidates": self.candidates,
         }  # fmt: skip
 
 
@@ -150,7 +153,8 @@ def run(args: argparse.Namespace) -> list[Timing]:
                     old_env = {**env, "PYTHONPATH": str(old_src)}
                     base, old_out = timed(cmd, old_env)
                     same = old_out == out
-                timings.append(Timing(name, turns, seconds, base, same))
+                count = len(json.loads(out)["ranked"]) if name == "tune" else None
+                timings.append(Timing(name, turns, seconds, base, same, count))
     finally:
         if old_src is not None:
             shutil.rmtree(old_src)
@@ -160,19 +164,29 @@ def run(args: argparse.Namespace) -> list[Timing]:
 
 
 def summary(timings: list[Timing]) -> dict[str, float | None]:
-    return {
+    """The exponent of each command's time in turns, and of `tune`'s time per setting it
+    replayed (the sweep's length depends on where its descent goes, not only on turns)."""
+    slopes = {
         name: exponent([(t.turns, t.seconds) for t in timings if t.command == name])
         for name in COMMANDS
     }
+    slopes["tune (per setting)"] = exponent(
+        [(t.turns, t.seconds / t.candidates) for t in timings if t.candidates]
+    )
+    return slopes
 
 
 def render(timings: list[Timing]) -> list[str]:
-    rows = [f"{'command':<10}{'turns':>7}{'cpu s':>10}{'baseline s':>12}{'speedup':>9}{'same':>6}"]
+    rows = [f"{'command':<10}{'turns':>7}{'cpu s':>10}{'baseline s':>12}{'speedup':>9}{'same':>6}"
+            f"{'settings':>10}"]  # fmt: skip
     for t in timings:
         base = "-" if t.baseline is None else f"{t.baseline:.2f}"
         speed = "-" if t.baseline is None else f"{t.baseline / t.seconds:.1f}x"
         same = "-" if t.identical is None else ("yes" if t.identical else "NO")
-        rows.append(f"{t.command:<10}{t.turns:>7,}{t.seconds:>10.2f}{base:>12}{speed:>9}{same:>6}")
+        count = "-" if t.candidates is None else str(t.candidates)
+        rows.append(
+            f"{t.command:<10}{t.turns:>7,}{t.seconds:>10.2f}{base:>12}{speed:>9}{same:>6}{count:>10}"
+        )
     for name, slope in summary(timings).items():
         if slope is not None:
             rows.append(f"exponent of {name} time in turns: {slope:.2f}")
