@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agentctl.context.compaction import compact_edit, compacted, summarized
 from agentctl.context.prices import context_window
 from agentctl.emulator.context_engine import ContextEngine, Edited
+from agentctl.emulator.conversations import Held
 from agentctl.emulator.corpus import Corpus, builtin_corpus
 from agentctl.emulator.model import (
     Block,
@@ -31,7 +32,12 @@ from agentctl.emulator.protocol import (
 )
 from agentctl.emulator.server_tools import ServerToolRunner, offered_server_tools
 from agentctl.emulator.threads import ThreadStore
-from agentctl.emulator.validation import sign_summary, validate_count_request, validate_request
+from agentctl.emulator.validation import (
+    Checked,
+    sign_summary,
+    validate_count_request,
+    validate_request,
+)
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
@@ -59,11 +65,12 @@ class MessagesService:
         self.context_window = context_window  # None: each model's own (context.prices)
         self._cache_lock = threading.Lock()
         self.threads = ThreadStore()
+        self.checked: Held[Checked] = Held()  # the messages each conversation passed
 
     def create(self, headers: dict[str, str], body: object) -> Json:
         """The BetaMessage JSON for a request (raises ApiFailure for invalid ones)."""
         betas = header_betas(headers)
-        request = validate_request(self.threads.expand(body, betas), betas)
+        request = validate_request(self.threads.expand(body, betas), betas, self.checked)
         edited = self._edit(server_view(request))
         edited, capped = self._within_window(edited, request)
         if request.get("compaction") is not None:  # on-demand: the signed block alone
@@ -130,7 +137,7 @@ class MessagesService:
     def count_tokens(self, headers: dict[str, str], body: object) -> Json:
         """The count_tokens answer: post-edit input tokens (and the pre-edit figure with edits)."""
         betas = header_betas(headers)
-        request = validate_count_request(self.threads.expand(body, betas), betas)
+        request = validate_count_request(self.threads.expand(body, betas), betas, self.checked)
         edited = self._edit(server_view(request))  # `compaction` is accepted and ignored
         answer: Json = {"input_tokens": edited.input_tokens}
         if edited.applied_edits is not None:
