@@ -146,4 +146,9 @@ def test_the_script_plays_from_the_request_when_the_history_goes_back() -> None:
                 messages += [{"role": "assistant", "content": f"turn {n}"}, user("next")]
             reply = client.beta.messages.create(**request(messages=messages))
             texts.append(reply.content[0].text)  # type: ignore[union-attr]
-    assert texts == [f"turn {n}" for n in histories]
+        # as long as the last request, but one assistant turn fewer: the place is counted again
+        messages = [user("go"), {"role": "assistant", "content": "turn 0"}, user("next")]
+        messages += [user("x"), user("y")]
+        reply = client.beta.messages.create(**request(messages=messages))
+        texts.append(reply.content[0].text)  # type: ignore[union-attr]
+    assert texts == [*(f"turn {n}" for n in histories), "turn 1"]
