@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from agentctl.cli.profile import SetOption
 from agentctl.errors import EXIT_USAGE
 from agentctl.profile.loader import resolve_profile
 from agentctl.render.safe import visible
@@ -40,6 +41,7 @@ def list_servers(
         str | None,
         typer.Option(metavar="FILE", help="Profile file or preset (default: the ambient profile)."),
     ] = None,
+    sets: SetOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     """Start each server of the profile, show its status and the tools the model is offered
@@ -51,10 +53,12 @@ def list_servers(
     Examples:
       agentctl mcp list --profile examples/mcp/agentctl.toml
       agentctl mcp list --json | jq '.[].tools'
+      agentctl mcp list --profile examples/mcp/agentctl.toml \\
+          --set 'mcp.servers.units.command=["/path/to/venv/bin/python", "server.py"]'
     """
     from agentctl.tools.mcp import probe
 
-    resolved, _ = resolve_profile(profile)
+    resolved, _ = resolve_profile(profile, sets or ())
     statuses = probe(resolved.mcp.servers)
     if as_json:
         sys.stdout.write(json.dumps([asdict(s) for s in statuses], indent=2) + "\n")

@@ -131,6 +131,16 @@ def test_mcp_list_shows_status_and_tools(tmp_path: Path) -> None:
         "  not offered (allow/deny): echo, getenv, header, picture, media, kinds, structured,"
         " task_render, grow, steps, client, die, hang\n"
     )
+    # --set on top of the file, as `run` takes it: here the interpreter that starts the server.
+    good = profile.read_text()
+    right = json.loads(good.split("command = ")[1].splitlines()[0])
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(good.replace(json.dumps(sys.executable), json.dumps(str(tmp_path / "no"))))
+    assert invoke("mcp", "list", "--profile", str(wrong)).exit_code == 2
+    command = f"mcp.servers.fx.command={json.dumps(right)}"
+    fixed = invoke("mcp", "list", "--profile", str(wrong), "--set", command)
+    assert fixed.exit_code == 0, fixed.output
+    assert fixed.stdout.startswith("fx  ok, 2 tool(s)\n")
     broken = write_profile(tmp_path, 'env = { FAIL_AT_START = "1" }\n')
     result = invoke("mcp", "list", "--profile", str(broken), "--json")
     assert result.exit_code == 2
