@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -64,7 +65,11 @@ class Model(Protocol):
 def assistant_turns(request: Json) -> int:
     """How many assistant turns the conversation already has; after a compaction, the turns
     its summary says it covers plus those since."""
-    return summarized(request) + sum(1 for m in request["messages"] if m.get("role") == "assistant")
+    return summarized(request) + _counted(request, _ASSISTANT_TURNS, _assistant)
+
+
+def _assistant(message: Json) -> int:
+    return int(message.get("role") == "assistant")
 
 
 def summarized(request: Json) -> int:
@@ -79,16 +84,26 @@ def script_position(request: Json, held: Held[list[int]] | None = None) -> int:
     ends on a server tool result (its continuation has not been sampled yet: a pause_turn);
     after a compaction, the turns its summary covers come first. With `held`, the steps of the
     messages a conversation's earlier request shares are not counted again."""
+    return summarized(request) + _counted(request, held, _steps)
+
+
+# Per conversation, the assistant messages before each message of its last request.
+_ASSISTANT_TURNS: Held[list[int]] = Held()
+
+
+def _counted(request: Json, held: Held[list[int]] | None, count: Callable[[Json], int]) -> int:
+    """The sum of `count` over the request's messages; with `held`, the sums kept for the
+    messages the conversation's last request shares are not taken again."""
     messages = request["messages"]
     if held is None:
-        return summarized(request) + sum(map(_steps, messages))
+        return sum(map(count, messages))
     key = (conversation_key(request), None)
     shared, before = held.recall(key, messages)
-    steps = before[: shared + 1] if before else [0]  # steps before each message
-    for message in messages[len(steps) - 1 :]:
-        steps.append(steps[-1] + _steps(message))
-    held.keep(key, list(messages), steps)
-    return summarized(request) + steps[len(messages)]
+    sums = before[: shared + 1] if before else [0]  # the sum before each message
+    for message in messages[len(sums) - 1 :]:
+        sums.append(sums[-1] + count(message))
+    held.keep(key, list(messages), sums)
+    return sums[len(messages)]
 
 
 def _steps(message: Json) -> int:

@@ -6,12 +6,14 @@ is still refused with the 400 a fresh emulator gives; the script plays the same 
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 import anthropic
 import pytest
 
-from agentctl.emulator.model import Script, ScriptTurn
+from agentctl.emulator.conversations import Held
+from agentctl.emulator.model import Script, ScriptTurn, assistant_turns, script_position
 from agentctl.emulator.protocol import BETA_COMPACT
 from agentctl.emulator.server import running
 from agentctl.emulator.validation import sign_summary
@@ -152,3 +154,16 @@ def test_the_script_plays_from_the_request_when_the_history_goes_back() -> None:
         reply = client.beta.messages.create(**request(messages=messages))
         texts.append(reply.content[0].text)  # type: ignore[union-attr]
     assert texts == [*(f"turn {n}" for n in histories), "turn 1"]
+
+
+def test_counts_kept_per_conversation_equal_counts_from_scratch() -> None:
+    rng = random.Random(7)
+    held: Held[list[int]] = Held()
+    history = [user("go"), {"role": "assistant", "content": "a"}]
+    for _ in range(200):
+        cut = rng.randrange(2, len(history) + 1)
+        added = [{"role": rng.choice(["user", "assistant", "system"]), "content": "x"}]
+        history = [*history[:cut], *added * rng.randrange(0, 3)]
+        body = {"model": "claude-sonnet-5", "messages": copy.deepcopy(history)}
+        assert assistant_turns(body) == sum(m["role"] == "assistant" for m in history)
+        assert script_position(body, held) == script_position(body)
