@@ -89,8 +89,10 @@ def _is_summary(block: Any) -> bool:
     )
 
 
-def _last_summary(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int] | None:
-    for i in range(len(messages) - 1, -1, -1):
+def _last_summary(
+    messages: Sequence[Mapping[str, Any]], last: int | None = None
+) -> tuple[int, int] | None:
+    for i in range(len(messages) - 1 if last is None else last, -1, -1):
         content = messages[i].get("content")
         blocks = content if isinstance(content, list) else []
         for j in range(len(blocks) - 1, -1, -1):
@@ -99,15 +101,17 @@ def _last_summary(messages: Sequence[Mapping[str, Any]]) -> tuple[int, int] | No
     return None
 
 
-def compacted(request: Mapping[str, Any]) -> Json:
+def compacted(request: Mapping[str, Any], last: int | None = None) -> Json:
     """`request` as the server reads it: everything before the last compaction block dropped.
+    `last`: the message known to hold the last compaction block (the incremental editor
+    keeps it), so that the messages after it are not searched.
 
     Layout (ours): the block opens a user message of its own, as the context the model
     continues from; the blocks after it keep their message and role. Unchanged (a shallow
     copy) when there is no compaction block.
     """
     messages = list(request.get("messages") or [])
-    found = _last_summary(messages)
+    found = _last_summary(messages, last)
     if found is None:
         return dict(request)
     i, j = found

@@ -431,8 +431,8 @@ class Editor:
             return engine.EditOutcome(dict(edited), applied, original, tokens)
         at, count = state.summaries[-1], len(state.messages)
         after = count - at - 1  # messages after the one holding the summary
-        seen = compacted({**edited, "messages": edited["messages"][at:]})
-        view = compacted({**request, "messages": request["messages"][at:]})
+        seen = compacted({**edited, "messages": edited["messages"][at:]}, last=0)
+        view = compacted({**request, "messages": request["messages"][at:]}, last=0)
         rest = state.cum[-1] - state.cum[at + 1]
         original = base + rest + _head_tokens(view["messages"], len(view["messages"]) - after)
         rest -= _saved(state, at + 1, edited["messages"])

@@ -149,24 +149,31 @@ def _assistant(message: Mapping[str, Any]) -> bool:
     return message.get("role") == "assistant"
 
 
-def validate_compaction_blocks(request: Mapping[str, Any]) -> str | None:
-    """The 400 for a `compaction` block in `messages` without the compact strategy [OBS] B.4,
-    or with empty content (the SDK says it is not allowed; the text is ours)."""
+def compact_strategy(request: Mapping[str, Any]) -> bool:
+    """Whether the request's `context_management.edits` hold the compact strategy."""
     edits = (request.get("context_management") or {}).get("edits")
     edits = edits if isinstance(edits, list) else []
-    kinds = [e.get("type") for e in edits if isinstance(e, Mapping)]
+    return "compact_20260112" in [e.get("type") for e in edits if isinstance(e, Mapping)]
+
+
+def validate_compaction_blocks(request: Mapping[str, Any], start: int = 0) -> str | None:
+    """The 400 for a `compaction` block in `messages` without the compact strategy [OBS] B.4,
+    or with empty content (the SDK says it is not allowed; the text is ours). `start`: the
+    messages before it are known to pass (under the same strategy and first message)."""
+    strategy = compact_strategy(request)
     messages = request.get("messages") or []
     # A conversation opening with an assistant message is reported one index on (the API
     # counts a turn before it, G.7 [OBS]).
     shift = 1 if messages and isinstance(messages[0], Mapping) and _assistant(messages[0]) else 0
-    for i, message in enumerate(messages):
+    for i in range(start, len(messages)):
+        message = messages[i]
         content = message.get("content") if isinstance(message, Mapping) else None
         for j, block in enumerate(content if isinstance(content, list) else []):
             if not isinstance(block, Mapping) or block.get("type") != "compaction":
                 continue
             where = f"messages.{i}.content.{j}"
             signed = bool(block.get("signature"))  # on-demand blocks need no strategy (B.5)
-            if "compact_20260112" not in kinds and not signed:
+            if not strategy and not signed:
                 where = f"messages.{i + shift}.content.{j}"
                 return (
                     f"{where}: `compaction` blocks require a `compact_20260112` strategy in "

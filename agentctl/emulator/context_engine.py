@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -14,14 +12,15 @@ from agentctl.context.cache import (
     MarkerCount,
     Prefix,
     PromptCache,
-    strip_cache_control,
+    shared_messages,
     validate_cache_control,
 )
 from agentctl.context.compaction import compact
 from agentctl.context.engine import validate_edits
 from agentctl.context.incremental import Editor
 from agentctl.context.tokens import estimate_block_tokens
-from agentctl.context.validate import validate_compaction_blocks
+from agentctl.context.validate import compact_strategy, validate_compaction_blocks
+from agentctl.emulator.conversations import CONVERSATIONS, conversation_key
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
@@ -69,12 +68,6 @@ class ContextEngine(Protocol):
         ...
 
 
-# Conversations whose editing state the engine keeps (the least recently used go first):
-# their messages, token counts, pairs and cache positions, so that a request that extends an
-# earlier one costs what it adds.
-CONVERSATIONS = 64
-
-
 class _Conversation:
     """One conversation's incremental state: its editor and its cache positions."""
 
@@ -82,6 +75,9 @@ class _Conversation:
         self.editor = Editor(server)
         self.prefix = Prefix()
         self.markers = MarkerCount()
+        # the messages of the last request whose compaction blocks passed, and whether it had
+        # the compact strategy (their check depends on it)
+        self.blocks_checked: tuple[bool, list[Json]] = (False, [])
         self.lock = threading.Lock()
 
 
@@ -103,10 +99,7 @@ class SharedEngine:
         self._edited: OrderedDict[int, tuple[Json, int]] = OrderedDict()
 
     def _conversation(self, request: Json) -> _Conversation:
-        messages = request.get("messages")
-        head = messages[:2] if isinstance(messages, list) else None
-        text = json.dumps([request.get("model"), strip_cache_control(head)], sort_keys=True)
-        key = hashlib.sha256(text.encode()).hexdigest()
+        key = conversation_key(request)
         with self._lock:
             found = self._conversations.pop(key, None) or _Conversation(self.server)
             self._conversations[key] = found
@@ -115,11 +108,20 @@ class SharedEngine:
         return found
 
     def validate(self, request: Json) -> str | None:
-        problem = validate_edits(request) or validate_compaction_blocks(request)
+        problem = validate_edits(request)
         if problem:
             return problem
         conversation = self._conversation(request)
         with conversation.lock:
+            messages = request.get("messages")
+            messages = messages if isinstance(messages, list) else []
+            strategy = compact_strategy(request)
+            checked, before = conversation.blocks_checked
+            start = shared_messages(before, messages) if checked == strategy else 0
+            problem = validate_compaction_blocks(request, start)
+            if problem:
+                return problem
+            conversation.blocks_checked = (strategy, list(messages))
             return validate_cache_control(request, conversation.markers)
 
     def edit(self, request: Json) -> Edited:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from agentctl.context.compaction import opening_summary, summarized_turns
+from agentctl.emulator.conversations import Held, conversation_key
 from agentctl.emulator.structured import shaped_answer
 from agentctl.emulator.validation import thinking_enabled
 
@@ -63,7 +65,11 @@ class Model(Protocol):
 def assistant_turns(request: Json) -> int:
     """How many assistant turns the conversation already has; after a compaction, the turns
     its summary says it covers plus those since."""
-    return summarized(request) + sum(1 for m in request["messages"] if m.get("role") == "assistant")
+    return summarized(request) + _counted(request, _ASSISTANT_TURNS, _assistant)
+
+
+def _assistant(message: Json) -> int:
+    return int(message.get("role") == "assistant")
 
 
 def summarized(request: Json) -> int:
@@ -72,21 +78,43 @@ def summarized(request: Json) -> int:
     return summarized_turns(summary) if summary is not None else 0
 
 
-def script_position(request: Json) -> int:
+def script_position(request: Json, held: Held[list[int]] | None = None) -> int:
     """Sampling steps so far: one per assistant message, plus one per server tool call (the
     model continues after each inside the same response), less one per assistant message that
     ends on a server tool result (its continuation has not been sampled yet: a pause_turn);
-    after a compaction, the turns its summary covers come first."""
-    position = summarized(request)
-    for message in request["messages"]:
-        content = message.get("content")
-        if message.get("role") != "assistant":
-            continue
-        blocks = content if isinstance(content, list) else []
-        calls = sum(1 for b in blocks if b.get("type") == "server_tool_use")
-        open_end = bool(blocks) and str(blocks[-1].get("type", "")).endswith("_tool_result")
-        position += 1 + calls - int(open_end)
-    return position
+    after a compaction, the turns its summary covers come first. With `held`, the steps of the
+    messages a conversation's earlier request shares are not counted again."""
+    return summarized(request) + _counted(request, held, _steps)
+
+
+# Per conversation, the assistant messages before each message of its last request.
+_ASSISTANT_TURNS: Held[list[int]] = Held()
+
+
+def _counted(request: Json, held: Held[list[int]] | None, count: Callable[[Json], int]) -> int:
+    """The sum of `count` over the request's messages; with `held`, the sums kept for the
+    messages the conversation's last request shares are not taken again."""
+    messages = request["messages"]
+    if held is None:
+        return sum(map(count, messages))
+    key = (conversation_key(request), None)
+    shared, before = held.recall(key, messages)
+    sums = before[: shared + 1] if before else [0]  # the sum before each message
+    for message in messages[len(sums) - 1 :]:
+        sums.append(sums[-1] + count(message))
+    held.keep(key, list(messages), sums)
+    return sums[len(messages)]
+
+
+def _steps(message: Json) -> int:
+    """The sampling steps one message stands for (see `script_position`)."""
+    if message.get("role") != "assistant":
+        return 0
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    calls = sum(1 for b in blocks if b.get("type") == "server_tool_use")
+    open_end = bool(blocks) and str(blocks[-1].get("type", "")).endswith("_tool_result")
+    return 1 + calls - int(open_end)
 
 
 @dataclass(frozen=True)
@@ -124,13 +152,15 @@ class Script:
 
 
 class ScriptedModel:
-    """Replays a Script. Stateless: the position is the number of assistant turns so far."""
+    """Replays a Script. The position is the number of assistant turns so far (a function of
+    the request; what each conversation's last request counted is kept to save the walk)."""
 
     def __init__(self, script: Script) -> None:
         self.script = script
+        self._steps: Held[list[int]] = Held()
 
     def reply(self, request: Json) -> Reply:
-        position = script_position(request)
+        position = script_position(request, self._steps)
         if position < len(self.script.turns):
             return self.script.turns[position].to_reply(thinking_enabled(request))
         return Reply((TextOut(shaped_answer(request, self.script.final_text)),), "end_turn")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import replace
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from agentctl.context.compaction import compact_edit, compacted, summarized
 from agentctl.context.prices import context_window
 from agentctl.emulator.context_engine import ContextEngine, Edited
+from agentctl.emulator.conversations import Held
 from agentctl.emulator.corpus import Corpus, builtin_corpus
 from agentctl.emulator.model import (
     Block,
@@ -31,7 +33,12 @@ from agentctl.emulator.protocol import (
 )
 from agentctl.emulator.server_tools import ServerToolRunner, offered_server_tools
 from agentctl.emulator.threads import ThreadStore
-from agentctl.emulator.validation import sign_summary, validate_count_request, validate_request
+from agentctl.emulator.validation import (
+    Checked,
+    sign_summary,
+    validate_count_request,
+    validate_request,
+)
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
@@ -59,11 +66,12 @@ class MessagesService:
         self.context_window = context_window  # None: each model's own (context.prices)
         self._cache_lock = threading.Lock()
         self.threads = ThreadStore()
+        self.checked: Held[Checked] = Held()  # the messages each conversation passed
 
     def create(self, headers: dict[str, str], body: object) -> Json:
         """The BetaMessage JSON for a request (raises ApiFailure for invalid ones)."""
         betas = header_betas(headers)
-        request = validate_request(self.threads.expand(body, betas), betas)
+        request = validate_request(self.threads.expand(body, betas), betas, self.checked)
         edited = self._edit(server_view(request))
         edited, capped = self._within_window(edited, request)
         if request.get("compaction") is not None:  # on-demand: the signed block alone
@@ -130,7 +138,7 @@ class MessagesService:
     def count_tokens(self, headers: dict[str, str], body: object) -> Json:
         """The count_tokens answer: post-edit input tokens (and the pre-edit figure with edits)."""
         betas = header_betas(headers)
-        request = validate_count_request(self.threads.expand(body, betas), betas)
+        request = validate_count_request(self.threads.expand(body, betas), betas, self.checked)
         edited = self._edit(server_view(request))  # `compaction` is accepted and ignored
         answer: Json = {"input_tokens": edited.input_tokens}
         if edited.applied_edits is not None:
@@ -262,7 +270,7 @@ def render_system_messages(request: Json) -> Json:
     is not shown once a user message follows it. Other block kinds (tool additions and
     removals) are not modelled."""
     messages = request["messages"]
-    if not any(m["role"] == "system" for m in messages):
+    if "system" not in map(itemgetter("role"), messages):  # at C speed: most have none
         return request
     out: list[Json] = []
     carried: list[Json] = []  # shown system text waiting for the next user message

@@ -4,9 +4,13 @@ requests, and the `requests` of a Message Batch."""
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from agentctl.emulator.conversations import Held, conversation_key
 from agentctl.emulator.protocol import (
     BETA_COMPACT,
     BETA_COMPACT_ON_DEMAND,
@@ -27,9 +31,31 @@ THINKING_DOCS = (
 CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
-def validate_request(body: object, betas: set[str]) -> Json:
-    """Check a /v1/messages body; return it typed as a dict or raise the API's ApiFailure."""
-    request = validate_count_request(body, betas)
+@dataclass(frozen=True)
+class Checked:
+    """A conversation's last request that passed, kept in `Held` under its conversation: its
+    user and assistant turns, and whether its signatures were checked too (a Messages request,
+    not a count). A request extending it is checked from where they part; the checks of a
+    message depend on it and its neighbouring turns only, so the answers are the same."""
+
+    turns: list[tuple[int, Json]]
+    signed: bool
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What the message checks of one request found: where it parts from the held request."""
+
+    key: tuple[str, Any] | None
+    shared: int
+    before: Checked | None
+    turns: list[tuple[int, Json]]
+
+
+def validate_request(body: object, betas: set[str], held: Held[Checked] | None = None) -> Json:
+    """Check a /v1/messages body; return it typed as a dict or raise the API's ApiFailure.
+    With `held`, the messages a conversation's earlier request passed are not checked again."""
+    request, seen = _validate_count(body, betas, held)
     _check_max_tokens(request)
     _check_thinking(request)
     sequences = request.get("stop_sequences")
@@ -40,7 +66,10 @@ def validate_request(body: object, betas: set[str]) -> Json:
     if "stream" in request and not isinstance(request["stream"], bool):
         raise invalid("stream: Input should be a valid boolean")
     _check_compaction_request(request, betas)
-    check_signatures(request)
+    signed = seen.before is not None and seen.before.signed
+    check_signatures(request, seen.shared if signed else 0)
+    if held is not None and seen.key is not None:
+        held.keep(seen.key, list(request["messages"]), Checked(seen.turns, signed=True))
     return request
 
 
@@ -80,22 +109,38 @@ def _unanswered_tool_use(messages: list[Json]) -> bool:
     return last is not None and last["role"] == "assistant" and bool(_blocks(last, "tool_use"))
 
 
-def validate_count_request(body: object, betas: set[str]) -> Json:
+def validate_count_request(
+    body: object, betas: set[str], held: Held[Checked] | None = None
+) -> Json:
     """Check the fields /v1/messages/count_tokens shares with /v1/messages."""
+    request, seen = _validate_count(body, betas, held)
+    if held is not None and seen.key is not None:
+        held.keep(seen.key, list(request["messages"]), Checked(seen.turns, signed=False))
+    return request
+
+
+def _validate_count(
+    body: object, betas: set[str], held: Held[Checked] | None
+) -> tuple[Json, _Seen]:
     if not isinstance(body, dict):
         raise invalid("Input should be a valid dictionary or object to extract fields from")
     _check_model(body)
-    _check_messages(body)
+    seen = _check_messages(body, held)
     _check_tools(body.get("tools"))
     _check_betas(body, betas)
     check_output_config(body)
-    return body
+    return body, seen
 
 
 def conversation(messages: list[Json]) -> list[tuple[int, Json]]:
     """The user and assistant messages with their indexes: `{"role": "system"}` messages
     (SDK 2.15 `BetaSystemMessageParam`) sit between them without breaking the turns."""
-    return [(i, m) for i, m in enumerate(messages) if m["role"] != "system"]
+    return conversation_from(enumerate(messages))
+
+
+def conversation_from(indexed: Iterable[tuple[int, Json]]) -> list[tuple[int, Json]]:
+    """`conversation` of messages given with their indexes."""
+    return [(i, m) for i, m in indexed if m["role"] != "system"]
 
 
 def _opens_with_summary(message: Json) -> bool:
@@ -150,7 +195,7 @@ def _check_max_tokens(body: Json) -> None:
         raise invalid("max_tokens: Input should be greater than or equal to 1")
 
 
-def _check_messages(body: Json) -> None:
+def _check_messages(body: Json, held: Held[Checked] | None) -> _Seen:
     messages = body.get("messages")
     if messages is None:
         raise invalid("messages: Field required")
@@ -158,16 +203,32 @@ def _check_messages(body: Json) -> None:
         raise invalid("messages: Input should be a valid list")
     if not messages:
         raise invalid("messages: at least one message is required")
-    for index, message in enumerate(messages):
-        _check_message(index, message)
-    turns = conversation(messages)
+    key = _key(body) if held is not None else None
+    shared, before = held.recall(key, messages) if held is not None and key else (0, None)
+    if before is None:
+        shared = 0
+    for index in range(shared, len(messages)):
+        _check_message(index, messages[index])
+    kept = bisect.bisect_left(before.turns, shared, key=lambda t: t[0]) if before else 0
+    new = [(i, messages[i]) for i in range(shared, len(messages))]
+    turns = [*before.turns[:kept], *conversation_from(new)] if before else conversation(messages)
     if not turns:
         raise invalid("messages: at least one user or assistant message is required")
     first = turns[0][1]
     if first["role"] != "user" and not _opens_with_summary(first):
         raise invalid('messages: first message must use the "user" role')
-    for position in range(len(turns)):
+    # a kept turn's checks look at its neighbours: the last kept one's next turn is new
+    for position in range(max(kept - 1, 0), len(turns)):
         _check_tool_pairing(turns, position)
+    return _Seen(key, shared, before, turns)
+
+
+def _key(body: Json) -> tuple[str, Any] | None:
+    """The request's conversation in `Held` (None when its opening is not plain JSON)."""
+    try:
+        return (conversation_key(body), None)
+    except (TypeError, ValueError):
+        return None
 
 
 def _check_message(index: int, message: object) -> None:
@@ -290,12 +351,13 @@ def sign_summary(content: str) -> str:
     return stable_id(SIGNATURE_PREFIX, content)
 
 
-def check_signatures(request: Json) -> None:
+def check_signatures(request: Json, start: int = 0) -> None:
     """A signed compaction block whose content was changed is refused (the real API's text and
     error code). Only the emulator's own signatures are checked; unsigned (threshold)
-    blocks never are."""
-    for i, message in enumerate(request["messages"]):
-        content = message["content"]
+    blocks never are. The messages before `start` are known to pass."""
+    messages = request["messages"]
+    for i in range(start, len(messages)):
+        content = messages[i]["content"]
         for j, block in enumerate(content if isinstance(content, list) else []):
             signature = block.get("signature")
             if block["type"] != "compaction" or not isinstance(signature, str):
