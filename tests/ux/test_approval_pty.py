@@ -7,7 +7,10 @@ import re
 import select
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,6 +47,41 @@ def results(emu: Emulator) -> list[dict[str, object]]:
     ]
 
 
+@contextmanager
+def on_a_pty(
+    tmp_path: Path, emu: Emulator, args: list[str], **popen: Any
+) -> Iterator[tuple[int, subprocess.Popen[bytes]]]:
+    """`agentctl ARGS` with stdout and stderr on a new pty (and stdin, unless `popen` says
+    otherwise); yields the pty's main end and the child, and stops the child by its PID."""
+    main, child_end = os.openpty()
+    env = dict(
+        os.environ,
+        ANTHROPIC_BASE_URL=emu.base_url,
+        ANTHROPIC_API_KEY="test-key",
+        COLUMNS="120",
+        LINES="40",
+        TERM="xterm",
+        NO_COLOR="1",
+    )
+    popen = {"stdin": child_end, **popen}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "agentctl", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=child_end,
+        stderr=child_end,
+        **popen,
+    )
+    os.close(child_end)
+    try:
+        yield main, child
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        os.close(main)
+
+
 @pytest.mark.slow
 def test_y_n_a_at_a_real_prompt(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
@@ -62,38 +100,14 @@ def test_y_n_a_at_a_real_prompt(tmp_path: Path) -> None:
         ScriptTurn(tool_calls=(read[2],)),  # not asked
     )
     seen: list[str] = []
-    main, child_end = os.openpty()
+    args = ["run", "task.md", "--profile", "p.toml", "--workspace", "ws"]
     with running(script=Script(turns, "All read.")) as emu:
-        env = dict(
-            os.environ,
-            ANTHROPIC_BASE_URL=emu.base_url,
-            ANTHROPIC_API_KEY="test-key",
-            COLUMNS="120",
-            LINES="40",
-            TERM="xterm",
-            NO_COLOR="1",
-        )
-        args = ["run", "task.md", "--profile", "p.toml", "--workspace", "ws"]
-        child = subprocess.Popen(
-            [sys.executable, "-m", "agentctl", *args],
-            cwd=tmp_path,
-            env=env,
-            stdin=child_end,
-            stdout=child_end,
-            stderr=child_end,
-        )
-        os.close(child_end)
-        try:
+        with on_a_pty(tmp_path, emu, args) as (main, child):
             for answer in ("y", "n", "a"):
                 read_until(main, PROMPT, seen)
                 os.write(main, f"{answer}\n".encode())
             rest = read_until(main, "All read.", seen)
             assert child.wait(timeout=WAIT_S) == 0
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-            os.close(main)
         sent = results(emu)
     screen = "".join(seen)
     assert screen.count(PROMPT) == 3 and PROMPT not in rest  # c.txt was not asked about
@@ -120,33 +134,21 @@ def test_task_on_stdin_the_answer_comes_from_the_controlling_terminal(tmp_path: 
     (tmp_path / "p.toml").write_text('[memory]\nroot = "mem"\n[approval]\nask = ["read_file"]\n')
     turns = (ScriptTurn(tool_calls=(ToolCall("read_file", {"path": "a.txt"}),)),)
     seen: list[str] = []
-    main, child_end = os.openpty()
 
     def take_the_terminal() -> None:  # in the child, after setsid: the pty becomes its tty
         fcntl.ioctl(2, termios.TIOCSCTTY, 0)
 
+    args = ["run", "-", "--profile", "p.toml", "--workspace", "ws"]
     with running(script=Script(turns, "Read it.")) as emu:
-        env = dict(
-            os.environ,
-            ANTHROPIC_BASE_URL=emu.base_url,
-            ANTHROPIC_API_KEY="test-key",
-            COLUMNS="120",
-            TERM="xterm",
-            NO_COLOR="1",
-        )
-        args = ["run", "-", "--profile", "p.toml", "--workspace", "ws"]
-        child = subprocess.Popen(
-            [sys.executable, "-m", "agentctl", *args],
-            cwd=tmp_path,
-            env=env,
+        pty = on_a_pty(
+            tmp_path,
+            emu,
+            args,
             stdin=subprocess.PIPE,
-            stdout=child_end,
-            stderr=child_end,
             start_new_session=True,
             preexec_fn=take_the_terminal,
         )
-        os.close(child_end)
-        try:
+        with pty as (main, child):
             assert child.stdin is not None
             child.stdin.write(b"Read the file.\n")
             child.stdin.close()
@@ -154,11 +156,6 @@ def test_task_on_stdin_the_answer_comes_from_the_controlling_terminal(tmp_path: 
             os.write(main, b"y\n")
             rest = read_until(main, "Read it.", seen)
             assert child.wait(timeout=WAIT_S) == 0
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-            os.close(main)
         sent = results(emu)
     assert "the model wants to call read_file (turn 1)" in seen[0]
     assert "nobody can be asked" not in "".join(seen)
