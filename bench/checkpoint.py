@@ -21,21 +21,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from token_economy import TASK, generate
+from token_economy import TASK, generate, run_offline
 
 REPO = Path(__file__).resolve().parent.parent
 WHEN_TOLD = "\nmemory: when told\n"
 PROFILES = {"built-in": None, "api-defaults.toml": "configs/api-defaults.toml"}
-WINDOW = 1_000_000  # as token_economy.py: room for every variant to finish
 
 
 @dataclass(frozen=True)
@@ -76,20 +73,12 @@ def run_one(base: Path, model: str, profile: str, mode: str, facts: list[str]) -
     work = base / f"{model.replace(' ', '-')}-{profile}-{mode}"
     work.mkdir()
     (work / "task.md").write_text(TASK + (WHEN_TOLD if model == "when told" else ""))
-    env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
-    env.pop("AGENTCTL_PROFILE", None)
-    env["AGENTCTL_EMULATOR_CONTEXT_WINDOW"] = str(WINDOW)
-    cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
-           "--workspace", str(base / "workspace"), "--max-turns", "150",
-           "--set", "tools.max_result_chars=8000"]  # fmt: skip
+    args: list[str] = []
     for setting in MODES[mode]:
-        cmd += ["--set", setting]
+        args += ["--set", setting]
     if PROFILES[profile] is not None:
-        cmd += ["--profile", str(REPO / str(PROFILES[profile]))]
-    done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{model}/{profile}: exit {done.returncode}: {done.stderr.strip()}")
-    events = [json.loads(line) for line in done.stdout.splitlines()]
+        args += ["--profile", str(REPO / str(PROFILES[profile]))]
+    events = run_offline(work, base / "workspace", args, f"{model}/{profile}")
     return outcome(model, profile, mode, events, facts)
 
 

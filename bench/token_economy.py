@@ -175,6 +175,23 @@ def web_task(pages: int) -> str:
     return "# Heron research\n\nFind the FINDING behind each query.\n\n" + queries
 
 
+def run_offline(
+    work: Path, workspace: Path, args: list[str], label: str
+) -> list[dict[str, object]]:
+    """`agentctl run task.md --offline --json` in `work` (its own AGENTCTL_HOME, no ambient
+    profile, a window no unedited run outgrows) with `args` on top; the NDJSON events."""
+    env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
+    env.pop("AGENTCTL_PROFILE", None)
+    env["AGENTCTL_EMULATOR_CONTEXT_WINDOW"] = str(WINDOW)  # no editing needs more than 200k
+    cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
+           "--workspace", str(workspace), "--max-turns", "150",
+           "--set", "tools.max_result_chars=8000", *args]  # fmt: skip
+    done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{label}: exit {done.returncode}: {done.stderr.strip()}")
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
 def run_profile(
     base: Path, variant: Variant, model: str, facts: list[str], workload: str = "files"
 ) -> Outcome:
@@ -184,21 +201,12 @@ def run_profile(
     (work / "task.md").write_text(TASK if workload == "files" else web_task(len(facts)))
     if workload == "web":
         shutil.copytree(base / "web", work / "web")
-    env = {**os.environ, "AGENTCTL_HOME": str(work / "home"), "NO_COLOR": "1"}
-    env.pop("AGENTCTL_PROFILE", None)
-    env["AGENTCTL_EMULATOR_CONTEXT_WINDOW"] = str(WINDOW)  # no editing needs more than 200k
-    cmd = [sys.executable, "-m", "agentctl", "run", "task.md", "--offline", "--json", "--quiet",
-           "--workspace", str(base / "workspace"), "--max-turns", "150",
-           "--set", "tools.max_result_chars=8000",
-           "--set", f"context_editing.server_model={model}"]  # fmt: skip
+    args = ["--set", f"context_editing.server_model={model}"]
     if variant.profile != BUILTIN:
-        cmd += ["--profile", str(REPO / variant.profile)]
+        args += ["--profile", str(REPO / variant.profile)]
     for setting in (*variant.sets, *(WEB_SETS if workload == "web" else ())):
-        cmd += ["--set", setting]
-    done = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{variant.label}: exit {done.returncode}: {done.stderr.strip()}")
-    events = [json.loads(line) for line in done.stdout.splitlines()]
+        args += ["--set", setting]
+    events = run_offline(work, base / "workspace", args, variant.label)
     return outcome(variant, model, events, facts, workload)
 
 
