@@ -1,23 +1,36 @@
-"""Scale: how a run's client-side cost grows with its length (issue 26's loop figures).
+"""Scale: every figure of issue 26 (long runs that scale) measured in one run, one table.
 
-Usage: python bench/scale.py [--quick] [--long N] [--profile TURNS] [--markdown]
+Usage: python bench/scale.py [--quick | --tiny] [--only PARTS] [--per-turn] [--long N]
+                             [--rounds N] [--json | --markdown] [--profile TURNS [--full]]
 
-Every session is scripted (the emulator's `[[turn]]` script: one `read_file` call a turn,
-each answered with a ~9 kB file, about 2.2k tokens, by agentctl's workspace `read_file` in
-both agentctl and the SDK's runner) and served by `agentctl emulator serve`
-in its own process, so the CPU measured here is the client's alone (`time.process_time` of
-this process). Measured in one run:
-- per-turn client CPU over turns 10-110 of agentctl (`agentctl.run`, default profile, no
-  transcript) and of the SDK's own `client.beta.messages.tool_runner` on the same script,
-  each with message threads (api.threads = true; the SDK's default) and without (the whole
-  history each turn; the SDK with `thread=False`), as ratios to the SDK's default;
-- the exponent k of total client CPU ~ turns^k over sessions of 100, 300 and 1,000 turns
-  (least squares on the logs), and the same for the bytes sent (the emulator's count of
-  request bytes) and the client's peak RSS growth (`ru_maxrss` of a fresh child process);
-- with --long N: one N-turn session (clearing + compaction as the default profile has
-  them), its prompt at the end, peak RSS and per-turn CPU of its first and last 100 turns,
-  the client's and the emulator's (CPU of its process, read from /proc at each turn).
-`--profile TURNS` runs one agentctl session under cProfile and prints the top functions.
+No flags: every part, in this process and its children, one after another; each row of the
+table is the issue's target, the figure measured (a ratio or an exponent) and whether it is
+met, with the date, commit and load average under it. The parts (`--only loop,growth,...`):
+- loop: per-turn client CPU over turns 10-110 of agentctl (`agentctl.run`, default profile,
+  no transcript) and of the SDK's `client.beta.messages.tool_runner` on the same script, with
+  message threads (api.threads = true; the SDK's default) and without (the whole history each
+  turn; the SDK's `thread=False`); ratios within each round, median of the rounds.
+- growth: the exponent k of total client CPU, bytes sent and peak RSS growth ~ turns^k over
+  sessions of 100, 300 and 1,000 turns (threads; each session in a fresh process).
+- long: one 5,000-turn session under the built-in profile (clearing + compaction), threads:
+  completed, its prompt at the end, RSS growth, and per-turn CPU of its last 100 turns over
+  its first 100, the client's and the emulator's (its process, read from /proc each turn).
+- limits: a request over the size limit is never sent, and a 413 names the remedy.
+- replay: exponents of `stats`, `simulate` and `tune` CPU in turns (bench/scale_replay.py,
+  100 / 300 / 1,000 turns) and `tune`'s seconds on 1,000 turns.
+- store: `sessions list --json` on 10,000 sessions, `memory log -n 20` on a 100 MB journal,
+  the memory store's first create in a 100,000-file tree (bench/scale_store.py).
+- startup: the light commands' CPU over `python -c "import typer, rich"` (bench/scale_store.py).
+- tokens: the files and web workloads, the built-in default and the best settings docs/bench.md
+  names, against no editing (bench/token_economy.py --try).
+
+Every session of loop, growth and long is scripted (the emulator's `[[turn]]` script: one
+`read_file` call a turn, each answered with a ~9 kB file, about 2.2k tokens, by agentctl's
+workspace `read_file` in both agentctl and the SDK's runner) and served by `agentctl emulator
+serve` in its own process, so the CPU measured is the client's alone (`time.process_time`).
+`--quick` runs smaller sizes (a smoke test of minutes); `--tiny` the test's (figures mean
+nothing). `--profile TURNS` runs one agentctl session under cProfile and prints the top
+functions (`--full`: without threads).
 """
 
 from __future__ import annotations
@@ -25,21 +38,27 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
-import math
 import os
 import pstats
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import scale_replay  # noqa: E402
+import scale_store  # noqa: E402
+import token_economy  # noqa: E402
+
 RESULT_BYTES = 9_000  # ~2.2k tokens of text per tool result
 WORDS = ["shard", "replica", "queue", "worker", "batch", "lease", "token", "window"]
 
@@ -165,11 +184,11 @@ def run_sdk(url: str, work: Path, turns: int, threads: bool, stream: bool = Fals
     return session
 
 
-def per_turn_rows(turns: int = 111, rounds: int = 3) -> list[tuple[str, float, float]]:
-    """(label, median ms a turn, median ratio to the SDK's default runner in the same round)
-    over `rounds` rounds of the five sessions: the load of a shared machine drifts between
-    sessions a minute apart (one session each gave 0.95x and 1.69x for the same code), less
-    within one round, so each ratio is taken within its round."""
+def per_turn_table(turns: int = 111, rounds: int = 3) -> list[list[Session]]:
+    """`rounds` rounds of five sessions of `turns` turns each on one server, in the order of
+    PER_TURN: the load of a shared machine drifts between sessions a minute apart (one
+    session each gave 0.95x and 1.69x for the same code), less within one round, so a ratio
+    is taken within its round."""
     with tempfile.TemporaryDirectory(prefix="agentctl-scale-") as tmp:
         work, script = write_workload(Path(tmp), turns)
         server = Server(script)
@@ -181,18 +200,12 @@ def per_turn_rows(turns: int = 111, rounds: int = 3) -> list[tuple[str, float, f
                 lambda: run_agentctl(server.url, work, turns, True, {}),
                 lambda: run_agentctl(server.url, work, turns, False, {}),
             ]
-            table = [[run() for run in runs] for _ in range(rounds)]
+            return [[run() for run in runs] for _ in range(rounds)]
         finally:
             server.close()
-    ms = [[s.per_turn_ms(10, 110) for s in row] for row in table]
-    return [
-        (
-            table[0][i].label,
-            statistics.median(row[i] for row in ms),
-            statistics.median(row[i] / row[0] for row in ms),
-        )
-        for i in range(len(runs))
-    ]
+
+
+PER_TURN = ("sdk", "sdk-full", "sdk-stream", "threads", "full")  # per_turn_table's columns
 
 
 def child_session(
@@ -263,52 +276,6 @@ def measured_session(turns: int, threads: bool, sets: dict[str, Any]) -> dict[st
     }
 
 
-def exponent(xs: list[float], ys: list[float]) -> float:
-    """k of y ~ x^k, least squares on the logs."""
-    lx, ly = [math.log(x) for x in xs], [math.log(max(y, 1e-9)) for y in ys]
-    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
-    num = sum((a - mx) * (b - my) for a, b in zip(lx, ly, strict=True))
-    return num / sum((a - mx) ** 2 for a in lx)
-
-
-def growth_rows(lengths: list[int], threads: bool) -> list[str]:
-    runs = [child_session(n, threads) for n in lengths]
-    mode = "threads" if threads else "whole history"
-    xs = [float(n) for n in lengths]
-    out = [
-        f"  {mode}: {n} turns: CPU {r['cpu_s']:.2f} s, RSS +{r['rss_kb'] / 1024:.0f} MB, "
-        f"sent {r['bytes'] / 1e6:.1f} MB"
-        for n, r in zip(lengths, runs, strict=True)
-    ]
-    out.append(
-        f"exponents ({mode}, {lengths[0]}-{lengths[-1]} turns): CPU "
-        f"{exponent(xs, [r['cpu_s'] for r in runs]):.2f}, bytes sent "
-        f"{exponent(xs, [r['bytes'] for r in runs]):.2f}, RSS growth "
-        f"{exponent(xs, [max(r['rss_kb'], 1) for r in runs]):.2f}"
-    )
-    return out
-
-
-LONG_SETS = {
-    "context_editing.compaction.enabled": True,
-    "context_editing.compaction.trigger": 100_000,
-}
-
-
-def long_rows(turns: int) -> list[str]:
-    r = child_session(turns, True, LONG_SETS)
-    return [
-        f"long run ({turns} turns asked, threads, clearing + compaction at "
-        f"{LONG_SETS['context_editing.compaction.trigger']:,} tokens): "
-        f"{r['turns']:.0f} turns, prompt at the end {r['last_prompt']:.0f} tokens, "
-        f"RSS +{r['rss_kb'] / 1024:.0f} MB, CPU per turn: first 100 {r['first_100_ms']:.2f} ms, "
-        f"last 100 {r['last_100_ms']:.2f} ms (ratio {r['last_100_ms'] / r['first_100_ms']:.2f}); "
-        f"emulator CPU per request: first 100 {r['emulator_first_100_ms']:.2f} ms, last 100 "
-        f"{r['emulator_last_100_ms']:.2f} ms (ratio "
-        f"{r['emulator_last_100_ms'] / max(r['emulator_first_100_ms'], 1e-9):.2f})"
-    ]
-
-
 def profile_session(turns: int, threads: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="agentctl-scale-") as tmp:
         work, script = write_workload(Path(tmp), turns)
@@ -326,39 +293,362 @@ def profile_session(turns: int, threads: bool) -> None:
     stats.sort_stats("tottime").print_stats(20)
 
 
+# -- one run: every figure of issue 26 ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How large each part of the one run is."""
+
+    per_turn: int = 111  # turns of each per-turn session (measured from turn 10 to the last)
+    rounds: int = 3
+    growth: tuple[int, ...] = (100, 300, 1000)
+    long: int = 5000
+    replay: tuple[int, ...] = (100, 300, 1000)
+    sessions: int = 10_000
+    files: int = 100_000  # the memory store's tree
+    journal_mb: int = 100
+    store_runs: int = 5
+    startup_rounds: int = 10
+    economy_files: int = 48
+    economy_pages: int = 98
+
+
+FULL = Sizes()
+QUICK = Sizes(41, 1, (30, 60, 120), 300, (20, 40, 80), 1_000, 5_000, 5, 2, 3, 6, 6)
+TINY = Sizes(16, 1, (10, 20, 40), 60, (8, 16), 30, 300, 2, 1, 1, 2, 2)  # the test's: seconds
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One row of the table: what is measured, the issue's target, the figure, met or not."""
+
+    part: str
+    name: str
+    target: str
+    measured: str
+    met: bool
+    value: float
+    note: str = ""
+
+
+def at_most(part: str, name: str, value: float, limit: float, note: str = "") -> Figure:
+    """A ratio (x) with its upper bound."""
+    return Figure(part, name, f"<= {limit:g}x", f"{value:.2f}x", value <= limit, value, note)
+
+
+def slope(part: str, name: str, points: list[tuple[int, float]], limit: float = 1.2) -> Figure:
+    """The exponent k of y ~ turns^k over `points`, at most `limit` (1.2: linear)."""
+    k = scale_replay.exponent(points) or 0.0
+    shown = ", ".join(f"{n:,}: {y:,.2f}" for n, y in points)
+    return Figure(part, name, f"k <= {limit:g}", f"k = {k:.2f}", k <= limit, k, shown)
+
+
+def loop_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """Per-turn client CPU against the SDK's tool_runner in both modes."""
+    table = per_turn_table(sizes.per_turn, sizes.rounds)
+    last = sizes.per_turn - 1
+    ms = [dict(zip(PER_TURN, (s.per_turn_ms(10, last) for s in row), strict=True)) for row in table]
+
+    def ratio(ours: str, theirs: str) -> float:
+        return statistics.median(r[ours] / r[theirs] for r in ms)
+
+    def med(which: str) -> float:
+        return statistics.median(r[which] for r in ms)
+
+    where = f"turns 10-{last}, median of {sizes.rounds} round(s)"
+    return [
+        at_most("loop", "per-turn client CPU, api.threads = true / SDK tool_runner (its "
+                "default: threads)", ratio("threads", "sdk"), 1.5,
+                f"{med('threads'):.2f} vs {med('sdk'):.2f} ms; SDK streaming "
+                f"{med('sdk-stream'):.2f} ms ({ratio('threads', 'sdk-stream'):.2f}x); {where}"),
+        at_most("loop", "per-turn client CPU, whole history / SDK tool_runner thread=False",
+                ratio("full", "sdk-full"), 1.5,
+                f"{med('full'):.2f} vs {med('sdk-full'):.2f} ms; {where}"),
+    ]  # fmt: skip
+
+
+def growth_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """Exponents of a session's CPU, bytes sent and RSS growth in its turns (threads)."""
+    runs = [(n, child_session(n, True)) for n in sizes.growth]
+    seen["rss_kb"], seen["rss_turns"] = runs[-1][1]["rss_kb"], runs[-1][0]
+    span = f"{sizes.growth[0]:,}-{sizes.growth[-1]:,} turns, threads"
+    return [
+        slope("growth", f"total client CPU (s) ~ turns^k, {span}",
+              [(n, r["cpu_s"]) for n, r in runs]),
+        slope("growth", f"bytes sent (MB) ~ turns^k, {span}",
+              [(n, r["bytes"] / 1e6) for n, r in runs]),
+        slope("growth", f"client RSS growth (MB) ~ turns^k, {span}",
+              [(n, r["rss_kb"] / 1024) for n, r in runs], 1.0),
+    ]  # fmt: skip
+
+
+def long_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """One long session under the built-in profile (clearing + compaction), threads."""
+    n = sizes.long
+    r = child_session(n, True)
+    turns, prompt = int(r["turns"]), int(r["last_prompt"])
+    client = r["last_100_ms"] / r["first_100_ms"]
+    served = r["emulator_last_100_ms"] / max(r["emulator_first_100_ms"], 1e-9)
+    name = f"{n:,}-turn session, built-in profile, threads"
+    rows = [
+        Figure("long", f"{name}: completed", f"{n + 1:,} turns", f"{turns:,} turns",
+               turns >= n + 1, turns),
+        Figure("long", f"{name}: prompt at the end", "bounded: < 200,000 tokens",
+               f"{prompt:,} tokens", prompt < 200_000, prompt),
+        at_most("long", f"{name}: client CPU a turn, last 100 / first 100", client, 1.5,
+                f"{r['first_100_ms']:.2f} / {r['last_100_ms']:.2f} ms"),
+        at_most("long", f"{name}: emulator CPU a request, last 100 / first 100", served, 1.5,
+                f"{r['emulator_first_100_ms']:.2f} / {r['emulator_last_100_ms']:.2f} ms "
+                "(10 ms ticks)"),
+    ]  # fmt: skip
+    if "rss_kb" in seen:
+        grown = r["rss_kb"] / seen["rss_kb"]
+        rows.append(at_most("long", f"{name}: RSS growth / at {seen['rss_turns']:,.0f} turns",
+                            grown, 2.0, f"+{r['rss_kb'] / 1024:.0f} MB / "
+                            f"+{seen['rss_kb'] / 1024:.0f} MB, {n / seen['rss_turns']:.0f}x "
+                            "the turns"))  # fmt: skip
+    return rows
+
+
+def guard_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """A request over the size limit is never sent; a 413 names the remedy, not --resume. The
+    limit is lowered (100,000 bytes, for the API's 32 MB) on a whole-history run without
+    clearing (tests/agent/test_request_size.py holds the same)."""
+    import agentctl
+    from agentctl.agent.client import AnthropicClient
+    from agentctl.agent.retry import RetryPolicy
+    from agentctl.agent.wire import WireLimits
+    from agentctl.emulator import Script, ScriptTurn, ToolCall, running
+    from agentctl.errors import ApiError, RequestTooLargeError
+
+    limit = 100_000
+    call = (ToolCall("read_file", {"path": "f0.txt", "limit": 2000}),)
+    script = Script(tuple(ScriptTurn(tool_calls=call) for _ in range(40)))
+    caught: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="agentctl-scale-") as tmp:
+        work, _ = write_workload(Path(tmp), 1, files=1)
+        profile = Path(tmp) / "guard.toml"
+        profile.write_text("max_turns = 50\n[context_editing.tool_uses]\nenabled = false\n")
+        limits = {"client": (limit, 0), "server": (10 * limit, limit)}
+        for kind, (client_limit, server_limit) in limits.items():
+            with running(script=script) as emu:
+                if server_limit:
+                    emu.max_body_bytes = server_limit
+                wire = WireLimits(max_request_bytes=client_limit)
+                client = AnthropicClient(api_key="sk-bench", base_url=emu.base_url, timeout_s=60,
+                                         retry=RetryPolicy(max_retries=0), wire=wire)  # fmt: skip
+                try:
+                    agentctl.run("Read the file.", profile=profile, workspace=work,
+                                 client=client, record=False)  # fmt: skip
+                except (RequestTooLargeError, ApiError) as error:
+                    caught[kind] = str(error)
+                sizes_sent = [r.size for r in emu.requests if r.path == "/v1/messages"]
+            seen[f"guard_{kind}"] = max(sizes_sent)
+    sent = seen["guard_client"] / limit
+    remedy = "api.threads = true"
+    return [
+        Figure("limits", "a request over the size limit (lowered to 100,000 B) is never sent",
+               "never sent; the error names the remedy", f"largest sent {sent:.2f}x the limit",
+               sent <= 1 and remedy in caught.get("client", "")
+               and "continue with" not in caught["client"], sent,
+               "the run stops with exit 3 before sending it"),
+        Figure("limits", "a 413 from the server (its limit lowered to 100,000 B)",
+               "names the remedy, not a resume", "413: " + ("remedy named" if remedy in
+               caught.get("server", "") else "no remedy"),
+               remedy in caught.get("server", "") and "continue with" not in caught["server"],
+               seen["guard_server"] / limit, "tests/agent/test_request_size.py checks both"),
+    ]  # fmt: skip
+
+
+def replay_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """stats, simulate and tune: time in turns, and tune's time on the longest session."""
+    timings = scale_replay.measure(sizes.replay, sizes.replay)
+    rows = [
+        slope("replay", f"`{name}` CPU (s) ~ turns^k", [(t.turns, t.seconds) for t in timings
+                                                      if t.command == name])
+        for name in ("stats", "simulate", "tune")
+    ]  # fmt: skip
+    tune = [t for t in timings if t.command == "tune"][-1]
+    per = scale_replay.summary(timings)["tune (per setting)"] or 0.0
+    name = f"`tune` (default sweep) on {tune.turns:,} turns"
+    note = f"{tune.candidates} settings; per setting k = {per:.2f}"
+    seconds = f"{tune.seconds:.1f} s CPU"
+    rows.append(Figure("replay", name, "seconds: < 60 s", seconds, tune.seconds < 60,
+                       tune.seconds, note))  # fmt: skip
+    return rows
+
+
+def store_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """`sessions list` on many sessions, `memory log` on a large journal, the memory store's
+    first create in a large tree (bench/scale_store.py's measurements)."""
+    tmp = Path(tempfile.mkdtemp(prefix="agentctl-scale-"))
+    try:
+        listing = scale_store.list_figures(tmp, sizes.sessions, sizes.store_runs)
+        log = scale_store.log_figures(tmp, sizes.journal_mb, sizes.store_runs)
+        first = scale_store.first_write_figures(tmp, sizes.files, sizes.store_runs)
+    finally:
+        shutil.rmtree(tmp)
+    wall, cpu, rss = listing[scale_store.LISTINGS[0][0]]
+    big, small = log[sizes.journal_mb], log[1]
+    saved = first["saved"] / first["walked"]
+    return [
+        Figure("listings", f"`sessions list --json`, {sizes.sessions:,} sessions", "< 0.5 s",
+               f"{cpu:.3f} s CPU", cpu < 0.5, cpu, f"{wall:.3f} s wall, {rss:.0f} MB; the "
+               f"index built in {listing['build'][1]:.2f} s CPU"),
+        at_most("memory", f"`memory log -n 20`, {sizes.journal_mb} MB / 1 MB journal (CPU)",
+                big[1] / small[1], 1.2, f"{big[1]:.3f} / {small[1]:.3f} s, {big[2]:.0f} MB"),
+        at_most("memory", f"first create, {sizes.files:,} files: later process / the walking "
+                "first one", saved, 0.1, f"{first['saved']:.1f} / {first['walked']:.1f} ms; "
+                f"SDK {first['sdk']:.1f} ms ({first['saved'] / first['sdk']:.1f}x)"),
+    ]  # fmt: skip
+
+
+def startup_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """Each light command's CPU against `python -c "import typer, rich"`, round by round."""
+    tmp = Path(tempfile.mkdtemp(prefix="agentctl-scale-"))
+    try:
+        base, figures = scale_store.startup_figures(tmp, sizes.startup_rounds)
+    finally:
+        shutil.rmtree(tmp)
+    return [
+        at_most(
+            "startup",
+            f"`agentctl {f.name}` / `import typer, rich` (CPU)",
+            f.ratio,
+            2.0,
+            f"{f.cpu * 1000:.0f} vs {base * 1000:.0f} ms, {sizes.startup_rounds} rounds",
+        )
+        for f in figures
+    ]
+
+
+# The best settings docs/bench.md names ("Toward the targets"), run with token_economy --try.
+BEST = {
+    "files": 'trigger=6000 keep=1 clear_at_least=0 clear_tool_inputs=["read_file"]',
+    "web": 'trigger=6000 keep=1 clear_at_least=0 clear_tool_inputs=["web_search","web_fetch"]',
+}
+TOKEN_TARGETS = {"files": (0.90, 0.4), "web": (0.84, 0.6)}  # fewer tokens, cost vs no editing
+
+
+def token_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """The files and web workloads: the built-in default and the best settings against no
+    editing (default server model)."""
+    rows = []
+    for workload, count in (("files", sizes.economy_files), ("web", sizes.economy_pages)):
+        runs, _ = token_economy.bench(count, workload, (BEST[workload],))
+        plain = token_economy.baseline(runs, token_economy.SERVER_MODELS[0])
+        fewer, cost_limit = TOKEN_TARGETS[workload]
+        for run in runs[:-1]:
+            cut = 1 - run.total_input / plain.total_input
+            cost = run.cost / plain.cost
+            every = run.facts_found == run.facts_total
+            label = "built-in" if run.variant.role == "default" else run.variant.label
+            rows.append(Figure(
+                "tokens", f"{workload}, {label}, {run.turns} turns",
+                f">= {fewer:.0%} fewer, <= {cost_limit}x cost, every fact",
+                f"{cut:.1%} fewer, {cost:.2f}x, {run.facts_found}/{run.facts_total}",
+                cut >= fewer and cost <= cost_limit and every, cut,
+                f"{run.total_input:,} vs {plain.total_input:,} tokens, ${run.cost:.2f} vs "
+                f"${plain.cost:.2f}",
+            ))  # fmt: skip
+    return rows
+
+
+PARTS: dict[str, Callable[[Sizes, dict[str, float]], list[Figure]]] = {
+    "loop": loop_figures,
+    "growth": growth_figures,
+    "long": long_figures,
+    "limits": guard_figures,
+    "replay": replay_figures,
+    "store": store_figures,
+    "startup": startup_figures,
+    "tokens": token_figures,
+}
+
+
+@dataclass
+class Report:
+    sizes: Sizes
+    figures: list[Figure] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time of each part
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"meta": self.meta, "sizes": asdict(self.sizes), "seconds": self.seconds,
+                "figures": [asdict(f) for f in self.figures]}  # fmt: skip
+
+
+def run_all(sizes: Sizes, parts: list[str], log: Callable[[str], None] = print) -> Report:
+    """Every part of `parts` in turn, in this process (and its children); a part that fails
+    gives one row that says so, and the run goes on."""
+    started, load = time.time(), os.getloadavg()[0]
+    report, seen = Report(sizes), {}
+    for part in parts:
+        start = time.perf_counter()
+        try:
+            report.figures += PARTS[part](sizes, seen)
+        except (Exception, SystemExit) as error:
+            text = " ".join(str(error).split())[-300:]
+            report.figures.append(Figure(part, f"{part}: failed", "", f"failed: {text}", False, 0))
+        report.seconds[part] = round(time.perf_counter() - start, 1)
+        log(f"{part}: {report.seconds[part]:.0f} s")
+    report.meta = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
+        "commit": _commit(), "python": sys.version.split()[0], "cores": os.cpu_count(),
+        "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
+        "wall_s": round(time.time() - started),
+    }  # fmt: skip
+    return report
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    return done.stdout.strip() or "unknown"
+
+
+def render(report: Report, markdown: bool = False) -> str:
+    head = ("figure", "target", "measured", "met", "note")
+    rows = [(f.name, f.target, f.measured, "yes" if f.met else "NO", f.note)
+            for f in report.figures]  # fmt: skip
+    m = report.meta
+    foot = (f"{m['date']}, commit {m['commit']}, Python {m['python']}, {m['cores']} cores, "
+            f"load average {m['load_average'][0]} at the start and {m['load_average'][1]} at "
+            f"the end, {m['wall_s']} s in all; "
+            f"met {sum(f.met for f in report.figures)} of {len(report.figures)}")  # fmt: skip
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|---|---|---:|---|---|"]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        return "\n".join([*lines, "", foot])
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths) + "  {}"
+    return "\n".join([*(fmt.format(*r) for r in [head, *rows]), "", foot])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes: a smoke test")
+    parser.add_argument("--tiny", action="store_true", help="the test's sizes (seconds)")
+    parser.add_argument("--only", default=",".join(PARTS), help=f"of {','.join(PARTS)}")
+    parser.add_argument("--per-turn", action="store_true", help="only the per-turn CPU rows")
+    parser.add_argument("--long", type=int, default=0, metavar="N", help="the long run's turns")
+    parser.add_argument("--rounds", type=int, default=0, help="rounds of the per-turn sessions")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+    parser.add_argument("--markdown", action="store_true", help="the table as Markdown")
     parser.add_argument("--profile", type=int, default=0, metavar="TURNS")
     parser.add_argument("--full", action="store_true", help="--profile without threads")
-    parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--long", type=int, default=0, metavar="N")
-    parser.add_argument("--per-turn", action="store_true", help="only the per-turn CPU rows")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of the per-turn sessions")
     args = parser.parse_args()
     if args.profile:
         profile_session(args.profile, threads=not args.full)
         return
-    rows = per_turn_rows(rounds=args.rounds)
-    sdk_full = rows[1][1]
-    for label, ms, ratio in rows:
-        print(f"per-turn CPU, turns 10-110, median of {args.rounds} rounds: {label}: {ms:.2f} ms "
-              f"({ratio:.2f}x SDK default in its round, {ms / sdk_full:.2f}x SDK thread=False)",
-              flush=True)  # fmt: skip
-    if args.per_turn:
-        return
-    short = [50, 100, 200] if args.quick else [100, 300, 1000]
-    for line in growth_rows(short, threads=True):
-        print(line, flush=True)
-    for line in growth_rows([50, 100, 200] if args.quick else [100, 200, 400], threads=False):
-        print(line, flush=True)
-    if args.long:
-        for line in long_rows(args.long):
-            print(line, flush=True)
-
-
-def long_only(turns: int) -> None:
-    for line in long_rows(turns):
-        print(line, flush=True)
+    sizes = TINY if args.tiny else QUICK if args.quick else FULL
+    sizes = replace(sizes, long=args.long or sizes.long, rounds=args.rounds or sizes.rounds)
+    parts = ["loop"] if args.per_turn else args.only.split(",")
+    if unknown := set(parts) - set(PARTS):
+        parser.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}")
+    report = run_all(sizes, parts, lambda line: print(line, file=sys.stderr, flush=True))
+    print(json.dumps(report.to_json()) if args.json else render(report, args.markdown))
 
 
 if __name__ == "__main__":

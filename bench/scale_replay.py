@@ -134,22 +134,38 @@ def export(ref: str, into: Path) -> Path:
 
 
 def run(args: argparse.Namespace) -> list[Timing]:
-    sessions = Path(args.sessions) if args.sessions else Path(tempfile.mkdtemp(prefix="replay-"))
-    old_src = export(args.baseline, Path(tempfile.mkdtemp())) if args.baseline else None
+    return measure(
+        args.turns, args.tune_turns, args.commands, args.sessions, args.baseline,
+        args.baseline_turns,
+    )  # fmt: skip
+
+
+def measure(
+    lengths: Sequence[int],
+    tune_lengths: Sequence[int],
+    commands: Sequence[str] = tuple(COMMANDS),
+    sessions_dir: str | None = None,
+    baseline: str | None = None,
+    baseline_lengths: Sequence[int] = (),
+) -> list[Timing]:
+    """Each of `commands` on a scripted session of each length (`tune` only on
+    `tune_lengths`); with `baseline` (a git ref), also that version on `baseline_lengths`."""
+    sessions = Path(sessions_dir) if sessions_dir else Path(tempfile.mkdtemp(prefix="replay-"))
+    old_src = export(baseline, Path(tempfile.mkdtemp())) if baseline else None
     timings: list[Timing] = []
     try:
-        for turns in args.turns:
+        for turns in lengths:
             home = make_session(sessions / f"turns-{turns}", turns)
             session = next((home / "sessions").glob("*.jsonl")).stem
             env = {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1"}
             env.pop("AGENTCTL_PROFILE", None)
             for name, template in COMMANDS.items():
-                if (name == "tune" and turns not in args.tune_turns) or name not in args.commands:
+                if (name == "tune" and turns not in tune_lengths) or name not in commands:
                     continue
                 cmd = [sys.executable, "-m", "agentctl", *(a.format(s=session) for a in template)]
                 seconds, out = timed(cmd, env)
                 base, same = None, None
-                if old_src is not None and turns in args.baseline_turns:
+                if old_src is not None and turns in baseline_lengths:
                     old_env = {**env, "PYTHONPATH": str(old_src)}
                     base, old_out = timed(cmd, old_env)
                     same = old_out == out
@@ -158,7 +174,7 @@ def run(args: argparse.Namespace) -> list[Timing]:
     finally:
         if old_src is not None:
             shutil.rmtree(old_src)
-        if not args.sessions:
+        if not sessions_dir:
             shutil.rmtree(sessions)
     return timings
 

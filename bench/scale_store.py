@@ -25,15 +25,16 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from startup import agentctl
+
 RESULT = "line of a tool result, as a file's text would be\n" * 45  # ~2.2 kB
-
-
-def agentctl() -> list[str]:
-    script = Path(sys.executable).parent / "agentctl"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "agentctl"]
+Timed = tuple[float, float, float]  # wall s, CPU s, peak RSS MB
 
 
 def run_once(cmd: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
@@ -141,37 +142,47 @@ def _turn(turn: int, *, last: bool) -> list[dict[str, Any]]:
     return records
 
 
-def bench_list(tmp: Path, count: int, runs: int) -> list[str]:
+LISTINGS = (
+    ("--json from the index", ["--json"]),
+    ("-n 20", ["-n", "20"]),
+    (
+        "--json -s kestrel --status end_turn -n 5",
+        ["--json", "-s", "kestrel", "--status", "end_turn", "-n", "5"],
+    ),
+    ("the whole table, piped", []),
+)
+
+
+def list_figures(tmp: Path, count: int, runs: int) -> dict[str, Timed]:
+    """`sessions list` on `count` sessions: the index build ("build"), the listing after one
+    transcript changed ("stale"), then each of LISTINGS from the index (median of `runs`)."""
     home = tmp / "list"
     home.mkdir()
     many_sessions(home, count)
     env, app = environment(home), agentctl()
     listing = [*app, "sessions", "list", "--json"]
-    build = run_timed(listing, env)  # no index yet: every transcript read once
-    touched = next((home / "sessions").glob("*.jsonl"))
-    os.utime(touched)
-    stale = run_timed(listing, env)
+    figures = {"build": run_timed(listing, env)}  # no index yet: every transcript read once
+    os.utime(next((home / "sessions").glob("*.jsonl")))
+    figures["stale"] = run_timed(listing, env)
+    for name, args in LISTINGS:
+        figures[name] = measure([*app, "sessions", "list", *args], env, runs)
+    return figures
+
+
+def bench_list(tmp: Path, count: int, runs: int) -> list[str]:
+    figures = list_figures(tmp, count, runs)
     rows = [
         f"sessions list, {count:,} sessions: CPU s (wall s), peak RSS",
-        _row("building the index (reads every file)", build),
-        _row("--json, one transcript changed", stale),
+        _row("building the index (reads every file)", figures["build"]),
+        _row("--json, one transcript changed", figures["stale"]),
     ]
-    for name, args in (
-        ("--json from the index", ["--json"]),
-        ("-n 20", ["-n", "20"]),
-        (
-            "--json -s kestrel --status end_turn -n 5",
-            ["--json", "-s", "kestrel", "--status", "end_turn", "-n", "5"],
-        ),
-        ("the whole table, piped", []),
-    ):
-        rows.append(_row(name, measure([*app, "sessions", "list", *args], env, runs)))
-    warm = measure(listing, env, runs)
-    rows.append(f"  index build / --json from the index (CPU)  x{build[1] / warm[1]:.1f}")
+    rows += [_row(name, figures[name]) for name, _ in LISTINGS]
+    build, warm = figures["build"][1], figures[LISTINGS[0][0]][1]
+    rows.append(f"  index build / --json from the index (CPU)  x{build / warm:.1f}")
     return rows
 
 
-def _row(name: str, figures: tuple[float, float, float]) -> str:
+def _row(name: str, figures: Timed) -> str:
     wall, cpu, rss = figures
     return f"  {name:<42} {cpu:7.3f} ({wall:7.3f})  {rss:5.0f} MB"
 
@@ -224,18 +235,23 @@ def journal(root: Path, megabytes: int) -> None:
             n += 1
 
 
-def bench_log(tmp: Path, megabytes: int, runs: int) -> list[str]:
+def log_figures(tmp: Path, megabytes: int, runs: int) -> dict[int, Timed]:
+    """`memory log -n 20` on a 1 MB and a `megabytes` MB journal (median of `runs`)."""
     env, app = environment(tmp / "home"), agentctl()
-    rows = ["memory log -n 20: CPU s (wall s), peak RSS"]
-    figures = []
+    figures = {}
     for size in (1, megabytes):
         root = tmp / f"journal{size}"
         journal(root, size)
-        got = measure([*app, "memory", "log", "-n", "20", "--root", str(root)], env, runs)
-        figures.append(got[1])
-        rows.append(_row(f"{size} MB journal", got))
-    rows.append(f"  {megabytes} MB / 1 MB journal (CPU)  x{figures[1] / figures[0]:.2f}")
-    return rows
+        figures[size] = measure([*app, "memory", "log", "-n", "20", "--root", str(root)], env, runs)
+    return figures
+
+
+def bench_log(tmp: Path, megabytes: int, runs: int) -> list[str]:
+    figures = log_figures(tmp, megabytes, runs)
+    rows = ["memory log -n 20: CPU s (wall s), peak RSS"]
+    rows += [_row(f"{size} MB journal", got) for size, got in figures.items()]
+    ratio = figures[megabytes][1] / figures[1][1]
+    return [*rows, f"  {megabytes} MB / 1 MB journal (CPU)  x{ratio:.2f}"]
 
 
 FIRST_WRITE = """\
@@ -261,11 +277,12 @@ print(*times)
 """
 
 
-def bench_first_write(tmp: Path, files: int, runs: int) -> list[str]:
+def first_write_figures(tmp: Path, files: int, runs: int) -> dict[str, float]:
     """The first and second `create` of a fresh process in a tree of `files` files: the first
-    process on the tree (no saved tally: it walks), later processes (the tally saved by the one
-    before), one after a file was added by hand (walks again), and the SDK's memory tool on a
-    copy of the tree. Wall ms, in process; medians of `runs` processes."""
+    process on the tree ("walked": no saved tally, it walks), later processes ("saved": the
+    tally saved by the one before; "second": their second create), one after a file was added
+    by hand ("hand": walks again), and the SDK's memory tool on a copy of the tree ("sdk").
+    Wall ms, in process; medians of `runs` processes."""
     root = tmp / "tree" / "memories"
     for n in range(files):
         folder = root / f"d{n // 1000}"
@@ -291,20 +308,22 @@ def bench_first_write(tmp: Path, files: int, runs: int) -> list[str]:
         (root / f"d{n}" / f"hand{n}.md").write_text("by hand\n")
         by_hand.append(first("ours", root))
     sdk = [first("sdk", sdk_root) for _ in range(runs)]
-    med = {
-        k: statistics.median(r[0] for r in v)
-        for k, v in (("saved", saved), ("hand", by_hand), ("sdk", sdk))
-    }
-    second = statistics.median(r[1] for r in saved)
+    figures = {k: statistics.median(r[0] for r in v)
+               for k, v in (("saved", saved), ("hand", by_hand), ("sdk", sdk))}  # fmt: skip
+    return {**figures, "walked": walked[0], "second": statistics.median(r[1] for r in saved)}
+
+
+def bench_first_write(tmp: Path, files: int, runs: int) -> list[str]:
+    med = first_write_figures(tmp, files, runs)
     return [
         f"memory store, {files:,} files: first create in a process, wall ms",
-        f"  first process on the tree (no saved tally: walks)   {walked[0]:8.1f}",
+        f"  first process on the tree (no saved tally: walks)   {med['walked']:8.1f}",
         f"  later processes (the saved tally)                    {med['saved']:8.1f}"
-        f"  (second create {second:.1f})",
+        f"  (second create {med['second']:.1f})",
         f"  after a file was added by hand (walks again)         {med['hand']:8.1f}",
         f"  the SDK's memory tool                                {med['sdk']:8.1f}",
         f"  saved tally / SDK  x{med['saved'] / med['sdk']:.2f};  walk / saved tally"
-        f"  x{walked[0] / med['saved']:.0f}",
+        f"  x{med['walked'] / med['saved']:.0f}",
     ]
 
 
@@ -320,11 +339,22 @@ STARTUP = (
 )
 
 
-def bench_startup(tmp: Path, runs: int) -> list[str]:
+@dataclass(frozen=True)
+class Startup:
+    """One light command's medians over the rounds: CPU s, wall s, and its CPU ratio to the
+    baseline of the same round."""
+
+    name: str
+    cpu: float
+    wall: float
+    ratio: float
+
+
+def startup_figures(tmp: Path, runs: int) -> tuple[float, list[Startup]]:
     """Each light command's CPU time against `python -c "import typer, rich"`, in rounds: a
     round runs the baseline and then every command once, and a command's ratio is the median
     of its ratios to the baseline of the same round (the machine's speed drifts between
-    rounds; within one it is about the same for all)."""
+    rounds; within one it is about the same for all). Returns the baseline's median CPU s."""
     home = tmp / "startup"
     (home / "memory").mkdir(parents=True)
     many_sessions(home, 20)
@@ -335,15 +365,22 @@ def bench_startup(tmp: Path, runs: int) -> list[str]:
         run_timed(cmd, env)
     rounds = [[run_timed(cmd, env) for cmd in cmds] for _ in range(runs)]
     base = statistics.median(r[0][1] for r in rounds)
+    return base, [
+        Startup(name, statistics.median(r[i][1] for r in rounds),
+                statistics.median(r[i][0] for r in rounds),
+                statistics.median(r[i][1] / r[0][1] for r in rounds))
+        for i, (name, _) in enumerate(STARTUP, start=1)
+    ]  # fmt: skip
+
+
+def bench_startup(tmp: Path, runs: int) -> list[str]:
+    base, figures = startup_figures(tmp, runs)
     rows = [
         f"startup, {runs} rounds, median CPU ms (wall ms) and the median CPU ratio to "
         f'`python -c "import typer, rich"` ({base * 1000:.0f} ms CPU) in the same round:'
     ]
-    for i, (name, _) in enumerate(STARTUP, start=1):
-        cpu = statistics.median(r[i][1] for r in rounds)
-        wall = statistics.median(r[i][0] for r in rounds)
-        ratio = statistics.median(r[i][1] / r[0][1] for r in rounds)
-        rows.append(f"  {name:<18} {cpu * 1000:6.0f} ({wall * 1000:4.0f})  x{ratio:.2f}")
+    for f in figures:
+        rows.append(f"  {f.name:<18} {f.cpu * 1000:6.0f} ({f.wall * 1000:4.0f})  x{f.ratio:.2f}")
     return rows
 
 
