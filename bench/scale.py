@@ -555,7 +555,8 @@ def token_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
     return rows
 
 
-PARTS: dict[str, Callable[[Sizes, dict[str, float]], list[Figure]]] = {
+Part = Callable[[Sizes, dict[str, float]], list[Figure]]  # `seen`: figures a later part uses
+PARTS: dict[str, Part] = {
     "loop": loop_figures,
     "growth": growth_figures,
     "long": long_figures,
@@ -578,16 +579,28 @@ class Report:
         return {"meta": self.meta, "sizes": asdict(self.sizes), "seconds": self.seconds,
                 "figures": [asdict(f) for f in self.figures]}  # fmt: skip
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Report:
+        sizes = Sizes(**{k: tuple(v) if isinstance(v, list) else v
+                         for k, v in data["sizes"].items()})  # fmt: skip
+        figures = [Figure(**f) for f in data["figures"]]
+        return cls(sizes, figures, data["seconds"], data["meta"])
 
-def run_all(sizes: Sizes, parts: list[str], log: Callable[[str], None] = print) -> Report:
-    """Every part of `parts` in turn, in this process (and its children); a part that fails
-    gives one row that says so, and the run goes on."""
+
+def run_all(
+    sizes: Sizes,
+    parts: list[str],
+    log: Callable[[str], None] = print,
+    table: dict[str, Part] = PARTS,
+) -> Report:
+    """Every part of `parts` (named in `table`) in turn, in this process and its children; a
+    part that fails gives one row that says so, and the run goes on."""
     started, load = time.time(), os.getloadavg()[0]
-    report, seen = Report(sizes), {}
+    report, seen = Report(sizes), dict[str, float]()
     for part in parts:
         start = time.perf_counter()
         try:
-            report.figures += PARTS[part](sizes, seen)
+            report.figures += table[part](sizes, seen)
         except (Exception, SystemExit) as error:
             text = " ".join(str(error).split())[-300:]
             report.figures.append(Figure(part, f"{part}: failed", "", f"failed: {text}", False, 0))
@@ -595,7 +608,7 @@ def run_all(sizes: Sizes, parts: list[str], log: Callable[[str], None] = print) 
         log(f"{part}: {report.seconds[part]:.0f} s")
     report.meta = {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
-        "commit": _commit(), "python": sys.version.split()[0], "cores": os.cpu_count(),
+        "python": sys.version.split()[0], "cores": os.cpu_count(),
         "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
         "wall_s": round(time.time() - started),
     }  # fmt: skip
@@ -613,7 +626,8 @@ def render(report: Report, markdown: bool = False) -> str:
     rows = [(f.name, f.target, f.measured, "yes" if f.met else "NO", f.note)
             for f in report.figures]  # fmt: skip
     m = report.meta
-    foot = (f"{m['date']}, commit {m['commit']}, Python {m['python']}, {m['cores']} cores, "
+    foot = (f"{m['date']}, commit {m.get('commit', 'unknown')}, Python {m['python']}, "
+            f"{m['cores']} cores, "
             f"load average {m['load_average'][0]} at the start and {m['load_average'][1]} at "
             f"the end, {m['wall_s']} s in all; "
             f"met {sum(f.met for f in report.figures)} of {len(report.figures)}")  # fmt: skip
@@ -636,11 +650,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=0, help="rounds of the per-turn sessions")
     parser.add_argument("--json", action="store_true", help="one JSON object")
     parser.add_argument("--markdown", action="store_true", help="the table as Markdown")
+    parser.add_argument("--from", dest="saved", metavar="FILE", help="render a --json report")
     parser.add_argument("--profile", type=int, default=0, metavar="TURNS")
     parser.add_argument("--full", action="store_true", help="--profile without threads")
     args = parser.parse_args()
     if args.profile:
         profile_session(args.profile, threads=not args.full)
+        return
+    if args.saved:
+        print(render(Report.from_json(json.loads(Path(args.saved).read_text())), args.markdown))
         return
     sizes = TINY if args.tiny else QUICK if args.quick else FULL
     sizes = replace(sizes, long=args.long or sizes.long, rounds=args.rounds or sizes.rounds)
@@ -648,6 +666,7 @@ def main() -> None:
     if unknown := set(parts) - set(PARTS):
         parser.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}")
     report = run_all(sizes, parts, lambda line: print(line, file=sys.stderr, flush=True))
+    report.meta["commit"] = _commit()
     print(json.dumps(report.to_json()) if args.json else render(report, args.markdown))
 
 
