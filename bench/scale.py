@@ -212,14 +212,20 @@ def child_session(
     turns: int, threads: bool, sets: dict[str, Any] | None = None
 ) -> dict[str, float]:
     """One agentctl session in a fresh process: CPU, peak RSS growth, bytes written."""
-    args = json.dumps([turns, threads, sets or {}])
-    code = f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import scale; " \
-        f"print(json.dumps(scale.measured_session(*json.loads({args!r}))))"  # fmt: skip
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=REPO, check=False)  # fmt: skip
+    return in_child("scale", "measured_session", turns, threads, sets or {})  # type: ignore[no-any-return]
+
+
+def in_child(module: str, function: str, *args: Any) -> Any:
+    """`module.function(*args)` of bench/ in a fresh process, JSON in and out: its CPU and
+    RSS are its own, and the processes it starts do not count this one's size (a process's
+    peak RSS includes the memory of the one it was forked from, up to its exec)."""
+    code = (f"import sys, json; sys.path.insert(0, {str(HERE)!r}); import {module}; "
+            f"print(json.dumps({module}.{function}(*json.loads(sys.argv[1]))))")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True,
+                         text=True, cwd=REPO, check=False)  # fmt: skip
     if out.returncode:
-        raise SystemExit(f"child session failed: {out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+        raise SystemExit(f"{module}.{function}: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def rss_kb() -> int:
@@ -479,48 +485,58 @@ def replay_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
     return rows
 
 
-def store_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
-    """`sessions list` on many sessions, `memory log` on a large journal, the memory store's
-    first create in a large tree (bench/scale_store.py's measurements)."""
+def store_measurements(sessions: int, files: int, journal_mb: int, runs: int) -> dict[str, Any]:
+    """bench/scale_store.py's listing, journal and first-write figures (run by `in_child`)."""
     tmp = Path(tempfile.mkdtemp(prefix="agentctl-scale-"))
     try:
-        listing = scale_store.list_figures(tmp, sizes.sessions, sizes.store_runs)
-        log = scale_store.log_figures(tmp, sizes.journal_mb, sizes.store_runs)
-        first = scale_store.first_write_figures(tmp, sizes.files, sizes.store_runs)
+        listing = scale_store.list_figures(tmp, sessions, runs)
+        log, log_ratio = scale_store.log_figures(tmp, journal_mb, runs)
+        first = scale_store.first_write_figures(tmp, files, runs)
     finally:
         shutil.rmtree(tmp)
+    return {"listing": listing, "log": [log[1], log[journal_mb]], "log_ratio": log_ratio,
+            "first": first}  # fmt: skip
+
+
+def store_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """`sessions list` on many sessions, `memory log` on a large journal, the memory store's
+    first create in a large tree."""
+    m = in_child("scale", "store_measurements", sizes.sessions, sizes.files, sizes.journal_mb,
+                 sizes.store_runs)  # fmt: skip
+    listing, first, (small, big) = m["listing"], m["first"], m["log"]
     wall, cpu, rss = listing[scale_store.LISTINGS[0][0]]
-    big, small = log[sizes.journal_mb], log[1]
     saved = first["saved"] / first["walked"]
     return [
         Figure("listings", f"`sessions list --json`, {sizes.sessions:,} sessions", "< 0.5 s",
                f"{cpu:.3f} s CPU", cpu < 0.5, cpu, f"{wall:.3f} s wall, {rss:.0f} MB; the "
                f"index built in {listing['build'][1]:.2f} s CPU"),
         at_most("memory", f"`memory log -n 20`, {sizes.journal_mb} MB / 1 MB journal (CPU)",
-                big[1] / small[1], 1.2, f"{big[1]:.3f} / {small[1]:.3f} s, {big[2]:.0f} MB"),
+                m["log_ratio"], 1.2, f"{big[1]:.3f} / {small[1]:.3f} s, {big[2]:.0f} MB"),
         at_most("memory", f"first create, {sizes.files:,} files: later process / the walking "
                 "first one", saved, 0.1, f"{first['saved']:.1f} / {first['walked']:.1f} ms; "
                 f"SDK {first['sdk']:.1f} ms ({first['saved'] / first['sdk']:.1f}x)"),
     ]  # fmt: skip
 
 
-def startup_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
-    """Each light command's CPU against `python -c "import typer, rich"`, round by round."""
+def startup_measurements(rounds: int) -> dict[str, Any]:
+    """bench/scale_store.py's startup figures (run by `in_child`)."""
     tmp = Path(tempfile.mkdtemp(prefix="agentctl-scale-"))
     try:
-        base, figures = scale_store.startup_figures(tmp, sizes.startup_rounds)
+        base, figures = scale_store.startup_figures(tmp, rounds)
     finally:
         shutil.rmtree(tmp)
+    return {"base": base, "figures": [asdict(f) for f in figures]}
+
+
+def startup_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
+    """Each light command's CPU against `python -c "import typer, rich"`, round by round."""
+    m = in_child("scale", "startup_measurements", sizes.startup_rounds)
     return [
-        at_most(
-            "startup",
-            f"`agentctl {f.name}` / `import typer, rich` (CPU)",
-            f.ratio,
-            2.0,
-            f"{f.cpu * 1000:.0f} vs {base * 1000:.0f} ms, {sizes.startup_rounds} rounds",
-        )
-        for f in figures
-    ]
+        at_most("startup", f"`agentctl {f['name']}` / `import typer, rich` (CPU)", f["ratio"],
+                2.0, f"{f['cpu'] * 1000:.0f} vs {m['base'] * 1000:.0f} ms, "
+                f"{sizes.startup_rounds} rounds")
+        for f in m["figures"]
+    ]  # fmt: skip
 
 
 # The best settings docs/bench.md names ("Toward the targets"), run with token_economy --try.
@@ -665,8 +681,9 @@ def main() -> None:
     parts = ["loop"] if args.per_turn else args.only.split(",")
     if unknown := set(parts) - set(PARTS):
         parser.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}")
+    commit = _commit()  # what is measured: the tree as the run starts
     report = run_all(sizes, parts, lambda line: print(line, file=sys.stderr, flush=True))
-    report.meta["commit"] = _commit()
+    report.meta["commit"] = commit
     print(json.dumps(report.to_json()) if args.json else render(report, args.markdown))
 
 
