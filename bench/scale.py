@@ -366,8 +366,8 @@ def loop_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
     return [
         at_most("loop", "per-turn client CPU, api.threads = true / SDK tool_runner (its "
                 "default: threads)", ratio("threads", "sdk"), 1.5,
-                f"{med('threads'):.2f} vs {med('sdk'):.2f} ms; SDK streaming "
-                f"{med('sdk-stream'):.2f} ms ({ratio('threads', 'sdk-stream'):.2f}x); {where}"),
+                f"{med('threads'):.2f} vs {med('sdk'):.2f} ms; against the SDK streaming "
+                f"({med('sdk-stream'):.2f} ms) {ratio('threads', 'sdk-stream'):.2f}x; {where}"),
         at_most("loop", "per-turn client CPU, whole history / SDK tool_runner thread=False",
                 ratio("full", "sdk-full"), 1.5,
                 f"{med('full'):.2f} vs {med('sdk-full'):.2f} ms; {where}"),
