@@ -22,7 +22,7 @@ from typing import Any
 
 from agentctl.context import engine
 from agentctl.context.batching import Marks, _Walk
-from agentctl.context.cache import shared_messages
+from agentctl.context.cache import Continuation, shared_messages
 from agentctl.context.compaction import compact_edit, compacted
 from agentctl.context.pairs import Change, Pair, _tool_blocks, candidates, pair_changes
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
@@ -73,6 +73,7 @@ class _State:
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []  # as received
+        self.seen: Sequence[Any] = self.messages  # ... or the last request's (`cache.snapshot`)
         self.thought: list[dict[str, Any]] = []  # ... less the thinking stripped so far
         self.edited: list[dict[str, Any]] = []  # ... and the clearings committed so far
         self.cum = [0]  # message token prefix sums
@@ -121,7 +122,7 @@ class Editor:
         """Bring the state to `messages`: keep the longest common prefix, add the rest
         (False: a message is not an object)."""
         state = self._state
-        common = shared_messages(state.messages, messages)
+        common = shared_messages(state.seen, messages)
         if not all(isinstance(m, dict) for m in messages[common:]):
             return False
         if common < len(state.messages) and not self._rewind(common):
@@ -130,6 +131,7 @@ class Editor:
             common = 0
         for index in range(common, len(messages)):
             self._add(messages[index], index)
+        self._state.seen = messages if isinstance(messages, Continuation) else self._state.messages
         return True
 
     def _add(self, message: dict[str, Any], index: int) -> None:

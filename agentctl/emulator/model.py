@@ -102,7 +102,7 @@ def _counted(request: Json, held: Held[list[int]] | None, count: Callable[[Json]
     sums = before[: shared + 1] if before else [0]  # the sum before each message
     for message in messages[len(sums) - 1 :]:
         sums.append(sums[-1] + count(message))
-    held.keep(key, list(messages), sums)
+    held.keep(key, messages, sums)
     return sums[len(messages)]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -34,11 +35,13 @@ CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 @dataclass(frozen=True)
 class Checked:
     """A conversation's last request that passed, kept in `Held` under its conversation: its
-    user and assistant turns, and whether its signatures were checked too (a Messages request,
-    not a count). A request extending it is checked from where they part; the checks of a
-    message depend on it and its neighbouring turns only, so the answers are the same."""
+    user and assistant turns (the first `count` of `turns`, a list the next request may
+    extend), and whether its signatures were checked too (a Messages request, not a count).
+    A request extending it is checked from where they part; the checks of a message depend
+    on it and its neighbouring turns only, so the answers are the same."""
 
     turns: list[tuple[int, Json]]
+    count: int
     signed: bool
 
 
@@ -69,7 +72,7 @@ def validate_request(body: object, betas: set[str], held: Held[Checked] | None =
     signed = seen.before is not None and seen.before.signed
     check_signatures(request, seen.shared if signed else 0)
     if held is not None and seen.key is not None:
-        held.keep(seen.key, list(request["messages"]), Checked(seen.turns, signed=True))
+        held.keep(seen.key, request["messages"], Checked(seen.turns, len(seen.turns), True))
     return request
 
 
@@ -115,7 +118,7 @@ def validate_count_request(
     """Check the fields /v1/messages/count_tokens shares with /v1/messages."""
     request, seen = _validate_count(body, betas, held)
     if held is not None and seen.key is not None:
-        held.keep(seen.key, list(request["messages"]), Checked(seen.turns, signed=False))
+        held.keep(seen.key, request["messages"], Checked(seen.turns, len(seen.turns), False))
     return request
 
 
@@ -209,9 +212,11 @@ def _check_messages(body: Json, held: Held[Checked] | None) -> _Seen:
         shared = 0
     for index in range(shared, len(messages)):
         _check_message(index, messages[index])
-    kept = bisect.bisect_left(before.turns, shared, key=lambda t: t[0]) if before else 0
-    new = [(i, messages[i]) for i in range(shared, len(messages))]
-    turns = [*before.turns[:kept], *conversation_from(new)] if before else conversation(messages)
+    kept = 0
+    if before is not None:
+        kept = bisect.bisect_left(before.turns, shared, hi=before.count, key=lambda t: t[0])
+    new = conversation_from((i, messages[i]) for i in range(shared, len(messages)))
+    turns = _extended(before, kept, new) if before else conversation(messages)
     if not turns:
         raise invalid("messages: at least one user or assistant message is required")
     first = turns[0][1]
@@ -221,6 +226,19 @@ def _check_messages(body: Json, held: Held[Checked] | None) -> _Seen:
     for position in range(max(kept - 1, 0), len(turns)):
         _check_tool_pairing(turns, position)
     return _Seen(key, shared, before, turns)
+
+
+def _extended(before: Checked, kept: int, new: list[tuple[int, Json]]) -> list[tuple[int, Json]]:
+    """The first `kept` turns of `before`, then `new`: `before`'s own list grown when nothing
+    was added to it since (a request extending the last one), else a copy."""
+    with _GROWING:
+        if kept == before.count == len(before.turns):
+            before.turns.extend(new)
+            return before.turns
+    return [*before.turns[:kept], *new]
+
+
+_GROWING = threading.Lock()  # one request at a time grows a kept list of turns
 
 
 def _key(body: Json) -> tuple[str, Any] | None:
