@@ -22,7 +22,6 @@ import hashlib
 import heapq
 import itertools
 import json
-import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -443,10 +442,10 @@ def snapshot(messages: Sequence[Any]) -> Sequence[Any]:
 
 
 def shared_messages(before: Sequence[Any], now: Sequence[Any]) -> int:
-    """How many leading messages `now` shares with `before`: the same objects (found at C
-    speed), or equal ones (a history parsed anew, whose last messages may have moved their
-    cache markers: compared at C speed up to them), else one comparison per difference.
-    Two continuations of one held conversation are compared from where they part only."""
+    """How many leading messages `now` shares with `before`: the same objects or equal ones
+    (a history parsed anew, or one whose last messages moved their cache markers), found by
+    comparing runs of them at C speed (a list comparison skips the same objects). Two
+    continuations of one held conversation are compared from where they part only."""
     known = 0
     if isinstance(before, Continuation) and isinstance(now, Continuation):
         known = min(before.held, now.held) if before.base is now.base else 0
@@ -456,19 +455,16 @@ def shared_messages(before: Sequence[Any], now: Sequence[Any]) -> int:
 
 
 def _shared(before: Sequence[Any], now: Sequence[Any]) -> int:
-    same = list(map(operator.is_, before, now))
-    try:
-        start = same.index(False)
-    except ValueError:
-        return len(same)
-    end = len(same)
-    while end > start and end > len(same) - 8 and before[end - 1] != now[end - 1]:
-        end -= 1
-    if before[start:end] == now[start:end]:
-        return end
-    while before[start] == now[start]:  # equal, not the same: look on from the next one
-        try:
-            start = same.index(False, start + 1)
-        except ValueError:
-            return len(same)
-    return start
+    """The first `i` where `before[i] != now[i]` (the shorter length if none): one run
+    compared whole, else halved towards the first difference."""
+    low, high = 0, min(len(before), len(now))
+    if before[:high] == now[:high]:
+        return high
+    high -= 1  # before[:low] == now[:low]; the first difference is at most `high`
+    while low < high:
+        middle = (low + high + 1) // 2
+        if before[low:middle] == now[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

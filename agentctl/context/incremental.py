@@ -189,9 +189,9 @@ class Editor:
         del state.messages[count:], state.cum[count + 1 :], state.undo[count:]
         if state.judged is not None:
             state.judged.truncate(first)
-        committed = state.judged.index[: state.cleared] if state.judged else []
+        committed = min(state.cleared, len(state.judged.index)) if state.judged else 0
         if state.stripped > len(state.thinking) or (
-            state.cleared > len(committed) and not self._revert(len(committed))
+            state.cleared > committed and not self._revert(committed)
         ):
             self._uncommit()
         del state.thought[count:], state.edited[count:], state.saved[count:]
