@@ -450,11 +450,11 @@ def shared_messages(before: Sequence[Any], now: Sequence[Any]) -> int:
     if isinstance(before, Continuation) and isinstance(now, Continuation):
         known = min(before.held, now.held) if before.base is now.base else 0
     if known:
-        return known + _shared(before[known:], now[known:])
-    return _shared(before, now)
+        return known + _leading(before[known:], now[known:])
+    return _leading(before, now)
 
 
-def _shared(before: Sequence[Any], now: Sequence[Any]) -> int:
+def _leading(before: Sequence[Any], now: Sequence[Any]) -> int:
     """The first `i` where `before[i] != now[i]` (the shorter length if none): one run
     compared whole, else halved towards the first difference."""
     low, high = 0, min(len(before), len(now))
