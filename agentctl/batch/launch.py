@@ -18,7 +18,9 @@ from agentctl.batch.folder import (
     BatchLock,
     BatchSpec,
     ResultsStore,
+    choices,
     create,
+    default_of,
     load_spec,
     new_out_dir,
 )
@@ -26,7 +28,6 @@ from agentctl.batch.scheduler import run_tasks
 from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.summary import Summary, summarize
 from agentctl.batch.task_run import Raised, keep_out
-from agentctl.batch.via import VIAS
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import (
     BUILTIN_SOURCE,
@@ -38,8 +39,6 @@ from agentctl.profile.loader import (
     parse_set_value,
 )
 from agentctl.runner import resolve
-
-MEMORY_MODES = ("isolated", "shared")
 
 
 @dataclass(frozen=True)
@@ -105,10 +104,10 @@ def new_spec(asked: BatchRequest) -> BatchSpec:
     """A new batch's settings, paths made absolute (a resume may run from elsewhere)."""
     if asked.source is None:
         raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
-    if asked.memory not in MEMORY_MODES:
-        raise UsageError(f"--memory {asked.memory}: use isolated or shared")
-    if asked.via and asked.via not in VIAS:
-        raise UsageError(f"--via {asked.via}: use messages or batches")
+    for name, allowed in choices().items():  # a default ("" for via) is not given
+        value = getattr(asked, name)
+        if value not in allowed and value != default_of(name):
+            raise UsageError(f"--{name} {value}: use {' or '.join(allowed)}")
     found = find_profile_path(asked.profile)  # recorded: a resume elsewhere reads the same file
     turns = () if asked.max_turns is None else (f"max_turns={asked.max_turns}",)
     return replace(
