@@ -14,7 +14,6 @@ from agentctl.cli.memory import ReviewOption, review_sets
 from agentctl.errors import InterruptedRunError
 from agentctl.render.safe import visible
 from agentctl.sessions.transcript import json_safe
-from agentctl.types import USAGE_TOKENS
 
 if TYPE_CHECKING:
     from agentctl.batch import BatchResult, Prepared
@@ -237,12 +236,11 @@ class _Progress:
             self._say(f"[{self._count()}] {event.id} skipped: {event.why}")
 
     def _ended(self, line: dict[str, Any]) -> None:
-        state = self.state
-        state.running, state.done = state.running - 1, state.done + 1
-        state.failed += line["status"] == "failed"
-        state.tokens += sum(line["totals"].get(key, 0) for key in USAGE_TOKENS)
-        state.cost_usd += line["cost_usd"] or 0.0
-        cost = "?" if line["cost_usd"] is None else f"${line['cost_usd']:.4f}"
+        from agentctl.render.format import fmt_usd
+        from agentctl.types import Totals
+
+        self.state.finished(Totals.from_json(line["totals"]), failed=line["status"] == "failed")
+        cost = fmt_usd(line["cost_usd"])
         text = f"[{self._count()}] {line['id']} {line['status']} ({line['turns']} turns, {cost})"
         self._say(text + (f": {line['error']}" if line["error"] else ""))
 

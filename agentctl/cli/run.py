@@ -451,7 +451,7 @@ def _memory_note(profile: Profile, *, stdin_task: bool) -> str | None:
 def _print_ledger(result: RunResult, plan: Plan) -> None:
     """Did each clearing pay for its cache rewrite? For the whole session, said so on resume
     (and after a follow-up or a fork, whose turn numbers go on too)."""
-    from agentctl.sessions.breakeven import ledger_line
+    from agentctl.render.sessions_view import ledger_line
 
     line = ledger_line(result.balances, result.session_id)
     if line and result.resumed:

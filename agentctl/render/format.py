@@ -125,6 +125,15 @@ def fmt_cost(cost: float | None) -> str:
     return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
 
 
+def fmt_usd(cost: float | None, *, signed: bool = False) -> str:
+    """US dollars to 4 places at any size (costs in a column line up), `?` when unknown;
+    `signed`: a `+` before a gain too."""
+    if cost is None:
+        return "?"
+    sign = "+" if signed and cost >= 0 else "-" if cost < 0 else ""
+    return f"{sign}${abs(cost):.4f}"
+
+
 def fmt_progress(event: ProgressEvent) -> str:
     """The status line while a turn streams: `turn 7 · thinking… 1.2k chars`."""
     chars = f"{fmt_compact(event.chars)} chars"
