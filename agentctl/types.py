@@ -67,7 +67,7 @@ class Usage:
     top-level figures, and `compactions` counts those calls. Each count is defined here once,
     with where the API puts it; `to_json`, `from_json`, `+`, the cache hit ratio,
     `USAGE_TOKENS`, `USAGE_OBJECTS` and the checks of a response's and a transcript's `usage`
-    (agent/wire.py, sessions/transcript/format.py) follow from it: a new count is one line here."""
+    (agent/wire.py, sessions/transcript/records.py) follow from it: a new count is one line here."""
 
     input_tokens: int = _count(TOP)
     output_tokens: int = _count(TOP)

@@ -15,7 +15,7 @@ from typing import Any
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
-from agentctl.sessions.summary import SessionSummary as SessionSummary
+from agentctl.sessions.list_row import SessionSummary as SessionSummary
 from agentctl.sessions.transcript import (
     BATCH_PRICE,
     LIST_PRICE,

@@ -30,7 +30,7 @@ from agentctl.sessions.across import (
 )
 from agentctl.sessions.breakeven import EditBalance, edit_balances
 from agentctl.sessions.catalog import session_profile, turn_pricing
-from agentctl.sessions.chart import ChartRow, chart_rows
+from agentctl.sessions.chart_rows import ChartRow, chart_rows
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,

@@ -5,7 +5,7 @@ Text from the server (the quoted placeholder) is shown with its control characte
 
 from __future__ import annotations
 
-from agentctl.probe.run import ProbeReport
+from agentctl.probe.measure import ProbeReport
 from agentctl.render.format import fmt_usd
 from agentctl.render.safe import visible
 
