@@ -24,6 +24,7 @@ from typing import Any, get_args, get_origin, get_type_hints
 from agentctl import clock
 from agentctl.errors import UsageError
 from agentctl.home import batches_dir
+from agentctl.memory.fsops import write_all
 from agentctl.profile.loader import BUILTIN_SOURCE
 from agentctl.profile.settings import Profile
 from agentctl.sessions.transcript import json_safe, make_private_dirs
@@ -130,12 +131,6 @@ def write_private(path: Path, data: bytes) -> None:
         write_all(fd, data)
     finally:
         os.close(fd)
-
-
-def write_all(fd: int, data: bytes) -> None:
-    rest = memoryview(data)
-    while rest:
-        rest = rest[os.write(fd, rest) :]
 
 
 def load_spec(out: Path) -> BatchSpec:

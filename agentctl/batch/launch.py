@@ -294,11 +294,13 @@ def run_batch(
     trust_task: bool = False,
     max_turns: int | None = None,
     on_event: Callable[[BatchEvent], None] | None = None,
+    on_ready: Callable[[Prepared], None] | None = None,
 ) -> BatchResult:
     """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does
     (`via="batches"`: in lockstep rounds through Message Batches, at batch price); or, with
     `resume=DIR`, what the batch in DIR did not finish (with `max_turns` / `max_usd`: also
-    the tasks those limits stopped, continued). See docs/python.md."""
+    the tasks those limits stopped, continued). `on_ready` is given the checked batch (its
+    folder, settings and tasks) before any task starts. See docs/python.md."""
     asked = BatchRequest(
         None if source is None else str(source),
         profile=None if profile is None else str(profile),
@@ -315,4 +317,11 @@ def run_batch(
         trust_task=trust_task,
         max_turns=max_turns,
     )
-    return start(plan_batch(asked), on_event or (lambda _event: None))
+    ready = plan_batch(asked)
+    try:
+        if on_ready is not None:
+            on_ready(ready)
+    except BaseException:
+        ready.lock.release()
+        raise
+    return start(ready, on_event or (lambda _event: None))

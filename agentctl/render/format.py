@@ -31,11 +31,6 @@ def fmt_compact(value: int) -> str:
     return f"{value / 1e12:.1f}T"
 
 
-def fmt_or_dash(value: int) -> str:
-    """A count that means 'nothing happened' when zero reads better as a dash in tables."""
-    return fmt_int(value) if value else DASH
-
-
 def tool_label(call: ToolCall) -> str:
     """`memory:view` for memory commands (what the model did), the tool name otherwise."""
     if call.name == "memory":

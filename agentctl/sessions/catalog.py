@@ -27,7 +27,6 @@ from agentctl.sessions.transcript import (
     Transcript,
     TurnRecord,
     in_use,
-    list_sessions,
     pricing_label,
     read_kinds,
     to_json,
@@ -170,13 +169,6 @@ def _prices_of(profile: str, cwd: str) -> Profile | None:
         return session_profile_of(header, "list")
     except AgentctlError:
         return None
-
-
-def list_summaries() -> list[SessionSummary]:
-    """Every recorded session, oldest first, read from the files (`sessions.index.listing`
-    serves the same rows from the index)."""
-    rows = (summarize(path) for path in list_sessions())
-    return [row for row in rows if row is not None]
 
 
 def remove_session(session: Transcript) -> Path:

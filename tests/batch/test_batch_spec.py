@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.batch import BatchRequest, BatchSpec, plan_batch
+from agentctl.batch import BatchRequest, BatchSpec, plan_batch, run_batch
 from agentctl.batch.folder import load_spec
 from agentctl.errors import UsageError
 
@@ -109,3 +109,30 @@ def test_a_manifest_names_what_is_wrong(
 def test_a_manifest_of_good_settings_reads_back(tmp_path: Path) -> None:
     spec = BatchSpec(source="s", sets=("a=1",), max_usd=2, address="ray://h").resolved(1)
     assert load_spec(saved(tmp_path, **spec.to_json())) == spec
+
+
+@pytest.mark.slow
+def test_on_ready_sees_the_checked_batch_before_any_task_starts(tmp_path: Path) -> None:
+    seen: list[object] = []
+    done = run_batch(
+        source(tmp_path, tasks=2),
+        offline=True,
+        out=tmp_path / "out",
+        on_ready=lambda ready: seen.append((ready.todo, ready.spec.parallel, ready.resumed)),
+        on_event=lambda event: seen.append(type(event).__name__),
+    )
+    assert seen[0] == (2, 1, False) and "TaskStarted" in seen[1:]
+    assert done.summary.counts["ok"] == 2
+
+
+@pytest.mark.slow
+def test_a_failing_on_ready_runs_nothing_and_leaves_the_folder_free(tmp_path: Path) -> None:
+    def refuse(_ready: object) -> None:
+        raise RuntimeError("no")
+
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError):
+        run_batch(source(tmp_path, tasks=1), offline=True, out=out, on_ready=refuse)
+    results = out / "results.jsonl"
+    assert not results.exists() or results.read_text() == ""
+    assert len(run_batch(resume=out).results) == 1  # not locked by the call that failed
