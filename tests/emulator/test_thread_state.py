@@ -237,3 +237,17 @@ def test_held_keeps_a_copy_of_a_plain_list_and_a_continuation_itself() -> None:
     two = Continuation(base, 2, [{"role": "user", "content": "d"}])
     assert held.recall(("k", None), two) == (2, 2)
     assert held.recall(("other", None), two) == (0, None)  # another conversation: nothing
+
+
+def test_continuations_of_one_base_share_their_held_messages_unlooked() -> None:
+    """What the held part of two continuations holds is not looked at: one whose held part
+    was (against the contract) changed still counts as sharing it; from a different base,
+    or as plain lists, the same messages are compared and the change is found."""
+    base = [{"role": "user", "content": str(n)} for n in range(50)]
+    one = Continuation(base, 40, [{"role": "user", "content": "new"}])
+    two = Continuation(base, 45, [{"role": "user", "content": "newer"}])
+    two[3] = {"role": "user", "content": "changed"}
+    assert shared_messages(one, two) == 40  # the 40 both hold; then "new" against base[40]
+    other = Continuation(list(base), 45, [{"role": "user", "content": "newer"}])
+    other[3] = {"role": "user", "content": "changed"}
+    assert shared_messages(one, other) == shared_messages(list(one), list(other)) == 3
