@@ -35,6 +35,7 @@ from agentctl.context.tokens import (
 
 _THINKING = "clear_thinking_20251015"
 _TOOL_USES = "clear_tool_uses_20250919"
+_TAIL = 8  # messages at the end of a request that may differ from the one before (markers)
 
 
 @dataclass
@@ -121,7 +122,7 @@ class Editor:
         """Bring the state to `messages`: keep the longest common prefix, add the rest
         (False: a message is not an object)."""
         state = self._state
-        common = shared_messages(state.messages, messages)
+        common = _shared(state.messages, messages)
         if not all(isinstance(m, dict) for m in messages[common:]):
             return False
         if common < len(state.messages) and not self._rewind(common):
@@ -184,9 +185,10 @@ class Editor:
         del state.messages[count:], state.cum[count + 1 :], state.undo[count:]
         if state.judged is not None:
             state.judged.truncate(first)
-        committed = state.judged.index[: state.cleared] if state.judged else []
+        # the committed clearings still judged (a count: slicing them was a walk per request)
+        committed = min(state.cleared, len(state.judged.index)) if state.judged else 0
         if state.stripped > len(state.thinking) or (
-            state.cleared > len(committed) and not self._revert(len(committed))
+            state.cleared > committed and not self._revert(committed)
         ):
             self._uncommit()
         del state.thought[count:], state.edited[count:], state.saved[count:]
@@ -538,3 +540,13 @@ def _summary(message: Mapping[str, Any]) -> bool:
 
 def _inputs_key(flag: Any) -> Any:
     return tuple(flag) if isinstance(flag, list | tuple) else bool(flag)
+
+
+def _shared(before: list[Any], now: list[Any]) -> int:
+    """`cache.shared_messages(before, now)`, with the usual case at C speed without a flag per
+    message: a request that repeats all but the last few messages of the one before (its
+    whole history is compared in one list comparison, identity first)."""
+    cut = max(min(len(before), len(now)) - _TAIL, 0)
+    if cut and before[:cut] == now[:cut]:
+        return cut + shared_messages(before[cut:], now[cut:])
+    return shared_messages(before, now)

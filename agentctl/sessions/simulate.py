@@ -183,7 +183,8 @@ def _simulate(
         if not turns:
             _check(request, session, settings)
         outcome = editor.edit(request)
-        done = compact(outcome.request)
+        # the editor counted the edited prompt: the emulator hands compact() that count too
+        done = compact(outcome.request, outcome.input_tokens)
         figures: CacheUsage | None
         if done is None:
             figures, extra = cache.account(outcome.request, session.model, prefix), Usage()
