@@ -239,7 +239,7 @@ def tuned_variant(settings: dict[str, Any]) -> Variant:
         keys = ("trigger", "keep", "clear_at_least", "strategy", "low_water")
         sets = [f"{k}={settings[k]}" for k in keys if k in settings]
     sets.append(f"cache.ttl={settings['ttl']}")
-    return trial(" ".join(sets), len(sets), role="tuned")
+    return Variant("tune's pick", BUILTIN, "tuned", trial(" ".join(sets), 0).sets)
 
 
 def outcome(
@@ -277,14 +277,14 @@ def _prompt(usage: dict[str, int]) -> int:
     )
 
 
-def trial(spec: str, index: int, role: str = "trial") -> Variant:
+def trial(spec: str, index: int) -> Variant:
     """The built-in profile with `spec`'s `key=value` settings (space-separated; keys under
     context_editing.tool_uses unless they name a section, e.g. cache.ttl=1h)."""
     sets = tuple(
         item if "." in item.partition("=")[0] else f"context_editing.tool_uses.{item}"
         for item in spec.split()
     )
-    return Variant(spec, BUILTIN, f"{role}-{index}", sets)
+    return Variant(spec, BUILTIN, f"trial-{index}", sets)
 
 
 def bench(
@@ -322,13 +322,13 @@ def bench(
 def tune_lines(data: dict[str, Any], live: Outcome) -> list[str]:
     """What tune replayed and recommended, against the live run of its recommendation."""
     winner = data["winner"]
-    replayed = (round(float(winner["cost_usd"]), 4), int(winner["prompt_tokens"]))
-    ran = (round(live.cost, 4), live.total_input)
+    cost, tokens = float(winner["cost_usd"]), int(winner["prompt_tokens"])
+    shown = " ".join(s.partition("tool_uses.")[2] or s for s in live.variant.sets)
     return [
-        f"tune: {data['candidates']} settings replayed; recommends {live.variant.label}",
-        f"  replay: ${replayed[0]:.4f}, {replayed[1]:,} input tokens; live run: "
-        f"${ran[0]:.4f}, {ran[1]:,} input tokens, {live.facts_found}/{live.facts_total} facts"
-        f" ({'the same' if replayed == ran else 'they differ'})",
+        f"tune: {data['candidates']} settings replayed; recommends {shown}",
+        f"  replay: ${cost:.4f}, {tokens:,} input tokens; live run: ${live.cost:.4f},"
+        f" {live.total_input:,} input tokens ({live.total_input - tokens:+,}),"
+        f" {live.facts_found}/{live.facts_total} facts",
     ]
 
 
