@@ -181,7 +181,7 @@ def _simulate(
         request = summaries.insert(replay_request(turn, settings, sizes, steering.walk))
         recorded.update(recorded_sizes([turn], factor))
         if not turns:
-            _check(request, session, settings)
+            _check(request, session)
         outcome = editor.edit(request)
         # the editor counted the edited prompt: the emulator hands compact() that count too
         done = compact(outcome.request, outcome.input_tokens)
@@ -269,11 +269,16 @@ class _Clock:
         return self.now
 
 
-def _check(request: Mapping[str, Any], session: Transcript, settings: ReplaySettings) -> None:
+def _check(request: Mapping[str, Any], session: Transcript) -> None:
     """The settings' edits are valid, and the history's compaction blocks (the run received
-    them) have their strategy."""
-    last = replay_request(session.turns[-1], settings)
-    problem = validate_edits(request) or validate_compaction_blocks(last)
+    them) have their strategy: the whole history with the first request's edits (whether
+    they hold the compact strategy does not change from turn to turn; rebuilding the last
+    request would walk batched clearing over the whole history once more)."""
+    history = {
+        "messages": session.turns[-1].messages[:],
+        "context_management": request.get("context_management"),
+    }
+    problem = validate_edits(request) or validate_compaction_blocks(history)
     if problem:
         raise ConfigError(f"session {session.id}: these settings cannot replay it: {problem}")
 
