@@ -37,13 +37,7 @@ from agentctl.context.prices import context_window
 from agentctl.context.server_model import ServerModel
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.schema import FieldError
-from agentctl.profile.settings import (
-    CacheTtl,
-    ClearToolUses,
-    Compaction,
-    ContextEditing,
-    Profile,
-)
+from agentctl.profile.settings import CacheTtl, ClearToolUses, Compaction, ContextEditing, Profile
 from agentctl.profile.validate import check_batched
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, simulate
