@@ -4,11 +4,17 @@ session's length."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agentctl.profile.settings import Profile
+from agentctl.sessions.catalog import session_profile
+from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.report import tuning
+from agentctl.sessions.simulate import _Notice, simulate
 from agentctl.sessions.transcript import Transcript
 from agentctl.sessions.tune import (
     DEFAULT_CLEAR_AT_LEAST,
@@ -30,9 +36,7 @@ def test_a_long_session_past_the_window_gets_small_triggers_too() -> None:
     assert marks == (5_000, 10_000, 20_000, 250_000, 500_000, 750_000)
 
 
-@given(
-    st.integers(1, 10_000_000), st.sampled_from([200_000, WINDOW]), st.integers(1, 400_000)
-)
+@given(st.integers(1, 10_000_000), st.sampled_from([200_000, WINDOW]), st.integers(1, 400_000))
 def test_the_triggers_stop_growing_at_the_window(peak: int, window: int, recorded: int) -> None:
     marks = trigger_marks(peak, window, recorded)
     assert marks == trigger_marks(min(peak, window), window, recorded)
@@ -70,3 +74,46 @@ def test_the_default_sweep_replays_at_most_the_bound(research: Transcript) -> No
     assert 60 < len(result.ranked) <= _bound()
     assert result.winner.editing.tool_uses.trigger < 60_000  # below the recorded mark
     assert result.winner.cost <= result.recorded.cost
+
+
+def _with(profile: Profile, trigger: int, notice: bool) -> Profile:
+    editing = profile.context_editing
+    editing = dataclasses.replace(
+        editing,
+        tool_uses=dataclasses.replace(editing.tool_uses, trigger=trigger),
+        checkpoint=dataclasses.replace(editing.checkpoint, enabled=notice),
+    )
+    return dataclasses.replace(profile, context_editing=editing)
+
+
+def _decided(session: Transcript, profile: Profile) -> _Notice:
+    settings = ReplaySettings.from_profile(profile)
+    notice = _Notice.of(session, settings, profile, 1.0)
+    replayed = simulate(session, settings, profile).turns
+    for turn, sim in zip(session.turns, replayed, strict=True):
+        notice.decide(turn, sim)
+    return notice
+
+
+@pytest.mark.dates
+def test_the_replay_sends_the_save_before_clear_notice_where_a_run_would(
+    research: Transcript,
+) -> None:
+    """The research run was recorded with the notice off: replayed with it on, the notice goes
+    with the tool results before the prompt nears the trigger, earlier under a lower trigger
+    (a run sends it so; the move of a recorded notice is checked against live runs in
+    tests/bench/test_token_economy.py)."""
+    profile = session_profile(research)
+    off = _decided(research, _with(profile, 60_000, notice=False))
+    assert off.recorded == -1 and off.patches == {}
+    at = {}
+    for trigger in (60_000, 15_000):
+        on = _decided(research, _with(profile, trigger, notice=True))
+        ((index, message),) = on.patches.items()
+        assert message["content"][-1] == on.block and message["role"] == "user"
+        at[trigger] = index
+    assert at[15_000] < at[60_000]
+    plain = simulate(research, ReplaySettings.from_profile(profile), profile)
+    noted = _with(profile, 60_000, notice=True)
+    told = simulate(research, ReplaySettings.from_profile(noted), noted)
+    assert told.usage.prompt_tokens > plain.usage.prompt_tokens
