@@ -75,7 +75,7 @@ def frames(chunks: Iterable[bytes]) -> Iterator[tuple[str | None, str]]:
                 name, _, value = text.partition(":")
                 value = value[1:] if value.startswith(" ") else value
                 if name == "event":
-                    event = value
+                    event = value or None  # an empty name is none (the SDK's reading)
                 elif name == "data":
                     data.append(value)
             elif event is not None or data:
@@ -113,7 +113,9 @@ class Message:
         """Take one event into the message (before `message_start`, events are not kept)."""
         kind = event.get("type")
         snapshot = self.snapshot
-        if snapshot is None:
+        if kind == "message_stop":
+            self.complete = True
+        elif snapshot is None:
             if kind == "message_start":
                 message = event["message"]
                 message.get("content")  # an object, or AttributeError
@@ -127,8 +129,6 @@ class Message:
             self._delta(snapshot["content"][event["index"]], event["index"], event["delta"])
         elif kind == "message_delta":
             _message_delta(snapshot, event)
-        elif kind == "message_stop":
-            self.complete = True
 
     def _delta(self, block: Any, index: int, delta: Any) -> None:
         kind, block_type = delta.get("type"), block.get("type")
@@ -166,7 +166,8 @@ class Message:
                     content[index]["input"] = from_json(text.encode(), partial_mode=mode)
                 except ValueError as err:
                     raise ValueError(f"tool input is not JSON: {err}") from None
-        return without_nulls(self.snapshot)
+        message: dict[str, Any] = without_nulls(self.snapshot)
+        return message
 
 
 def _message_delta(snapshot: dict[str, Any], event: Any) -> None:
