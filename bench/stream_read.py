@@ -35,6 +35,7 @@ from anthropic.lib.streaming._beta_messages import BetaMessageStream
 from anthropic.types.beta import BetaMessage, BetaRawMessageStreamEvent
 
 from agentctl.agent import sse
+from agentctl.agent.client import delta_usage_counts
 from agentctl.emulator import Script, ScriptTurn, ToolCall, running
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -81,7 +82,7 @@ def readers(streamed: bytes, whole: bytes) -> dict[str, Callable[[], dict[str, A
         return as_json(message)
 
     def agentctl_sse() -> dict[str, Any]:
-        message = sse.Message()
+        message = sse.Message(delta_usage_counts())
         for event in sse.events(response(streamed, "text/event-stream").iter_bytes()):
             message.add(event)
         return message.final()

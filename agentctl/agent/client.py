@@ -178,7 +178,7 @@ class AnthropicClient:
         """The request sent as the SDK's `stream()` sends it; its events read from the bytes
         (agent/sse.py: the SDK's models of every event cost more than the rest of a turn)."""
         tracker = _ProgressTracker()
-        message = sse.Message(request.get("betas") or ())
+        message = sse.Message(delta_usage_counts(), request.get("betas") or ())
         with self._sdk.beta.messages.stream(**request) as stream:
             for event in self._events(stream.response):
                 try:
@@ -201,6 +201,16 @@ class AnthropicClient:
         except sse.ErrorEvent as err:
             # The SDK's constructor of its status errors (the class by status and error type).
             raise self._sdk._make_status_error(str(err), body=err.body, response=response) from None
+
+
+@functools.cache
+def delta_usage_counts() -> tuple[str, ...]:
+    """The usage counts a `message_delta` carries: the fields of the SDK's
+    BetaMessageDeltaUsage (those its stream copies onto the message)."""
+    # The SDK takes over a second to import: only when a model is called.
+    from anthropic.types.beta import BetaMessageDeltaUsage
+
+    return tuple(BetaMessageDeltaUsage.model_fields)
 
 
 def _checked(

@@ -25,16 +25,6 @@ from jiter import from_json
 TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 # With this beta, a string cut short is kept as far as it came (the SDK's "trailing-strings").
 FINE_GRAINED_TOOL_STREAMING = "fine-grained-tool-streaming-2025-05-14"
-# Optional `message_delta.usage` counts (output_tokens is always there).
-_DELTA_USAGE = (
-    "input_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-    "server_tool_use",
-    "output_tokens_details",
-    "iterations",
-    "fallback_credit",
-)
 _LINE_ENDS = (b"\n", b"\r")
 
 
@@ -103,8 +93,11 @@ def events(chunks: Iterable[bytes]) -> Iterator[Any]:
 class Message:
     """The message the events of one response build (plain JSON), event by event."""
 
-    def __init__(self, betas: Iterable[str] = ()) -> None:
+    def __init__(self, counts: Iterable[str], betas: Iterable[str] = ()) -> None:
+        """`counts`: the usage counts a `message_delta` carries (the SDK's
+        BetaMessageDeltaUsage fields); `betas`: the request's."""
         self.snapshot: dict[str, Any] | None = None
+        self._counts = tuple(counts)
         self.complete = False  # message_stop arrived
         self._inputs: dict[int, list[str]] = {}  # partial_json pieces by block index
         self._trailing = FINE_GRAINED_TOOL_STREAMING in betas
@@ -128,7 +121,7 @@ class Message:
         elif kind == "content_block_delta":
             self._delta(snapshot["content"][event["index"]], event["index"], event["delta"])
         elif kind == "message_delta":
-            _message_delta(snapshot, event)
+            _message_delta(snapshot, event, self._counts)
 
     def _delta(self, block: Any, index: int, delta: Any) -> None:
         kind, block_type = delta.get("type"), block.get("type")
@@ -170,7 +163,7 @@ class Message:
         return message
 
 
-def _message_delta(snapshot: dict[str, Any], event: Any) -> None:
+def _message_delta(snapshot: dict[str, Any], event: Any, counts: tuple[str, ...]) -> None:
     delta, usage = event["delta"], event["usage"]
     snapshot["stop_reason"] = delta.get("stop_reason")
     snapshot["stop_sequence"] = delta.get("stop_sequence")
@@ -180,10 +173,10 @@ def _message_delta(snapshot: dict[str, Any], event: Any) -> None:
     for name in ("context_management", "input_transformations"):
         if event.get(name) is not None:
             snapshot[name] = event[name]
-    # Cumulative counts: each replaces the message_start value (kept when one is left out).
-    counts = {name: usage.get(name) for name in _DELTA_USAGE}
-    counts = {name: value for name, value in counts.items() if value is not None}
-    snapshot["usage"].update(output_tokens=usage.get("output_tokens"), **counts)
+    # Cumulative counts: each one sent replaces the message_start count (output_tokens always).
+    new = {name: usage.get(name) for name in counts}
+    new = {name: value for name, value in new.items() if value is not None}
+    snapshot["usage"].update({**new, "output_tokens": usage.get("output_tokens")})
 
 
 def without_nulls(value: Any) -> Any:
