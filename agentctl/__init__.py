@@ -27,8 +27,8 @@ _HOMES = {
     "BatchResult": "agentctl.batch",
     "Profile": "agentctl.profile.settings",
     "ScriptedClient": "agentctl.testing",
-    "probe_server": "agentctl.probe.run",
-    "ProbeReport": "agentctl.probe.run",
+    "probe_server": "agentctl.probe.measure",
+    "ProbeReport": "agentctl.probe.measure",
     "ServerModel": "agentctl.context.server_model",
     "SERVER_MODELS": "agentctl.context.server_model",
     "parse_server_model": "agentctl.context.server_model",
@@ -83,8 +83,8 @@ if TYPE_CHECKING:
     from agentctl.errors import OutputError as OutputError
     from agentctl.errors import ToolError as ToolError
     from agentctl.errors import UsageError as UsageError
-    from agentctl.probe.run import ProbeReport as ProbeReport
-    from agentctl.probe.run import probe_server as probe_server
+    from agentctl.probe.measure import ProbeReport as ProbeReport
+    from agentctl.probe.measure import probe_server as probe_server
     from agentctl.profile.settings import Profile as Profile
     from agentctl.runner import RunControl as RunControl
     from agentctl.runner import RunResult as RunResult

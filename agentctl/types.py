@@ -45,6 +45,7 @@ __all__ = [
     "TurnEvent",
     "Usage",
     "UsageError",
+    "usd_json",
 ]
 SCHEMA_VERSION = 1
 MEMORY_TOOL = "memory"  # the memory tool's name in requests (memory_20250818)
@@ -66,7 +67,7 @@ class Usage:
     top-level figures, and `compactions` counts those calls. Each count is defined here once,
     with where the API puts it; `to_json`, `from_json`, `+`, the cache hit ratio,
     `USAGE_TOKENS`, `USAGE_OBJECTS` and the checks of a response's and a transcript's `usage`
-    (agent/wire.py, sessions/transcript/format.py) follow from it: a new count is one line here."""
+    (agent/wire.py, sessions/transcript/records.py) follow from it: a new count is one line here."""
 
     input_tokens: int = _count(TOP)
     output_tokens: int = _count(TOP)
@@ -88,6 +89,11 @@ class Usage:
     def prompt_tokens(self) -> int:
         """Everything the model read: uncached input + cache writes + cache reads."""
         return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    @property
+    def tokens(self) -> int:
+        """Every token counted at the top level: the prompt's and the output."""
+        return self.prompt_tokens + self.output_tokens
 
     @property
     def cache_split_known(self) -> bool:
@@ -420,7 +426,7 @@ class Totals:
     @property
     def cost_json(self) -> float | None:
         """The cost as JSON carries it: rounded, null when unknown (NaN is not JSON)."""
-        return round(self.cost_usd, 6) if math.isfinite(self.cost_usd) else None
+        return usd_json(self.cost_usd)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -447,6 +453,12 @@ class Totals:
             tool_failures=int(data.get("tool_failures") or 0),
             tool_denials=int(data.get("tool_denials") or 0),
         )
+
+
+def usd_json(usd: float | None) -> float | None:
+    """A dollar figure as JSON carries it: rounded to 6 places, null when unknown (None,
+    NaN: no price)."""
+    return round(usd, 6) if usd is not None and math.isfinite(usd) else None
 
 
 @dataclass(frozen=True)

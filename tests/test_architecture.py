@@ -336,3 +336,30 @@ def test_public_names() -> None:
         assert getattr(agentctl, name) is not None, name
     assert issubclass(agentctl.ConfigError, agentctl.AgentctlError)
     assert (PACKAGE / "py.typed").is_file()
+
+
+# Two modules share a file name only where one concept is seen from two sides: cli/NAME.py is
+# the `agentctl NAME` command, emulator/NAME.py the server side of agent/NAME.py. Left:
+# agent/trace.py (the Protocol the loop sees) and runner/trace.py (its OpenTelemetry spans);
+# runner/followup.py (follow-up plans) and emulator/followup.py (the emulator's follow-up
+# answers).
+NOT_RENAMED_YET = {"trace.py": {"agent", "runner"}, "followup.py": {"emulator", "runner"}}
+
+
+def test_a_shared_module_name_is_one_concept_seen_from_two_sides() -> None:
+    from agentctl.cli.main import COMMANDS
+
+    homes: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            homes.setdefault(path.name, set()).add(path.parent.relative_to(PACKAGE).as_posix())
+    shared = {name: dirs for name, dirs in homes.items() if len(dirs) > 1}
+    command = {f"{name}.py" for name in COMMANDS}
+    unexplained = {
+        name: dirs
+        for name, dirs in shared.items()
+        if not (dirs == {"agent", "emulator"} or ("cli" in dirs and name in command))
+        and NOT_RENAMED_YET.get(name) != dirs
+    }
+    assert unexplained == {}
+    assert len(shared) == 7  # mcp, memory (cli); model, server_tools, structured; 2 left

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentctl.cli.errors import describe, report
+from agentctl.cli.exit_codes import describe, report
 from agentctl.cli.main import app
 from agentctl.errors import EXIT_INTERRUPTED, EXIT_USAGE, LimitError, ToolError
 

@@ -16,12 +16,15 @@ import os
 import secrets
 import threading
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, get_args, get_origin, get_type_hints
 
 from agentctl import clock
 from agentctl.errors import UsageError
 from agentctl.home import batches_dir
+from agentctl.memory.fsops import write_all
 from agentctl.profile.loader import BUILTIN_SOURCE
 from agentctl.profile.settings import Profile
 from agentctl.sessions.transcript import json_safe, make_private_dirs
@@ -38,20 +41,24 @@ class BatchSpec:
     one (batch.launch.BatchRequest adds where the batch goes), and the folder saves it.
 
     0 or "" in `parallel`, `executor`, `via`: not given. A new batch takes the default
-    (`resolved`), a resume keeps what it saved; a saved spec always has all three.
+    (`resolved`), a resume keeps what it saved; a saved spec always has all three. The
+    manifest check reads the fields: each one's type, and its metadata (`choices`, `least`,
+    `saved`: the types a saved spec allows when narrower than the field's).
     """
 
-    source: str | None = None
+    source: str | None = field(default=None, metadata={"saved": (str,)})
     profile: str | None = None
     sets: tuple[str, ...] = ()
     offline: bool = False
-    memory: str = "isolated"  # or "shared"
-    parallel: int = 0  # default 1; with via "batches": every task in each round
+    memory: str = field(default="isolated", metadata={"choices": ("isolated", "shared")})
+    # default 1; with via "batches": every task in each round
+    parallel: int = field(default=0, metadata={"least": 1})
     max_usd: float | None = None
     trust_task: bool = False
     executor: str = ""  # "local" (default) or "ray" (batch.executor)
     address: str | None = None  # the Ray cluster (None: a local instance for the batch)
-    via: str = ""  # "messages" (default), or "batches": lockstep rounds via Message Batches
+    # "messages" (default), or "batches": lockstep rounds via Message Batches
+    via: str = field(default="", metadata={"choices": ("messages", "batches")})
     cwd: str = field(default_factory=lambda: str(Path.cwd()))
 
     def resolved(self, tasks: int) -> BatchSpec:
@@ -126,12 +133,6 @@ def write_private(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def write_all(fd: int, data: bytes) -> None:
-    rest = memoryview(data)
-    while rest:
-        rest = rest[os.write(fd, rest) :]
-
-
 def load_spec(out: Path) -> BatchSpec:
     """The manifest of the batch in `out` (UsageError naming the file if it is not one)."""
     path = out / MANIFEST
@@ -151,27 +152,38 @@ def load_spec(out: Path) -> BatchSpec:
         raise UsageError(f"{path}: {err}") from None
 
 
-_MANIFEST_TYPES: dict[str, tuple[type, ...]] = {
-    "source": (str,),
-    "profile": (str, type(None)),
-    "sets": (list,),
-    "offline": (bool,),
-    "memory": (str,),
-    "parallel": (int,),
-    "max_usd": (int, float, type(None)),
-    "trust_task": (bool,),
-    "executor": (str,),
-    "address": (str, type(None)),
-    "via": (str,),
-    "cwd": (str,),
-}
-_CHOICES = {"memory": ("isolated", "shared"), "via": ("messages", "batches")}
+def choices() -> dict[str, tuple[str, ...]]:
+    """The BatchSpec settings limited to a few values, and those values."""
+    return {n: f.metadata["choices"] for n, f in _fields().items() if "choices" in f.metadata}
+
+
+def default_of(name: str) -> Any:
+    return _fields()[name].default
+
+
+@cache
+def _fields() -> dict[str, dataclasses.Field[Any]]:
+    return {f.name: f for f in dataclasses.fields(BatchSpec)}
+
+
+@cache
+def _manifest_types() -> dict[str, tuple[type, ...]]:
+    """Each setting's JSON types in a manifest, from BatchSpec's annotations (a tuple is
+    saved as a list; a float may be saved as an int)."""
+    hints = get_type_hints(BatchSpec)
+    types: dict[str, tuple[type, ...]] = {}
+    for name, f in _fields().items():
+        hinted = get_args(hints[name]) if isinstance(hints[name], UnionType) else (hints[name],)
+        named = [get_origin(t) or t for t in f.metadata.get("saved", hinted)]
+        json_types = [(int, float) if t is float else (list if t is tuple else t,) for t in named]
+        types[name] = tuple(t for one in json_types for t in one)
+    return types
 
 
 def _manifest_problem(key: str, value: Any) -> str | None:
     """Why the manifest's `key` cannot be `value` (None: it can; an unknown key is left to
     BatchSpec, which names it)."""
-    types = _MANIFEST_TYPES.get(key)
+    types = _manifest_types().get(key)
     if types is None:
         return None
     wrong = isinstance(value, bool) and bool not in types
@@ -181,12 +193,14 @@ def _manifest_problem(key: str, value: Any) -> str | None:
 
 
 def _value_problem(key: str, value: Any) -> str | None:
-    if key == "sets" and not all(isinstance(item, str) for item in value):
+    if isinstance(value, list) and not all(isinstance(item, str) for item in value):
         return "must be a list of KEY=VALUE strings"
-    if key == "parallel" and value < 1:
-        return "must be at least 1"
-    if key in _CHOICES and value not in _CHOICES[key]:
-        return f"{value!r}: use {' or '.join(_CHOICES[key])}"
+    least = _fields()[key].metadata.get("least")
+    if least is not None and value < least:
+        return f"must be at least {least}"
+    named = choices().get(key)
+    if named and value not in named:
+        return f"{value!r}: use {' or '.join(named)}"
     return None
 
 

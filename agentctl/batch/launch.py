@@ -18,7 +18,9 @@ from agentctl.batch.folder import (
     BatchLock,
     BatchSpec,
     ResultsStore,
+    choices,
     create,
+    default_of,
     load_spec,
     new_out_dir,
 )
@@ -26,7 +28,6 @@ from agentctl.batch.scheduler import run_tasks
 from agentctl.batch.source import BatchTask, read_source
 from agentctl.batch.summary import Summary, summarize
 from agentctl.batch.task_run import Raised, keep_out
-from agentctl.batch.via import VIAS
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.loader import (
     BUILTIN_SOURCE,
@@ -38,8 +39,6 @@ from agentctl.profile.loader import (
     parse_set_value,
 )
 from agentctl.runner import resolve
-
-MEMORY_MODES = ("isolated", "shared")
 
 
 @dataclass(frozen=True)
@@ -105,10 +104,10 @@ def new_spec(asked: BatchRequest) -> BatchSpec:
     """A new batch's settings, paths made absolute (a resume may run from elsewhere)."""
     if asked.source is None:
         raise UsageError("missing source: a folder of task files, a glob, or a JSONL file")
-    if asked.memory not in MEMORY_MODES:
-        raise UsageError(f"--memory {asked.memory}: use isolated or shared")
-    if asked.via and asked.via not in VIAS:
-        raise UsageError(f"--via {asked.via}: use messages or batches")
+    for name, allowed in choices().items():  # a default ("" for via) is not given
+        value = getattr(asked, name)
+        if value not in allowed and value != default_of(name):
+            raise UsageError(f"--{name} {value}: use {' or '.join(allowed)}")
     found = find_profile_path(asked.profile)  # recorded: a resume elsewhere reads the same file
     turns = () if asked.max_turns is None else (f"max_turns={asked.max_turns}",)
     return replace(
@@ -295,11 +294,13 @@ def run_batch(
     trust_task: bool = False,
     max_turns: int | None = None,
     on_event: Callable[[BatchEvent], None] | None = None,
+    on_ready: Callable[[Prepared], None] | None = None,
 ) -> BatchResult:
     """Run every task of `source` (a folder, glob or JSONL file), as `agentctl batch` does
     (`via="batches"`: in lockstep rounds through Message Batches, at batch price); or, with
     `resume=DIR`, what the batch in DIR did not finish (with `max_turns` / `max_usd`: also
-    the tasks those limits stopped, continued). See docs/python.md."""
+    the tasks those limits stopped, continued). `on_ready` is given the checked batch (its
+    folder, settings and tasks) before any task starts. See docs/python.md."""
     asked = BatchRequest(
         None if source is None else str(source),
         profile=None if profile is None else str(profile),
@@ -316,4 +317,11 @@ def run_batch(
         trust_task=trust_task,
         max_turns=max_turns,
     )
-    return start(plan_batch(asked), on_event or (lambda _event: None))
+    ready = plan_batch(asked)
+    try:
+        if on_ready is not None:
+            on_ready(ready)
+    except BaseException:
+        ready.lock.release()
+        raise
+    return start(ready, on_event or (lambda _event: None))

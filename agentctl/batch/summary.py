@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.render.format import fmt_usd
 from agentctl.sessions.transcript import BATCH_PRICE, LIST_PRICE
-from agentctl.types import USAGE_TOKENS, Totals
+from agentctl.types import USAGE_TOKENS, Totals, usd_json
 
 STATUSES = ("ok", "limit", "failed", "skipped", "unfinished")
 _CLEARING = ("cleared_input_tokens", "cleared_tool_uses", "cleared_thinking_turns")
@@ -53,7 +54,7 @@ class Summary:
             "event": "batch_end",
             "tasks": self.tasks,
             "counts": self.counts,
-            "cost_usd": round(self.cost_usd, 6),
+            "cost_usd": usd_json(self.cost_usd),
             "pricing": self.pricing,
             "cache_hit_ratio": self.cache_hit_ratio,
             **self.sums,
@@ -87,7 +88,7 @@ def summary_lines(summary: Summary, *, rows: int = 30) -> list[str]:
     s = summary.sums
     head = [
         f"batch: {summary.tasks} tasks: {counts or 'none'}",
-        f"  cost: ${summary.cost_usd:.4f} total, ${mean:.4f} per finished task"
+        f"  cost: {fmt_usd(summary.cost_usd)} total, {fmt_usd(mean)} per finished task"
         + (" (batch price: half of list)" if summary.pricing == BATCH_PRICE else ""),
         f"  cache: {'-' if ratio is None else f'{ratio:.0%}'} of prompt tokens read from cache",
         f"  clearing: {s['cleared_input_tokens']} input tokens cleared, "
@@ -103,5 +104,4 @@ def summary_lines(summary: Summary, *, rows: int = 30) -> list[str]:
 
 def _row(row: tuple[str, str, int, float | None], width: int) -> str:
     task_id, status, turns, cost = row
-    shown = "?" if cost is None else f"${cost:.4f}"
-    return f"  {task_id:<{width}}  {status:<7} {turns:>5}  {shown}"
+    return f"  {task_id:<{width}}  {status:<7} {turns:>5}  {fmt_usd(cost)}"

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from agentctl.agent.retry import RetryGate
     from agentctl.batch.folder import BatchSpec
 
-VIAS = ("messages", "batches")
-
 
 @contextmanager
 def open_rounds(spec: BatchSpec, gate: RetryGate | None = None) -> Iterator[RoundCoordinator]:

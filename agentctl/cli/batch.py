@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -14,11 +15,11 @@ from agentctl.cli.memory import ReviewOption, review_sets
 from agentctl.errors import InterruptedRunError
 from agentctl.render.safe import visible
 from agentctl.sessions.transcript import json_safe
-from agentctl.types import USAGE_TOKENS
 
 if TYPE_CHECKING:
     from agentctl.batch import BatchResult, Prepared
     from agentctl.batch.events import BatchEvent
+    from agentctl.render.board import Board
 
 # Lazy imports: the batch machinery (the runner and everything under it) and Rich load when a
 # batch starts, not for `batch --help`.
@@ -134,44 +135,27 @@ def batch(
 ) -> None:
     from agentctl import batch
 
-    asked = batch.BatchRequest(
-        source,
-        profile=profile,
-        sets=(*(set_ or ()), *review_sets(memory_review)),
-        offline=offline,
-        memory=memory,
-        parallel=parallel or 0,
-        max_usd=max_usd,
-        out=out,
-        resume=resume,
-        executor=executor or "",
-        address=address,
-        via=via or "",
-        trust_task=trust_task,
-        max_turns=max_turns,
-    )
-    _go(batch.plan_batch(asked), json_mode=json_mode, quiet=quiet)
-
-
-def _go(ready: Prepared, *, json_mode: bool, quiet: bool) -> None:
-    """Run the prepared batch; print; exit with the batch's code."""
-    from agentctl import batch
-    from agentctl.runner import traces_from_env
-
-    spec = ready.spec
-    if ready.resumed and not quiet and Path(spec.cwd) != Path.cwd():
-        # Relative profile paths (the default ./memory root) mean what they meant there.
-        note = f"warning: the batch was started in {spec.cwd}; run --resume from there"
-        print(visible(f"agentctl: {note}", keep=""), file=sys.stderr)
-    left = ready.left_at_limit() if ready.resumed and not quiet else []
-    if left:
-        print(visible(f"agentctl: batch: {_left_note(left, ready.out)}", keep=""), file=sys.stderr)
-    todo = ready.todo
-    show = _Progress(len(ready.tasks), len(ready.tasks) - todo, json_mode=json_mode, quiet=quiet)
-    show.start(ready.out, todo)
-    with traces_from_env():  # OTEL_TRACES_EXPORTER: the batch's spans go there
-        done = batch.start(ready, show.handle)
-    show.end(batch.summary_lines(done.summary), done.summary.to_json(), ready.out)
+    with ExitStack() as traced:
+        show = _Progress(traced, json_mode=json_mode, quiet=quiet)
+        done = batch.run_batch(
+            source,
+            profile=profile,
+            sets=(*(set_ or ()), *review_sets(memory_review)),
+            offline=offline,
+            memory=memory,
+            parallel=parallel,
+            max_usd=max_usd,
+            out=out,
+            resume=resume,
+            executor=executor,
+            address=address,
+            via=via,
+            trust_task=trust_task,
+            max_turns=max_turns,
+            on_event=show.handle,
+            on_ready=show.ready,
+        )
+    show.end(batch.summary_lines(done.summary), done.summary.to_json(), done.out)
     raise typer.Exit(_exit_code(done))
 
 
@@ -210,19 +194,40 @@ class _Progress:
     """Progress on stderr: a line per finished task (under a live status line on a terminal);
     with --json, the events as NDJSON on stdout too."""
 
-    def __init__(self, total: int, done: int, *, json_mode: bool, quiet: bool) -> None:
-        from agentctl.render.board import Board, BoardState
+    def __init__(self, traced: ExitStack, *, json_mode: bool, quiet: bool) -> None:
+        from agentctl.render.board import BoardState
 
-        self.state = BoardState(total=total, before=done)
+        self.traced, self.state = traced, BoardState(total=0)
         self.json_mode, self.quiet = json_mode, quiet
-        self.board = None if quiet or not sys.stderr.isatty() else Board(_console(), self.state)
+        self.board: Board | None = None
 
-    def start(self, folder: Path, todo: int) -> None:
-        total = self.state.total
-        self._emit({"event": "batch_start", "out": str(folder), "tasks": total, "todo": todo})
-        self._say(f"agentctl: batch: {todo} of {total} tasks to run; results in {folder}")
+    def ready(self, ready: Prepared) -> None:
+        """The batch is checked: say what a resume leaves, start the progress and the traces."""
+        from agentctl.render.board import Board, BoardState
+        from agentctl.runner import traces_from_env
+
+        self._resume_notes(ready)
+        total, todo = len(ready.tasks), ready.todo
+        self.state = BoardState(total=total, before=total - todo)
+        if not self.quiet and sys.stderr.isatty():
+            self.board = Board(_console(), self.state)
+        self._emit({"event": "batch_start", "out": str(ready.out), "tasks": total, "todo": todo})
+        self._say(f"agentctl: batch: {todo} of {total} tasks to run; results in {ready.out}")
         if self.board is not None:
             self.board.start()
+        self.traced.enter_context(traces_from_env())  # OTEL_TRACES_EXPORTER: the batch's spans
+
+    def _resume_notes(self, ready: Prepared) -> None:
+        if not ready.resumed or self.quiet:
+            return
+        if Path(ready.spec.cwd) != Path.cwd():
+            # Relative profile paths (the default ./memory root) mean what they meant there.
+            note = f"warning: the batch was started in {ready.spec.cwd}; run --resume from there"
+            print(visible(f"agentctl: {note}", keep=""), file=sys.stderr)
+        left = ready.left_at_limit()
+        if left:
+            note = _left_note(left, ready.out)
+            print(visible(f"agentctl: batch: {note}", keep=""), file=sys.stderr)
 
     def handle(self, event: BatchEvent) -> None:
         from agentctl.batch.events import ExecutorReady, TaskEnded, TaskSkipped, TaskStarted
@@ -237,12 +242,11 @@ class _Progress:
             self._say(f"[{self._count()}] {event.id} skipped: {event.why}")
 
     def _ended(self, line: dict[str, Any]) -> None:
-        state = self.state
-        state.running, state.done = state.running - 1, state.done + 1
-        state.failed += line["status"] == "failed"
-        state.tokens += sum(line["totals"].get(key, 0) for key in USAGE_TOKENS)
-        state.cost_usd += line["cost_usd"] or 0.0
-        cost = "?" if line["cost_usd"] is None else f"${line['cost_usd']:.4f}"
+        from agentctl.render.format import fmt_usd
+        from agentctl.types import Totals
+
+        self.state.finished(Totals.from_json(line["totals"]), failed=line["status"] == "failed")
+        cost = fmt_usd(line["cost_usd"])
         text = f"[{self._count()}] {line['id']} {line['status']} ({line['turns']} turns, {cost})"
         self._say(text + (f": {line['error']}" if line["error"] else ""))
 

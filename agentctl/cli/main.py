@@ -1,4 +1,4 @@
-"""The `agentctl` root command: loads command modules on demand; errors go to `cli.errors`."""
+"""The `agentctl` root command: loads command modules on demand; errors go to `cli.exit_codes`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import typer
 from typer.core import TyperGroup
 
 from agentctl import __version__
-from agentctl.cli.errors import report
+from agentctl.cli.exit_codes import report
 from agentctl.cli.options import refuse_repeats
 from agentctl.cli.usage import plain_usage
 
@@ -127,7 +127,7 @@ class LazyGroup(TyperGroup):
         windows_expand_args: bool = True,
         **extra: Any,
     ) -> Any:
-        """Click's main, with every user-facing error reported by `cli.errors.report`."""
+        """Click's main, with every user-facing error reported by `cli.exit_codes.report`."""
         name = prog_name or "agentctl"  # also under CliRunner and `python -m agentctl`
         call = functools.partial(super().main, args, name, complete_var, False, **extra)
         if not standalone_mode:

@@ -11,7 +11,7 @@ import typer
 from agentctl.cli.options import ServerModelOption
 
 if TYPE_CHECKING:
-    from agentctl.probe.run import ProbePlan
+    from agentctl.probe.measure import ProbePlan
 
 HELP = """\
 Send a small scripted conversation (14 requests) built so that the responses settle the
@@ -54,7 +54,7 @@ def probe(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
 ) -> None:
     # The probe (and the runner under it) only when it runs, not for --help.
-    from agentctl.probe.run import probe_server
+    from agentctl.probe.measure import probe_server
     from agentctl.probe.steps import DEFAULT_PROBE_MODEL
 
     def ask(plan: ProbePlan, target: str) -> bool:
@@ -82,7 +82,7 @@ def probe(
         sys.stdout.write(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
     else:
         # The report's wording only once there is a report.
-        from agentctl.probe.view import probe_lines
+        from agentctl.probe.report_text import probe_lines
 
         sys.stdout.write("".join(line + "\n" for line in probe_lines(report)))
     if report.identification.model is None:

@@ -12,7 +12,7 @@ import typer
 from agentctl.errors import UsageError
 from agentctl.profile.loader import resolve_profile
 from agentctl.profile.preset import preset_path, unknown_preset
-from agentctl.profile.view import (
+from agentctl.profile.show import (
     api_field,
     batched_note,
     flatten,
@@ -20,7 +20,7 @@ from agentctl.profile.view import (
     profile_origins,
     show_data,
 )
-from agentctl.profile.writer import commented_template, write_template
+from agentctl.profile.to_toml import commented_template, write_template
 from agentctl.render.safe import safe_text, visible
 
 if TYPE_CHECKING:

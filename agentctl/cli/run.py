@@ -14,10 +14,10 @@ import typer
 from typer._click.core import Context as ClickContext
 from typer.core import TyperCommand
 
-from agentctl.cli import conversation
-from agentctl.cli.conversation import latest_by_default
+from agentctl.cli import run_conversation
 from agentctl.cli.lifetime import ctrl_c_once, stop_with_parent
 from agentctl.cli.memory import ReviewOption, review_sets
+from agentctl.cli.run_conversation import latest_by_default
 from agentctl.errors import AgentctlError, ClosedPipeError, UsageError
 from agentctl.profile.loader import Overrides
 from agentctl.profile.settings import Profile
@@ -26,7 +26,7 @@ from agentctl.render.safe import error_line
 from agentctl.types import ErrorEvent, Event, StartEvent, TurnEvent
 
 if TYPE_CHECKING:
-    from agentctl.cli.conversation import Runner
+    from agentctl.cli.run_conversation import Runner
     from agentctl.render.base import Renderer
     from agentctl.runner import Plan, RunResult
     from agentctl.tools.approval import Approver
@@ -181,7 +181,7 @@ def run(
         ),
     ] = False,
 ) -> None:
-    conversation.check_flags(task, prompt, resume, follow, fork, input_format)
+    run_conversation.check_flags(task, prompt, resume, follow, fork, input_format)
     if stream and json_mode:
         raise UsageError(
             "--stream writes the answer's text to stdout and --json writes NDJSON events "
@@ -191,12 +191,12 @@ def run(
         print("agentctl: starting the run…", file=sys.stderr, flush=True)
     sets = [*(set_ or []), *review_sets(memory_review)]
     overrides = flag_overrides(model, max_turns, max_usd, sets, output_schema=output_schema)
-    talk = conversation.Talk(follow, fork, workspace, offline, trust_task)
+    talk = run_conversation.Talk(follow, fork, workspace, offline, trust_task)
     execute_plan = functools.partial(
         _announce_and_execute, json_mode=json_mode, quiet=quiet, stream=stream
     )
     if input_format == "ndjson":  # each turn's errors are reported as a run's are
-        conversation.converse(
+        run_conversation.converse(
             sys.stdin, profile, overrides, talk,
             execute_plan=execute_plan,
             on_error=functools.partial(_error_event, json_mode=json_mode),
@@ -204,7 +204,7 @@ def run(
         return
     try:
         if prompt is not None or follow is not None or fork is not None:
-            plan = conversation.plan_flags(task, prompt, profile, overrides, talk)
+            plan = run_conversation.plan_flags(task, prompt, profile, overrides, talk)
         else:
             plan = _plan(task, profile, overrides, workspace, offline, resume, trust_task)
     except AgentctlError as err:
@@ -451,7 +451,7 @@ def _memory_note(profile: Profile, *, stdin_task: bool) -> str | None:
 def _print_ledger(result: RunResult, plan: Plan) -> None:
     """Did each clearing pay for its cache rewrite? For the whole session, said so on resume
     (and after a follow-up or a fork, whose turn numbers go on too)."""
-    from agentctl.sessions.breakeven import ledger_line
+    from agentctl.render.sessions_view import ledger_line
 
     line = ledger_line(result.balances, result.session_id)
     if line and result.resumed:

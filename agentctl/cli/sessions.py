@@ -121,7 +121,7 @@ def list_(
       agentctl sessions list --json | jq -r '.[].session'
     """
     from agentctl.sessions.index import Filters, listing
-    from agentctl.sessions.summary import rows_json
+    from agentctl.sessions.list_row import rows_json
 
     rows = listing(Filters(count, search, status, model))
     if as_json:

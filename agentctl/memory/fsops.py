@@ -234,15 +234,6 @@ def usage(root_fd: int) -> Usage:
     return Usage(files, total)
 
 
-def files_under(dir_fd: int, prefix: str = "") -> dict[str, int]:
-    """Every regular file below `dir_fd` (agentctl's own skipped): `prefix/rel/path` -> size."""
-    return {
-        "/".join((prefix, *found.path)): found.st.st_size
-        for found in walk(dir_fd, skip=is_reserved)
-        if stat.S_ISREG(found.st.st_mode)
-    }
-
-
 def is_stale_temp(name: str) -> bool:
     """A temp file left by a writer that died (kill -9 mid-write): its name carries the pid.
 

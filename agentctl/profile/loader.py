@@ -27,11 +27,11 @@ from agentctl.home import user_profile_path
 from agentctl.profile.keys import key_locations, path_keys
 from agentctl.profile.legacy import migrate
 from agentctl.profile.preset import preset_path, unknown_preset
+from agentctl.profile.rules import check_budget, check_profile
 from agentctl.profile.schema import FieldError, convert_table, join_key, resolve_path
 from agentctl.profile.settings import Profile
+from agentctl.profile.to_toml import profile_to_dict
 from agentctl.profile.trust import FrontMatter, check_front_matter, leaves, lookup, plain_at
-from agentctl.profile.validate import check_budget, check_profile
-from agentctl.profile.writer import profile_to_dict
 
 BUILTIN_SOURCE = "<built-in>"
 LOCAL_PROFILE = "agentctl.toml"

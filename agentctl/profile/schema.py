@@ -4,7 +4,7 @@ The dataclasses in `settings.py` are the schema: each field is one key, its type
 type, its default the default, and its `Key` (made by `setting` / `table`) what the key
 means, the API field it feeds and what a task's front matter may do with it. A new field
 there is a new TOML key here, with its type checked, its docs row and trust rule derived,
-without touching this module. Semantic rules live in `validate.py`.
+without touching this module. Semantic rules live in `rules.py`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 from rich.live import Live
@@ -13,6 +13,7 @@ from rich.text import Text
 
 from agentctl.render.format import fmt_cost, fmt_elapsed, fmt_int
 from agentctl.render.safe import safe_text
+from agentctl.types import Totals
 
 
 @dataclass
@@ -24,8 +25,14 @@ class BoardState:
     done: int = 0
     running: int = 0
     failed: int = 0
-    tokens: int = 0
-    cost_usd: float = 0.0
+    totals: Totals = field(default_factory=Totals)  # the finished tasks' (no price: $0)
+
+    def finished(self, totals: Totals, *, failed: bool) -> None:
+        """A task ended, its result line's `totals` added (its cost when it has a price: the
+        summary's total adds those alone too)."""
+        self.running, self.done = self.running - 1, self.done + 1
+        self.failed += failed
+        self.totals += replace(totals, cost_usd=totals.known_cost or 0.0)
 
 
 def status_text(state: BoardState, elapsed: float) -> str:
@@ -33,7 +40,7 @@ def status_text(state: BoardState, elapsed: float) -> str:
     finished = state.before + state.done
     parts = [f"{finished}/{state.total} done", f"{state.running} running"]
     parts += [f"{state.failed} failed"] if state.failed else []
-    parts += [f"{fmt_int(state.tokens)} tokens", fmt_cost(state.cost_usd)]
+    parts += [f"{fmt_int(state.totals.usage.tokens)} tokens", fmt_cost(state.totals.cost_usd)]
     left = state.total - finished
     if state.done and left:
         parts.append(f"ETA {fmt_elapsed(elapsed / state.done * left)}")

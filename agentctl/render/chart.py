@@ -3,7 +3,8 @@
 Each bar is as long as the prompt the client sent (unedited); its parts, left to right: what
 the model read from cache, the rest of what it saw after edits, and what editing cleared.
 A tick marks the clear_tool_uses trigger; a scissors mark turns where an edit applied.
-Pure: rows in (`sessions.chart`), a Rich renderable out (the CLI prints it and exports it to SVG).
+Pure: rows in (`sessions.chart_rows`), a Rich renderable out (the CLI prints it and exports
+it to SVG).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.text import Text
 from agentctl.errors import UsageError
 from agentctl.render.format import fmt_compact, fmt_int
 from agentctl.render.safe import safe_text
-from agentctl.sessions.chart import ChartRow
+from agentctl.sessions.chart_rows import ChartRow
 
 READ, SEEN, CLEARED, EMPTY, TICK = "█", "▓", "░", " ", "┊"
 STYLES = {READ: "green", SEEN: "blue", CLEARED: "red", TICK: "yellow"}

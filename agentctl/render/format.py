@@ -31,11 +31,6 @@ def fmt_compact(value: int) -> str:
     return f"{value / 1e12:.1f}T"
 
 
-def fmt_or_dash(value: int) -> str:
-    """A count that means 'nothing happened' when zero reads better as a dash in tables."""
-    return fmt_int(value) if value else DASH
-
-
 def tool_label(call: ToolCall) -> str:
     """`memory:view` for memory commands (what the model did), the tool name otherwise."""
     if call.name == "memory":
@@ -123,6 +118,15 @@ def fmt_cost(cost: float | None) -> str:
     if cost is None or not cost_known(cost):
         return "n/a"
     return f"${cost:.4f}" if cost < 1 else f"${cost:,.2f}"
+
+
+def fmt_usd(cost: float | None, *, signed: bool = False) -> str:
+    """US dollars to 4 places at any size (costs in a column line up), `?` when unknown;
+    `signed`: a `+` before a gain too."""
+    if cost is None:
+        return "?"
+    sign = "+" if signed and cost >= 0 else "-" if cost < 0 else ""
+    return f"{sign}${abs(cost):.4f}"
 
 
 def fmt_progress(event: ProgressEvent) -> str:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from agentctl.sessions.summary import SessionSummary
+    from agentctl.sessions.list_row import SessionSummary
 
 # Lazy imports: Rich's table loads when a table is drawn; a piped listing whose cells all fit
 # is laid out without it (`sessions_text`).

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from agentctl.render.chart import prompt_chart
-from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio
+from agentctl.render.format import fmt_compact, fmt_cost, fmt_int, fmt_ratio, fmt_usd
 from agentctl.render.safe import safe_text
 from agentctl.render.sessions_list import PAD
 from agentctl.render.sessions_list import add_row as _add
@@ -151,9 +151,9 @@ def _ledger(balances: Sequence[EditBalance], headers: Sequence[str], title: str)
         avoid = b.avoid_with_clear_at_least
         _add(
             table, str(b.turn), fmt_int(b.cleared_input_tokens), fmt_int(b.newly_cleared),
-            fmt_int(b.rewritten), _usd(b.premium_usd), _usd(b.saving_per_turn_usd),
+            fmt_int(b.rewritten), fmt_usd(b.premium_usd), fmt_usd(b.saving_per_turn_usd),
             "never" if b.break_even_turn is None else f"turn {b.break_even_turn}",
-            Text(_usd(b.net_usd, signed=True), style=style),
+            Text(fmt_usd(b.net_usd, signed=True), style=style),
             "" if avoid is None else f">= {fmt_int(avoid)}",
         )  # fmt: skip
     return table
@@ -179,9 +179,22 @@ def whole_width(table: Table) -> int:
     return sum(widths) + 2 * (len(widths) - 1)
 
 
-def _usd(value: float, *, signed: bool = False) -> str:
-    sign = "+" if signed and value >= 0 else "-" if value < 0 else ""
-    return f"{sign}${abs(value):.4f}"
+def ledger_line(balances: Sequence[EditBalance] | None, session: str) -> str:
+    """One line for the end of a run: how many edits paid for their cache rewrite ("" if none)."""
+    if balances is None:
+        return "cache accounting per edit: n/a (no price for this model)"
+    if not balances:
+        return ""
+    paid = [b for b in balances if b.net_usd >= 0]
+    lost = [b for b in balances if b.net_usd < 0]
+    first, last = balances[0].turn, balances[-1].turn
+    where = f"turn {first}" if first == last else f"turns {first}-{last}"
+    return (
+        f"cache accounting per edit: {len(balances)} edit(s) ({where}), "
+        f"{len(paid)} paid off ({fmt_usd(sum(b.net_usd for b in paid), signed=True)}), "
+        f"{len(lost)} did not ({fmt_usd(sum(b.net_usd for b in lost), signed=True)})\n"
+        f"  the ledger: agentctl stats {session}"
+    )
 
 
 def comparison_table(recorded: Simulation, simulated: Simulation) -> Table:

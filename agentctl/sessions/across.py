@@ -33,6 +33,7 @@ from agentctl.sessions.tune import (
     settings_json,
     settings_label,
 )
+from agentctl.types import usd_json
 
 ALL = "all"  # the --server-model value that asks for every variant
 REPLAY_NOTE = (
@@ -49,10 +50,6 @@ def all_note() -> str:
 def wants_all(spec: str) -> bool:
     """Whether a --server-model value asks for every variant."""
     return spec.strip().lower() == ALL
-
-
-def _cost(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
 
 
 @dataclass(frozen=True)
@@ -88,9 +85,9 @@ class ModelReplay:
             "cache_hit_ratio": sim.cache_hit_ratio,
             "peak_prompt": sim.peak_prompt,
             "compactions": sim.usage.compactions,
-            "cost_usd": _cost(sim.cost_usd),
+            "cost_usd": usd_json(sim.cost_usd),
             "cost_vs_recorded": None if ratio is None else round(ratio, 6),
-            "recorded_settings_cost_usd": _cost(self.replayed.cost_usd),
+            "recorded_settings_cost_usd": usd_json(self.replayed.cost_usd),
             "replay_matches_recording": self.replay_exact,
         }
 
@@ -170,8 +167,8 @@ class Robust:
             "rule": "minimax: the lowest worst-case cost over the server models; "
             "ties: the lower mean cost",
             "worst_server_model": name,
-            "worst_cost_usd": round(cost, 6),
-            "cost_usd": {model: round(c, 6) for model, c in self.costs},
+            "worst_cost_usd": usd_json(cost),
+            "cost_usd": {model: usd_json(c) for model, c in self.costs},
         }
 
 

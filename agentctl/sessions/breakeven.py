@@ -137,25 +137,3 @@ def balances_for_run(turns: Sequence[Turn], pricing: Pricing) -> list[EditBalanc
     """The ledger from a run's turns (None: the model has no price)."""
     billed = pricing.billed
     return None if billed is None else edit_balances(turns, billed)
-
-
-def ledger_line(balances: Sequence[EditBalance] | None, session: str) -> str:
-    """One line for the end of a run: how many edits paid for their cache rewrite ("" if none)."""
-    if balances is None:
-        return "cache accounting per edit: n/a (no price for this model)"
-    if not balances:
-        return ""
-    paid = [b for b in balances if b.net_usd >= 0]
-    lost = [b for b in balances if b.net_usd < 0]
-    first, last = balances[0].turn, balances[-1].turn
-    where = f"turn {first}" if first == last else f"turns {first}-{last}"
-    return (
-        f"cache accounting per edit: {len(balances)} edit(s) ({where}), "
-        f"{len(paid)} paid off ({_signed_usd(sum(b.net_usd for b in paid))}), "
-        f"{len(lost)} did not ({_signed_usd(sum(b.net_usd for b in lost))})\n"
-        f"  the ledger: agentctl stats {session}"
-    )
-
-
-def _signed_usd(value: float) -> str:
-    return f"{'-' if value < 0 else '+'}${abs(value):.4f}"

@@ -15,7 +15,7 @@ from typing import Any
 from agentctl.context.prices import Pricing
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.profile.settings import Profile
-from agentctl.sessions.summary import SessionSummary as SessionSummary
+from agentctl.sessions.list_row import SessionSummary as SessionSummary
 from agentctl.sessions.transcript import (
     BATCH_PRICE,
     LIST_PRICE,
@@ -27,7 +27,6 @@ from agentctl.sessions.transcript import (
     Transcript,
     TurnRecord,
     in_use,
-    list_sessions,
     pricing_label,
     read_kinds,
     to_json,
@@ -170,13 +169,6 @@ def _prices_of(profile: str, cwd: str) -> Profile | None:
         return session_profile_of(header, "list")
     except AgentctlError:
         return None
-
-
-def list_summaries() -> list[SessionSummary]:
-    """Every recorded session, oldest first, read from the files (`sessions.index.listing`
-    serves the same rows from the index)."""
-    rows = (summarize(path) for path in list_sessions())
-    return [row for row in rows if row is not None]
 
 
 def remove_session(session: Transcript) -> Path:

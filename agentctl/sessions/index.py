@@ -21,7 +21,7 @@ from agentctl import __version__
 from agentctl.errors import AgentctlError
 from agentctl.home import TRANSCRIPT_SUFFIX as SUFFIX
 from agentctl.home import sessions_dir
-from agentctl.sessions.summary import SessionSummary
+from agentctl.sessions.list_row import SessionSummary
 from agentctl.types import Totals, Usage
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from agentctl.sessions.across import (
 )
 from agentctl.sessions.breakeven import EditBalance, edit_balances
 from agentctl.sessions.catalog import session_profile, turn_pricing
-from agentctl.sessions.chart import ChartRow, chart_rows
+from agentctl.sessions.chart_rows import ChartRow, chart_rows
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import (
     LIMITS_NOTE,
@@ -55,7 +55,7 @@ from agentctl.sessions.tune import (
     sweep,
     write_profile,
 )
-from agentctl.types import ResultEvent, Turn
+from agentctl.types import ResultEvent, Turn, usd_json
 
 
 def ledger(session: Transcript, prices: Profile, sim: Simulation) -> list[EditBalance]:
@@ -77,8 +77,8 @@ class Remedy:
     def to_json(self) -> dict[str, Any]:
         return {
             "clear_at_least": self.clear_at_least,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
-            "base_cost_usd": None if self.base_cost_usd is None else round(self.base_cost_usd, 6),
+            "cost_usd": usd_json(self.cost_usd),
+            "base_cost_usd": usd_json(self.base_cost_usd),
         }
 
 
@@ -234,7 +234,7 @@ def _turn_json(turn: Turn, cost: float | None) -> dict[str, Any]:
         **turn.usage.to_json(),
         "cleared_input_tokens": turn.cleared_input_tokens,
         "applied_edits": [e.raw for e in turn.applied_edits],
-        "cost_usd": None if cost is None else round(cost, 6),
+        "cost_usd": usd_json(cost),
     }
 
 

@@ -28,9 +28,9 @@ from typing import Any, Literal
 from agentctl.context.memo import replay_memo
 from agentctl.context.server_model import ServerModel
 from agentctl.errors import ConfigError, UsageError
+from agentctl.profile.rules import check_batched
 from agentctl.profile.schema import FieldError
 from agentctl.profile.settings import CacheTtl, Compaction, ContextEditing, Profile
-from agentctl.profile.validate import check_batched
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, simulate
 from agentctl.sessions.transcript import Transcript
@@ -436,7 +436,7 @@ def write_profile(
     import tomli_w
 
     from agentctl.profile.loader import build_profile
-    from agentctl.profile.writer import profile_to_dict
+    from agentctl.profile.to_toml import profile_to_dict
 
     if isinstance(setting, ContextEditing):
         setting = Setting(setting, profile.cache.ttl)

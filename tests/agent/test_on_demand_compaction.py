@@ -19,8 +19,8 @@ from agentctl.agent.request import (
     without_reply_fields,
 )
 from agentctl.errors import ConfigError, UsageError
+from agentctl.profile.rules import check_profile
 from agentctl.profile.settings import Compaction, ContextEditing, Profile
-from agentctl.profile.validate import check_profile
 from agentctl.runner import load_profile
 from agentctl.tools.memory import MemoryTool
 from agentctl.tools.registry import ToolBox

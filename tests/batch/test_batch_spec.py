@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from agentctl.batch import BatchRequest, BatchSpec, plan_batch
+from agentctl.batch import BatchRequest, BatchSpec, plan_batch, run_batch
+from agentctl.batch.folder import load_spec
+from agentctl.errors import UsageError
 
 
 @pytest.fixture(autouse=True)
@@ -67,3 +70,69 @@ def test_a_batches_batch_runs_every_task_in_each_round(tmp_path: Path) -> None:
     ready = plan_batch(asked)
     ready.lock.release()
     assert (ready.spec.parallel, ready.spec.via) == (4, "batches")
+
+
+def saved(tmp_path: Path, **settings: object) -> Path:
+    spec = {**BatchSpec(source="s").resolved(1).to_json(), **settings}
+    (tmp_path / "batch.json").write_text(json.dumps(spec))
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", [f.name for f in dataclasses.fields(BatchSpec)])
+def test_every_setting_is_checked_in_a_manifest_read_back(tmp_path: Path, name: str) -> None:
+    """The manifest check is read from BatchSpec's fields: a setting added there is checked."""
+    with pytest.raises(UsageError) as caught:
+        load_spec(saved(tmp_path, **{name: {"an": "object"}}))
+    assert str(caught.value).startswith(f"{tmp_path / 'batch.json'}: {name}: {{'an': 'object'}} ")
+
+
+@pytest.mark.parametrize(
+    ("settings", "why"),
+    [
+        ({"source": None}, "source: None is not str"),  # a saved spec has a source
+        ({"profile": 3}, "profile: 3 is not str or NoneType"),
+        ({"max_usd": "x"}, "max_usd: 'x' is not int or float or NoneType"),
+        ({"parallel": True}, "parallel: True is not int"),
+        ({"parallel": 0}, "parallel: must be at least 1"),
+        ({"sets": ["a=1", 2]}, "sets: must be a list of KEY=VALUE strings"),
+        ({"via": ""}, "via: '': use messages or batches"),
+        ({"memory": "both"}, "memory: 'both': use isolated or shared"),
+    ],
+)
+def test_a_manifest_names_what_is_wrong(
+    tmp_path: Path, settings: dict[str, object], why: str
+) -> None:
+    with pytest.raises(UsageError, match="^" + re.escape(f"{tmp_path / 'batch.json'}: {why}; ")):
+        load_spec(saved(tmp_path, **settings))
+
+
+def test_a_manifest_of_good_settings_reads_back(tmp_path: Path) -> None:
+    spec = BatchSpec(source="s", sets=("a=1",), max_usd=2, address="ray://h").resolved(1)
+    assert load_spec(saved(tmp_path, **spec.to_json())) == spec
+
+
+@pytest.mark.slow
+def test_on_ready_sees_the_checked_batch_before_any_task_starts(tmp_path: Path) -> None:
+    seen: list[object] = []
+    done = run_batch(
+        source(tmp_path, tasks=2),
+        offline=True,
+        out=tmp_path / "out",
+        on_ready=lambda ready: seen.append((ready.todo, ready.spec.parallel, ready.resumed)),
+        on_event=lambda event: seen.append(type(event).__name__),
+    )
+    assert seen[0] == (2, 1, False) and "TaskStarted" in seen[1:]
+    assert done.summary.counts["ok"] == 2
+
+
+@pytest.mark.slow
+def test_a_failing_on_ready_runs_nothing_and_leaves_the_folder_free(tmp_path: Path) -> None:
+    def refuse(_ready: object) -> None:
+        raise RuntimeError("no")
+
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError):
+        run_batch(source(tmp_path, tasks=1), offline=True, out=out, on_ready=refuse)
+    results = out / "results.jsonl"
+    assert not results.exists() or results.read_text() == ""
+    assert len(run_batch(resume=out).results) == 1  # not locked by the call that failed

@@ -297,3 +297,33 @@ def test_going_back_past_a_committed_clearing_undoes_only_what_it_forgets() -> N
                 rebuilt += after[i] is not before[i]
     assert editor.scratch == 0
     assert kept > 2000 and rebuilt < kept / 100  # rebuilding all of them: about as many
+
+
+def test_going_back_past_clearings_after_a_summary_counts_what_they_freed() -> None:
+    """Undoing committed clearings gives their freed tokens back to each message's tally: the
+    compaction view counts the prompt after the last summary from that tally, so a request
+    that goes back and then on again must report the tokens the engine counts from scratch."""
+    draw = random.Random(5)
+    history = conversation(draw, 40, unanswered=0)
+    summary = {"type": "compaction", "content": _text(draw, 20, 30)}
+    history[1] = {"role": "assistant", "content": [summary, {"type": "text", "text": "ok"}]}
+    tool = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 800},
+            "keep": {"type": "tool_uses", "value": 1}}  # fmt: skip
+    compact = {"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": 900_000}}
+    editor = Editor()
+    ends = [i + 1 for i, m in enumerate(history) if m["role"] == "user" and i]
+    reverted = 0
+    for step, count in enumerate(ends[10:]):
+        sent = count if step % 3 else max(ends[2], count - 9)  # every third one goes back
+        body = {"model": "claude-sonnet-5", "messages": json.loads(json.dumps(history[:sent])),
+                "context_management": {"edits": [tool, compact]}}  # fmt: skip
+        logged = len(editor._state.log)
+        got = editor.edit(body)
+        expected = edit_as_server(json.loads(json.dumps(body)))
+        assert (got.input_tokens, got.original_input_tokens) == (
+            expected.input_tokens,
+            expected.original_input_tokens,
+        ), step
+        assert got.request == expected.request, step
+        reverted += len(editor._state.log) < logged
+    assert editor.scratch == 0 and reverted > 3  # the undo path ran, not a fresh start

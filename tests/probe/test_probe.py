@@ -17,8 +17,8 @@ from agentctl.context.calibration import load_calibration, resolve_server_model
 from agentctl.context.server_model import SERVER_MODELS, ServerModel, parse_server_model
 from agentctl.emulator import running
 from agentctl.errors import LimitError
-from agentctl.probe.run import NO_KEY, plan_probe, probe_server, run_probe
-from agentctl.probe.view import EMULATOR_NOTE
+from agentctl.probe.measure import NO_KEY, plan_probe, probe_server, run_probe
+from agentctl.probe.report_text import EMULATOR_NOTE
 from tests.probe.relay import relay
 
 

@@ -165,7 +165,7 @@ def test_show_rich_table_renders(in_tmp: Path) -> None:
     from rich.console import Console
 
     from agentctl.cli.profile import render_rich
-    from agentctl.profile.view import profile_origins, show_data
+    from agentctl.profile.show import profile_origins, show_data
 
     console = Console(width=100, record=True, color_system=None)
     from agentctl.agent.request import build_context_management
@@ -276,7 +276,7 @@ def test_profile_commands_do_not_import_the_sdk(tmp_path: Path) -> None:
 
 
 def test_origins_skip_empty_tables_and_follow_sets(tmp_path: Path) -> None:
-    from agentctl.profile.view import origin_of, profile_origins
+    from agentctl.profile.show import origin_of, profile_origins
 
     path = tmp_path / "p.toml"
     path.write_text("max_turns = 5\n[memory]\n# only a comment\n[cache]\nttl = '1h'\n")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from agentctl.profile.keys import KEY_DOCS, leaf_types, path_keys, task_rule, walk
+from agentctl.profile.rules import walk_numbers
 from agentctl.profile.schema import to_plain
 from agentctl.profile.settings import McpServer, McpSettings, Profile
-from agentctl.profile.validate import walk_numbers
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "profile.md"
 

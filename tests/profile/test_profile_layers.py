@@ -157,7 +157,7 @@ def test_a_name_that_is_neither_lists_the_presets(monkeypatch: pytest.MonkeyPatc
 
 
 def test_profile_show_names_the_layer_of_each_key(tmp_path: Path) -> None:
-    from agentctl.profile.view import origin_of, profile_origins
+    from agentctl.profile.show import origin_of, profile_origins
 
     write(tmp_path / "agentctl.toml", AMBIENT)
     typed = write(tmp_path / "typed.toml", TYPED)

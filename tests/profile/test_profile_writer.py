@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from agentctl.profile.keys import KEY_DOCS, all_keys, key_locations, path_keys
 from agentctl.profile.loader import build_profile
 from agentctl.profile.settings import Profile
-from agentctl.profile.writer import commented_template, profile_to_dict, profile_to_toml
+from agentctl.profile.to_toml import commented_template, profile_to_dict, profile_to_toml
 
 
 @pytest.mark.dates
@@ -144,7 +144,7 @@ def test_write_template_creates_parents_and_force_replaces(tmp_path: Path) -> No
     import pytest
 
     from agentctl.errors import UsageError
-    from agentctl.profile.writer import write_template
+    from agentctl.profile.to_toml import write_template
 
     target = tmp_path / "new" / "dir" / "p.toml"
     write_template(target)

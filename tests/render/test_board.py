@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import io
+import math
 
 from rich.console import Console
 
 from agentctl.render.board import Board, BoardState, status_text
+from agentctl.types import Totals, Usage
 
 
 def test_the_status_line_counts_and_estimates_what_is_left() -> None:
-    state = BoardState(total=40, before=10, done=4, running=4, failed=1, tokens=123456)
-    state.cost_usd = 0.4321
+    tokens = Usage(1, 400, cache_creation_input_tokens=55, cache_read_input_tokens=123_000)
+    state = BoardState(total=40, before=10, done=4, running=5, failed=1)
+    state.finished(Totals(tokens, cost_usd=0.4321), failed=False)
+    state.finished(Totals(cost_usd=math.nan), failed=False)  # no price: $0
+    state.done, state.running = 4, 4
     assert status_text(state, elapsed=20.0) == (
         "14/40 done · 4 running · 1 failed · 123,456 tokens · $0.4321 · ETA 2m10s"
     )

@@ -71,7 +71,7 @@ def test_rows_json_is_what_json_dumps_writes() -> None:
     import json
     import math
 
-    from agentctl.sessions.summary import rows_json
+    from agentctl.sessions.list_row import rows_json
 
     for seed in range(20):
         some = rows(seed, seed % 5)

@@ -11,9 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from agentctl.context.edits import trigger_from
-from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools
+from agentctl.render.format import fmt_compact, fmt_cost, fmt_tools, fmt_usd
 from agentctl.render.table import MIN_WIDTH, choose_layout, summary_table, turn_table
-from agentctl.types import ToolCall, Totals, TurnEvent, Usage
+from agentctl.types import ToolCall, Totals, TurnEvent, Usage, usd_json
 
 
 def text_of(table: Table, width: int = 100) -> str:
@@ -195,3 +195,15 @@ def test_compaction_is_marked_in_the_stop_cell_and_counted_in_the_summary() -> N
     }
     assert rows["compactions"].split()[-1] == "2"
     assert "compactions" not in text_of(summary_table(RESULT, TURNS))
+
+
+def test_one_dollar_formatter_for_columns_and_one_rounding_for_json() -> None:
+    """A batch's task lines, its table, the ledger and the probe show costs at 4 places at
+    any size (they line up), `?` when unknown; JSON rounds to 6 places, null when unknown."""
+    assert (fmt_usd(0.00421), fmt_usd(12.5), fmt_usd(None)) == ("$0.0042", "$12.5000", "?")
+    assert (fmt_usd(-0.5), fmt_usd(0.5, signed=True), fmt_usd(-0.5, signed=True)) == (
+        "-$0.5000",
+        "+$0.5000",
+        "-$0.5000",
+    )
+    assert (usd_json(1.23456789), usd_json(None), usd_json(float("nan"))) == (1.234568, None, None)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import agentctl
-from agentctl.cli.conversation import latest_by_default, user_turns
+from agentctl.cli.run_conversation import latest_by_default, user_turns
 from agentctl.errors import UsageError
 from agentctl.home import sessions_dir
 from agentctl.runner.followup import parse_fork

@@ -139,7 +139,7 @@ def test_remedies_are_checked_by_replaying_the_whole_run(research: Transcript) -
 
 
 def test_the_run_summary_line_counts_edits_that_paid_off_and_those_that_did_not() -> None:
-    from agentctl.sessions.breakeven import ledger_line
+    from agentctl.render.sessions_view import ledger_line
 
     paid = edit_balances(_run(7), PRICE)
     lost = edit_balances(_run(3), PRICE)  # the clearing on the last turn never pays back

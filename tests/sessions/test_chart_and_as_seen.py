@@ -11,7 +11,7 @@ from agentctl.context.engine import DEFAULT_CLEARED_RESULT_PLACEHOLDER
 from agentctl.errors import UsageError
 from agentctl.render.chart import bar, prompt_chart
 from agentctl.sessions.as_seen import as_seen_report, render_prompt
-from agentctl.sessions.chart import ChartRow, chart_rows
+from agentctl.sessions.chart_rows import ChartRow, chart_rows
 from agentctl.sessions.transcript import Transcript
 from agentctl.types import AppliedEdit, Turn, Usage
 

@@ -1,5 +1,6 @@
 """`sessions show`/`export` keep one history, not a copy per turn: each turn's messages are a
-view of it, equal to what the history rule (`transcript.format.with_history`) gives turn by turn."""
+view of it, equal to what the history rule (`transcript.records.with_history`) gives turn by
+turn."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from rich.console import Console
 from agentctl.agent.request import build_context_management
 from agentctl.cli.profile import render_rich
 from agentctl.profile.loader import resolve_profile
-from agentctl.profile.view import show_data
+from agentctl.profile.show import show_data
 from agentctl.render.format import fmt_int
 from agentctl.render.sessions_view import ledger_table
 from agentctl.sessions.breakeven import EditBalance

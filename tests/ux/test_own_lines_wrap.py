@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctl.cli.errors import report
+from agentctl.cli.exit_codes import report
 from agentctl.errors import UsageError
 from tests.render.pty_run import plain_text, spawn_on_pty
 from tests.ux.test_answer_pty import END, terminal

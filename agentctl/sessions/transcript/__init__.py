@@ -1,6 +1,6 @@
 """The transcript: one JSONL file per session, its format, writer and reader side by side.
 
-- `format`: what a line means (the typed records, their JSON both ways, the history rule,
+- `records`: what a line means (the typed records, their JSON both ways, the history rule,
   a message's references to the tool results recorded before it);
 - `writer`: session ids and paths, and the one writer (locked, append-only, flushed per record);
 - `reader`: the one reader, a single walk from a file to a `Transcript` (header, turns,
@@ -12,6 +12,6 @@ The names other packages use are each module's `__all__`, imported here; docs/ru
 
 from __future__ import annotations
 
-from agentctl.sessions.transcript.format import *  # noqa: F403
 from agentctl.sessions.transcript.reader import *  # noqa: F403
+from agentctl.sessions.transcript.records import *  # noqa: F403
 from agentctl.sessions.transcript.writer import *  # noqa: F403

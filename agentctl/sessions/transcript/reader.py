@@ -1,6 +1,6 @@
 """Reading transcripts: one walk over a file's lines gives its `Transcript` (header, turns,
 final history, outcome); `sessions` commands, resume, fork, replay and simulate all take it.
-What a line means is `transcript.format`; the writer is `transcript.writer`.
+What a line means is `transcript.records`; the writer is `transcript.writer`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from agentctl.agent.request import is_summary
 from agentctl.errors import UsageError
 from agentctl.home import TRANSCRIPT_SUFFIX, sessions_dir
-from agentctl.sessions.transcript.format import (
+from agentctl.sessions.transcript.records import (
     LIST_PRICE,
     EventRecord,
     FollowUpRecord,

@@ -1,6 +1,6 @@
 """Writing transcripts: session ids and paths, and the one writer, which appends and flushes
 each record as it happens (one JSONL file per session, 0600 in a 0700 folder, locked while a
-run owns it). What a line means is `transcript.format`; the reader is `transcript.reader`.
+run owns it). What a line means is `transcript.records`; the reader is `transcript.reader`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from agentctl.agent.model import ModelResponse
 from agentctl.errors import AgentctlError, UsageError
 from agentctl.home import TRANSCRIPT_SUFFIX, sessions_dir, unusable_folder
 from agentctl.redact import redact
-from agentctl.sessions.transcript.format import (
+from agentctl.sessions.transcript.records import (
     EventRecord,
     MalformedRecord,
     MessageRecord,

@@ -23,7 +23,9 @@ from agentctl.context.tokens import estimate_request_tokens
 from agentctl.errors import LimitError, UsageError
 from agentctl.probe.identify import Identification, Observed, identify
 from agentctl.probe.steps import DEFAULT_PROBE_MODEL, Step, probe_steps, resolve, scaled
+from agentctl.render.format import fmt_usd
 from agentctl.runner import credentials
+from agentctl.types import usd_json
 
 DEFAULT_MAX_USD = 0.25
 # The estimate assumes the server counts this many times agentctl's estimate (the current
@@ -70,8 +72,8 @@ class ProbeReport:
         return {
             "model": self.plan.model,
             "target": self.target,
-            "estimate_usd": round(self.plan.estimate_usd, 6),
-            "cost_usd": round(self.cost_usd, 6),
+            "estimate_usd": usd_json(self.plan.estimate_usd),
+            "cost_usd": usd_json(self.cost_usd),
             "token_factor": round(self.factor, 6),
             "observed": [o.to_json() for o in self.observed],
             "identified": self.identification.to_json(),
@@ -130,7 +132,7 @@ def run_probe(
         observed.append(seen)
         spent += seen.cost_usd
         if spent > plan.max_usd:
-            raise LimitError(f"the probe spent ${spent:.4f}, over --max-usd {plan.max_usd:g}")
+            raise LimitError(f"the probe spent {fmt_usd(spent)}, over --max-usd {plan.max_usd:g}")
         if step.name == "size":
             factor = response.usage.prompt_tokens / estimate_request_tokens(_body(step.request))
     found = identify(sent, {o.step: o for o in observed})

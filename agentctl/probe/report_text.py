@@ -5,7 +5,8 @@ Text from the server (the quoted placeholder) is shown with its control characte
 
 from __future__ import annotations
 
-from agentctl.probe.run import ProbeReport
+from agentctl.probe.measure import ProbeReport
+from agentctl.render.format import fmt_usd
 from agentctl.render.safe import visible
 
 EMULATOR_NOTE = (
@@ -21,7 +22,7 @@ def probe_lines(report: ProbeReport) -> list[str]:
     """Header, one row per step, then each rule as settled, the model and the file."""
     found = report.identification
     lines = [
-        f"probe of {report.target} on {report.plan.model}: cost ${report.cost_usd:.4f}, "
+        f"probe of {report.target} on {report.plan.model}: cost {fmt_usd(report.cost_usd)}, "
         f"server tokens per estimated token {report.factor:.3f}",
         f"{'step':<12} {'cleared':>7} {'thinking':>8} {'input':>7} {'cache read':>10}"
         f" {'cache write':>11}" + "".join(f" {name:>9}" for name in found.expected),

@@ -16,7 +16,7 @@ from agentctl.profile.loader import (
     read_profile_file,
 )
 from agentctl.profile.settings import Profile
-from agentctl.profile.writer import profile_to_dict
+from agentctl.profile.to_toml import profile_to_dict
 
 
 def show_data(
