@@ -1,4 +1,5 @@
-"""A streamed Messages API response read from its bytes: SSE frames -> events -> the message.
+"""A streamed Messages API response read from its bytes: SSE frames -> events -> the message
+(the client's side of emulator/sse.py, which writes the events of a message).
 
 The SDK's `BetaMessageStream` builds a pydantic model of every event, a model of the message
 from them, and agentctl then turned that model back into JSON: per turn, several times the
