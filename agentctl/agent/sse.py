@@ -22,6 +22,8 @@ from typing import Any
 
 from jiter import from_json
 
+from agentctl.agent.wire import MAX_JSON_DEPTH
+
 # Blocks whose input arrives as `input_json_delta` pieces (the SDK's TRACKS_TOOL_INPUT).
 TOOL_INPUT_BLOCKS = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 # With this beta, a string cut short is kept as far as it came (the SDK's "trailing-strings").
@@ -180,23 +182,22 @@ def _message_delta(snapshot: dict[str, Any], event: Any, counts: tuple[str, ...]
     snapshot["usage"].update({**new, "output_tokens": usage.get("output_tokens")})
 
 
-def without_nulls(value: Any) -> Any:
+def without_nulls(value: Any, depth: int = 0) -> Any:
     """`value` without the null fields of its objects (a tool's `input` is kept as sent: it
-    is the tool's arguments, not the API's fields). New containers; iterative."""
-    root: list[Any] = [value]
-    stack: list[tuple[Any, Any]] = [(root, 0)]
-    while stack:
-        holder, key = stack.pop()
-        node = holder[key]
-        if isinstance(node, dict):
-            node = {k: v for k, v in node.items() if v is not None}
-            keep = "input" if node.get("type") in TOOL_INPUT_BLOCKS else None
-            stack.extend((node, k) for k, v in node.items() if k != keep and _nests(v))
-        elif isinstance(node, list):
-            node = list(node)
-            stack.extend((node, i) for i, v in enumerate(node) if _nests(v))
-        holder[key] = node
-    return root[0]
+    is the tool's arguments, not the API's fields), in new containers. Past MAX_JSON_DEPTH
+    levels left as it is: such a message is refused anyway (`wire.check_message`)."""
+    if depth > MAX_JSON_DEPTH:
+        return value
+    if isinstance(value, list):
+        return [without_nulls(v, depth + 1) if _nests(v) else v for v in value]
+    if not isinstance(value, dict):
+        return value
+    keep = "input" if value.get("type") in TOOL_INPUT_BLOCKS else None
+    return {
+        k: without_nulls(v, depth + 1) if k != keep and _nests(v) else v
+        for k, v in value.items()
+        if v is not None
+    }
 
 
 def _nests(value: Any) -> bool:
