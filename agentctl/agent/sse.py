@@ -2,8 +2,8 @@
 (the client's side of emulator/sse.py, which writes the events of a message).
 
 The SDK's `BetaMessageStream` builds a pydantic model of every event, a model of the message
-from them, and agentctl then turned that model back into JSON: per turn, several times the
-CPU of everything else the client does with a response (docs/bench.md, "Long runs"). Here
+from them, and agentctl then turned that model back into JSON: six times the CPU of reading
+the same bytes here, and a quarter of a turn's instructions (docs/bench.md, "Long runs"). Here
 each event is one `json.loads`, and the message is built from the events as plain JSON the
 way the SDK's `accumulate_event` builds its model (anthropic/lib/streaming/_beta_messages.py):
 the same fields from the same events, the same precedence on `message_delta`, tool inputs
