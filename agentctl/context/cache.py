@@ -22,7 +22,6 @@ import hashlib
 import heapq
 import itertools
 import json
-import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -393,18 +392,18 @@ class MarkerCount:
     conversation, counting the markers of the messages it has not seen before only."""
 
     def __init__(self) -> None:
-        self._messages: list[Any] = []
+        self._messages: Sequence[Any] = []  # the last request's (`snapshot`)
         self._sums = [0]  # marked positions in the first n messages
 
     def count(self, request: Mapping[str, Any]) -> int:
-        messages = list(request.get("messages") or [])
+        messages = request.get("messages") or []
         shared = shared_messages(self._messages, messages)
-        del self._messages[shared:], self._sums[shared + 1 :]
+        del self._sums[shared + 1 :]
         for index in range(shared, len(messages)):
             positions = message_positions(messages[index : index + 1])
             marked = sum(1 for p in positions if _marker(p.block))
-            self._messages.append(messages[index])
             self._sums.append(self._sums[-1] + marked)
+        self._messages = snapshot(messages)
         head = request_positions({**request, "messages": []})
         count = self._sums[-1] + sum(1 for p in head if _marker(p.block))
         if isinstance(request.get("cache_control"), Mapping):
@@ -422,23 +421,50 @@ def _last_eligible(head: list[Position], messages: list[Any]) -> Position | None
     return next((p for p in reversed(head) if _eligible(p)), None)
 
 
+class Continuation(list[Any]):
+    """A request's messages whose first `held` are `base[:held]`, `base` being a list that is
+    only ever appended to (a conversation the server holds: emulator/threads.py). Made for one
+    request and never changed after: two continuations of one base share their first
+    `min(held)` messages, known without looking at them (`shared_messages`)."""
+
+    def __init__(self, base: list[Any], held: int, new: Sequence[Any]) -> None:
+        super().__init__(base)  # one copy (an append racing it is cut off below)
+        del self[held:]
+        self.extend(new)
+        self.base = base
+        self.held = held
+
+
+def snapshot(messages: Sequence[Any]) -> Sequence[Any]:
+    """What to keep of a request's messages to compare the next one with: a continuation
+    itself (never changed), a copy of anything else."""
+    return messages if isinstance(messages, Continuation) else list(messages)
+
+
 def shared_messages(before: Sequence[Any], now: Sequence[Any]) -> int:
-    """How many leading messages `now` shares with `before`: the same objects (found at C
-    speed), or equal ones (a history parsed anew, whose last messages may have moved their
-    cache markers: compared at C speed up to them), else one comparison per difference."""
-    same = list(map(operator.is_, before, now))
-    try:
-        start = same.index(False)
-    except ValueError:
-        return len(same)
-    end = len(same)
-    while end > start and end > len(same) - 8 and before[end - 1] != now[end - 1]:
-        end -= 1
-    if before[start:end] == now[start:end]:
-        return end
-    while before[start] == now[start]:  # equal, not the same: look on from the next one
-        try:
-            start = same.index(False, start + 1)
-        except ValueError:
-            return len(same)
-    return start
+    """How many leading messages `now` shares with `before`: the same objects or equal ones
+    (a history parsed anew, or one whose last messages moved their cache markers), found by
+    comparing runs of them at C speed (a list comparison skips the same objects). Two
+    continuations of one held conversation are compared from where they part only."""
+    known = 0
+    if isinstance(before, Continuation) and isinstance(now, Continuation):
+        known = min(before.held, now.held) if before.base is now.base else 0
+    if known:
+        return known + _leading(before[known:], now[known:])
+    return _leading(before, now)
+
+
+def _leading(before: Sequence[Any], now: Sequence[Any]) -> int:
+    """The first `i` where `before[i] != now[i]` (the shorter length if none): one run
+    compared whole, else halved towards the first difference."""
+    low, high = 0, min(len(before), len(now))
+    if before[:high] == now[:high]:
+        return high
+    high -= 1  # before[:low] == now[:low]; the first difference is at most `high`
+    while low < high:
+        middle = (low + high + 1) // 2
+        if before[low:middle] == now[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -22,7 +22,7 @@ from typing import Any
 
 from agentctl.context import engine
 from agentctl.context.batching import Marks, _Walk
-from agentctl.context.cache import shared_messages
+from agentctl.context.cache import Continuation, shared_messages
 from agentctl.context.compaction import compact_edit, compacted
 from agentctl.context.pairs import Change, Pair, _tool_blocks, candidates, pair_changes
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
@@ -73,6 +73,7 @@ class _State:
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []  # as received
+        self.seen: Sequence[Any] = self.messages  # ... or the last request's (`cache.snapshot`)
         self.thought: list[dict[str, Any]] = []  # ... less the thinking stripped so far
         self.edited: list[dict[str, Any]] = []  # ... and the clearings committed so far
         self.cum = [0]  # message token prefix sums
@@ -104,6 +105,9 @@ class Editor:
         self._state = _State()
         self.scratch = 0  # requests edited from scratch (a measure for tests and benches)
         self._thinning = False  # this request clears thinking (later ones may strip more)
+        self.copied: list[int] = []  # messages an unsettled pair's clearing changed, on a copy
+        # by identity: a summary's message -> the messages the compaction view opens with
+        self._openings: dict[int, tuple[Any, list[dict[str, Any]], int]] = {}
 
     def edit(self, request: Mapping[str, Any]) -> engine.EditOutcome:
         """What the server does to `request` (`engine.edit_as_server`'s answer)."""
@@ -121,7 +125,7 @@ class Editor:
         """Bring the state to `messages`: keep the longest common prefix, add the rest
         (False: a message is not an object)."""
         state = self._state
-        common = shared_messages(state.messages, messages)
+        common = shared_messages(state.seen, messages)
         if not all(isinstance(m, dict) for m in messages[common:]):
             return False
         if common < len(state.messages) and not self._rewind(common):
@@ -130,6 +134,7 @@ class Editor:
             common = 0
         for index in range(common, len(messages)):
             self._add(messages[index], index)
+        self._state.seen = messages if isinstance(messages, Continuation) else self._state.messages
         return True
 
     def _add(self, message: dict[str, Any], index: int) -> None:
@@ -184,9 +189,9 @@ class Editor:
         del state.messages[count:], state.cum[count + 1 :], state.undo[count:]
         if state.judged is not None:
             state.judged.truncate(first)
-        committed = state.judged.index[: state.cleared] if state.judged else []
+        committed = min(state.cleared, len(state.judged.index)) if state.judged else 0
         if state.stripped > len(state.thinking) or (
-            state.cleared > len(committed) and not self._revert(len(committed))
+            state.cleared > committed and not self._revert(committed)
         ):
             self._uncommit()
         del state.thought[count:], state.edited[count:], state.saved[count:]
@@ -245,12 +250,13 @@ class Editor:
                 )
             else:
                 victims, freed = 0, 0
-        messages = self._rewritten(victims, tail)
-        edited: dict[str, Any] = {**request, "messages": messages}
         tokens = current - freed
+        if plan.compaction and state.summaries:  # the view starts at the last summary
+            return self._compacted(request, victims, tail, applied, base)
+        edited: dict[str, Any] = {**request, "messages": self._rewritten(victims, tail)}
         if not plan.compaction:
             return engine.EditOutcome(edited, applied, original, tokens)
-        return self._compacted(request, edited, applied, base, tokens)
+        return engine.EditOutcome(dict(edited), applied, original, tokens)
 
     def _strip_count(self, edit: Mapping[str, Any], default: int | None) -> int:
         """How many of the oldest thinking turns clear_thinking strips (`_clear_thinking`)."""
@@ -378,28 +384,32 @@ class Editor:
         return judged.cum[settled] + extra
 
     def _rewritten(
-        self, victims: int, tail: list[tuple[int, list[Change]]]
+        self, victims: int, tail: list[tuple[int, list[Change]]], start: int = 0
     ) -> list[dict[str, Any]]:
-        """The edited history: the committed clearings up to `victims` (of the settled
-        pairs), and on a copy, those of unsettled pairs."""
+        """The edited history from message `start` on: the committed clearings up to
+        `victims` (of the settled pairs), and on a copy, those of unsettled pairs (the
+        messages they change are left in `self.copied`)."""
         state = self._state
         judged = state.judged
         settled = 0 if judged is None else min(victims, len(judged.index))
         if settled < state.cleared and not self._revert(settled):
             self._uncommit(state.stripped)
+        self.copied = []
         if judged is None:
-            return list(state.edited)
+            return state.edited[start:]
         for index in range(state.cleared, settled):  # one pair at a time: undoable
             done = _apply(state.edited, state.saved, state.use_at, state.pairs,
                           [judged.index[index]], [judged.changes[index]])  # fmt: skip
             state.log.append((state.stripped, done))
         state.cleared = max(state.cleared, settled)
-        out = list(state.edited)
+        out = state.edited[start:]
         extra = tail[: victims - settled]
         if extra:
-            saved = [0] * len(out)
+            saved = [0] * len(state.edited)
             pick = [i for i, _ in extra]
-            _apply(out, saved, state.use_at, state.pairs, pick, [c for _, c in extra])
+            changes = [c for _, c in extra]
+            done = _apply(out, saved, state.use_at, state.pairs, pick, changes, start)
+            self.copied = [at for at, _, _ in done]
         return out
 
     def _revert(self, count: int) -> bool:
@@ -419,43 +429,50 @@ class Editor:
     def _compacted(
         self,
         request: Mapping[str, Any],
-        edited: dict[str, Any],
+        victims: int,
+        tail: list[tuple[int, list[Change]]],
         applied: list[dict[str, Any]],
         base: int,
-        tokens: int,
     ) -> engine.EditOutcome:
-        """`edit_as_server`'s compaction view: from the last summary block on."""
+        """`edit_as_server`'s compaction view: from the last summary block on (the edited
+        history is made from there only; the messages the summary's message opens the view
+        with are kept while that message is the same)."""
         state = self._state
-        original = base + state.cum[-1]
-        if not state.summaries:
-            return engine.EditOutcome(dict(edited), applied, original, tokens)
-        at, count = state.summaries[-1], len(state.messages)
-        after = count - at - 1  # messages after the one holding the summary
-        seen = compacted({**edited, "messages": edited["messages"][at:]}, last=0)
-        view = compacted({**request, "messages": request["messages"][at:]}, last=0)
+        at = state.summaries[-1]
+        out = self._rewritten(victims, tail, at)
         rest = state.cum[-1] - state.cum[at + 1]
-        original = base + rest + _head_tokens(view["messages"], len(view["messages"]) - after)
-        rest -= _saved(state, at + 1, edited["messages"])
-        tokens = base + rest + _head_tokens(seen["messages"], len(seen["messages"]) - after)
-        return engine.EditOutcome(seen, applied, original, tokens)
+        original = base + rest + self._opening(state.messages[at])[1]
+        rest -= _saved(state, at, out, self.copied)
+        opening, head = self._opening(out[0])
+        seen = {**request, "messages": [*opening, *out[1:]]}
+        return engine.EditOutcome(seen, applied, original, base + rest + head)
+
+    def _opening(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
+        """The messages `compacted` opens the view with when `message` holds the last
+        summary, and their tokens (the same objects while `message` is the same)."""
+        found = self._openings.get(id(message))
+        if found is not None and found[0] is message:
+            return found[1], found[2]
+        opening = compacted({"messages": [message]}, last=0)["messages"]
+        tokens = sum(estimate_message_tokens(m) for m in opening)
+        if len(self._openings) >= 4:  # the summary's message as received and as edited
+            self._openings.clear()
+        self._openings[id(message)] = (message, opening, tokens)
+        return opening, tokens
 
 
-def _saved(state: _State, start: int, messages: Sequence[Any]) -> int:
-    """Tokens the edits took out of messages[start:] (committed ones from the state's
-    tally; an uncommitted clearing of an unsettled pair measured on its message)."""
-    total = 0
-    for index in range(start, len(messages)):
-        if messages[index] is state.edited[index]:
-            total += state.saved[index]
-        else:
+def _saved(state: _State, at: int, messages: Sequence[Any], copied: Sequence[int]) -> int:
+    """Tokens the edits took out of the messages after `at` (`messages` holds those from
+    `at` on): committed ones from the state's tally, an uncommitted clearing of an
+    unsettled pair (in `copied`) measured on its message."""
+    total = sum(state.saved[at + 1 :])
+    for index in copied:
+        if index > at and messages[index - at] is not state.edited[index]:
+            total -= state.saved[index]
             total += estimate_message_tokens(state.messages[index]) - estimate_message_tokens(
-                messages[index]
+                messages[index - at]
             )
     return total
-
-
-def _head_tokens(messages: Sequence[Mapping[str, Any]], count: int) -> int:
-    return sum(estimate_message_tokens(m) for m in messages[:count])
 
 
 def _apply(
@@ -465,21 +482,24 @@ def _apply(
     pairs: list[Pair],
     indexes: Sequence[int],
     changes: Sequence[Sequence[Change]],
+    start: int = 0,
 ) -> list[tuple[int, dict[str, Any], int]]:
-    """Put the changes of these pairs into `messages` (copy on write, as `engine._rewrite`),
-    adding what they free to `saved` by message; returns (message, what it was, freed) per
-    message changed."""
+    """Put the changes of these pairs into `messages` (copy on write, as `engine._rewrite`;
+    `messages` holds those from `start` on: changes before it are left out), adding what
+    they free to `saved` by message; returns (message, what it was, freed) per message
+    changed."""
     where: dict[int, list[Change]] = {}
     for index, pair_changes_ in zip(indexes, changes, strict=True):
         pair = pairs[index]
         for change in pair_changes_:
             at = use_at[index] if change[0] is pair.use else pair.ready_at
-            where.setdefault(at, []).append(change)
+            if at >= start:
+                where.setdefault(at, []).append(change)
     done: list[tuple[int, dict[str, Any], int]] = []
     for at, found in where.items():
         freed = sum(c[3] for c in found)
-        done.append((at, messages[at], freed))
-        engine._rewrite_one(messages, at, [(b, k, v) for b, k, v, _ in found])
+        done.append((at, messages[at - start], freed))
+        engine._rewrite_one(messages, at - start, [(b, k, v) for b, k, v, _ in found])
         saved[at] += freed
     return done
 

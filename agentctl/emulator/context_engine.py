@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -13,6 +13,7 @@ from agentctl.context.cache import (
     Prefix,
     PromptCache,
     shared_messages,
+    snapshot,
     validate_cache_control,
 )
 from agentctl.context.compaction import compact
@@ -77,7 +78,7 @@ class _Conversation:
         self.markers = MarkerCount()
         # the messages of the last request whose compaction blocks passed, and whether it had
         # the compact strategy (their check depends on it)
-        self.blocks_checked: tuple[bool, list[Json]] = (False, [])
+        self.blocks_checked: tuple[bool, Sequence[Json]] = (False, [])
         self.lock = threading.Lock()
 
 
@@ -121,7 +122,7 @@ class SharedEngine:
             problem = validate_compaction_blocks(request, start)
             if problem:
                 return problem
-            conversation.blocks_checked = (strategy, list(messages))
+            conversation.blocks_checked = (strategy, snapshot(messages))
             return validate_cache_control(request, conversation.markers)
 
     def edit(self, request: Json) -> Edited:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from agentctl.context.compaction import opening_summary, summarized_turns
-from agentctl.emulator.conversations import Held, conversation_key
+from agentctl.emulator.conversations import CONVERSATIONS, Held, conversation_key
 from agentctl.emulator.structured import shaped_answer
 from agentctl.emulator.validation import thinking_enabled
 
@@ -75,7 +76,14 @@ def _assistant(message: Json) -> int:
 def summarized(request: Json) -> int:
     """The turns a compaction summary opening the conversation says it covers (0 without)."""
     summary = opening_summary(request["messages"])
-    return summarized_turns(summary) if summary is not None else 0
+    return _turns_in(summary) if summary is not None else 0
+
+
+@functools.lru_cache(maxsize=CONVERSATIONS)
+def _turns_in(summary: str) -> int:
+    """`summarized_turns`, read once per summary (every request after a compaction opens
+    with the same one)."""
+    return summarized_turns(summary)
 
 
 def script_position(request: Json, held: Held[list[int]] | None = None) -> int:
@@ -102,7 +110,7 @@ def _counted(request: Json, held: Held[list[int]] | None, count: Callable[[Json]
     sums = before[: shared + 1] if before else [0]  # the sum before each message
     for message in messages[len(sums) - 1 :]:
         sums.append(sums[-1] + count(message))
-    held.keep(key, list(messages), sums)
+    held.keep(key, messages, sums)
     return sums[len(messages)]
 
 

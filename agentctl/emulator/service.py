@@ -32,7 +32,7 @@ from agentctl.emulator.protocol import (
     stable_id,
 )
 from agentctl.emulator.server_tools import ServerToolRunner, offered_server_tools
-from agentctl.emulator.threads import ThreadStore
+from agentctl.emulator.threads import ThreadStore, is_signed, unseen
 from agentctl.emulator.validation import (
     Checked,
     sign_summary,
@@ -270,7 +270,7 @@ def render_system_messages(request: Json) -> Json:
     is not shown once a user message follows it. Other block kinds (tool additions and
     removals) are not modelled."""
     messages = request["messages"]
-    if "system" not in map(itemgetter("role"), messages):  # at C speed: most have none
+    if "system" not in map(itemgetter("role"), unseen(messages, "system")):  # at C speed
         return request
     out: list[Json] = []
     carried: list[Json] = []  # shown system text waiting for the next user message
@@ -302,12 +302,7 @@ def _blocks(message: Json) -> list[Json]:
 
 
 def _signed_summary(request: Json) -> bool:
-    return any(
-        isinstance(b, dict) and b.get("type") == "compaction" and b.get("signature")
-        for m in request["messages"]
-        if isinstance(m["content"], list)
-        for b in m["content"]
-    )
+    return any(map(is_signed, unseen(request["messages"], "signed")))
 
 
 def summarized_now(edited: Edited, request: Json) -> Compaction:

@@ -16,6 +16,11 @@ so a thread's breakpoints are its create's tools/system ones plus the new messag
 reply continued twice forks (the second continuation copies the conversation up to it).
 Memory: a conversation is one list shared by the replies along it, so holding a long thread
 costs its messages once, not once per reply.
+CPU: a continue's messages are a `HeldMessages` (a `context.cache.Continuation` of the held
+list), so what the emulator kept of the thread's last request is compared with it from where
+the new messages start, not message by message from the first; the conversation also knows
+where its first system-role message and its first signed compaction block are, so the request
+views that look for them (emulator/service.py) look only at what is new.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentctl.context.cache import Continuation
 from agentctl.emulator.protocol import ApiFailure, invalid
 
 Json = dict[str, Any]
@@ -35,10 +41,59 @@ CREATE_ONLY = ("system", "tools")  # the thread's, from its create (the SDK's CR
 
 @dataclass
 class _Conversation:
-    """One thread's messages as held (append-only) and its create-only fields."""
+    """One thread's messages as held (append-only) and its create-only fields, with the
+    index of the first message of each kind in `KINDS` (absent: none yet)."""
 
     fields: Json
     messages: list[Json] = field(default_factory=list)
+    firsts: dict[str, int] = field(default_factory=dict)
+
+    def append(self, message: Json) -> None:
+        for kind, found in KINDS.items():
+            if kind not in self.firsts and found(message):
+                self.firsts[kind] = len(self.messages)
+        self.messages.append(message)
+
+    def upto(self, length: int) -> _Conversation:
+        """A copy of the conversation's first `length` messages (a fork)."""
+        firsts = {kind: at for kind, at in self.firsts.items() if at < length}
+        return _Conversation(self.fields, self.messages[:length], firsts)
+
+
+def is_system(message: Json) -> bool:
+    """A `{"role": "system"}` message (SDK 2.15 `BetaSystemMessageParam`)."""
+    return message.get("role") == "system"
+
+
+def is_signed(message: Json) -> bool:
+    """A message holding a signed (on-demand) compaction block."""
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "compaction" and b.get("signature")
+        for b in content
+    )
+
+
+KINDS = {"system": is_system, "signed": is_signed}
+
+
+class HeldMessages(Continuation):
+    """A continue's messages: the thread's held ones, then the request's new ones."""
+
+    def __init__(self, conversation: _Conversation, held: int, new: list[Json]) -> None:
+        super().__init__(conversation.messages, held, new)
+        self._firsts = dict(conversation.firsts)
+
+    def without(self, kind: str) -> int:
+        """How many leading messages are known to hold none of `kind` (a key of KINDS)."""
+        return min(self.held, self._firsts.get(kind, self.held))
+
+
+def unseen(messages: list[Json], kind: str) -> list[Json]:
+    """The messages that may hold one of `kind`: those after the held ones known to hold
+    none (all of them when `messages` is not a thread's)."""
+    start = messages.without(kind) if isinstance(messages, HeldMessages) else 0
+    return messages[start:] if start else messages
 
 
 @dataclass(frozen=True)
@@ -78,12 +133,11 @@ class ThreadStore:
                 raise invalid(f"{name}: a thread keeps the {name} of its create; leave it out")
         held = self._find(thread.get("previous_message_id"))
         new = rest.get("messages")
-        prefix = held.conversation.messages[: held.length]
-        return {
-            **rest,
-            **held.conversation.fields,
-            "messages": [*prefix, *(new if isinstance(new, list) else [])],
-        }
+        with self._lock:  # its firsts and messages as of `held.length`
+            messages = HeldMessages(
+                held.conversation, held.length, new if isinstance(new, list) else []
+            )
+        return {**rest, **held.conversation.fields, "messages": messages}
 
     def hold(self, body: object, messages: list[Json], message: Json) -> None:
         """Keep the conversation (request messages + this reply) under the reply's id."""
@@ -96,9 +150,10 @@ class ThreadStore:
             if thread.get("type") == "continue" and base is not None:
                 conversation = self._extend(base, messages)
             else:
-                fields = {k: body[k] for k in CREATE_ONLY if k in body}
-                conversation = _Conversation(fields, [_unmarked(m) for m in messages])
-            conversation.messages.append(turn)
+                conversation = _Conversation({k: body[k] for k in CREATE_ONLY if k in body})
+                for sent in messages:
+                    conversation.append(_unmarked(sent))
+            conversation.append(turn)
             self._held[message["id"]] = _Held(conversation, len(conversation.messages))
             while len(self._held) > self._limit:
                 self._held.popitem(last=False)
@@ -118,8 +173,9 @@ class ThreadStore:
         its last reply: a fork)."""
         conversation = base.conversation
         if base.length != len(conversation.messages):
-            conversation = _Conversation(conversation.fields, conversation.messages[: base.length])
-        conversation.messages.extend(_unmarked(m) for m in messages[base.length :])
+            conversation = conversation.upto(base.length)
+        for sent in messages[base.length :]:
+            conversation.append(_unmarked(sent))
         return conversation
 
     def _find(self, message_id: object) -> _Held:

@@ -4,9 +4,7 @@ requests, and the `requests` of a Message Batch."""
 
 from __future__ import annotations
 
-import bisect
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,12 +31,11 @@ CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 @dataclass(frozen=True)
 class Checked:
-    """A conversation's last request that passed, kept in `Held` under its conversation: its
-    user and assistant turns, and whether its signatures were checked too (a Messages request,
-    not a count). A request extending it is checked from where they part; the checks of a
-    message depend on it and its neighbouring turns only, so the answers are the same."""
+    """A conversation's last request that passed, kept in `Held` with its messages under its
+    conversation: whether its signatures were checked too (a Messages request, not a count).
+    A request extending it is checked from where they part; the checks of a message depend on
+    it and its neighbouring turns only, so the answers are the same."""
 
-    turns: list[tuple[int, Json]]
     signed: bool
 
 
@@ -49,7 +46,6 @@ class _Seen:
     key: tuple[str, Any] | None
     shared: int
     before: Checked | None
-    turns: list[tuple[int, Json]]
 
 
 def validate_request(body: object, betas: set[str], held: Held[Checked] | None = None) -> Json:
@@ -69,7 +65,7 @@ def validate_request(body: object, betas: set[str], held: Held[Checked] | None =
     signed = seen.before is not None and seen.before.signed
     check_signatures(request, seen.shared if signed else 0)
     if held is not None and seen.key is not None:
-        held.keep(seen.key, list(request["messages"]), Checked(seen.turns, signed=True))
+        held.keep(seen.key, request["messages"], Checked(signed=True))
     return request
 
 
@@ -105,7 +101,8 @@ def _check_compaction_request(request: Json, betas: set[str]) -> None:
 
 
 def _unanswered_tool_use(messages: list[Json]) -> bool:
-    last = conversation(messages)[-1][1] if conversation(messages) else None
+    found = _turn_before(messages, len(messages))
+    last = found[1] if found else None
     return last is not None and last["role"] == "assistant" and bool(_blocks(last, "tool_use"))
 
 
@@ -115,7 +112,7 @@ def validate_count_request(
     """Check the fields /v1/messages/count_tokens shares with /v1/messages."""
     request, seen = _validate_count(body, betas, held)
     if held is not None and seen.key is not None:
-        held.keep(seen.key, list(request["messages"]), Checked(seen.turns, signed=False))
+        held.keep(seen.key, request["messages"], Checked(signed=False))
     return request
 
 
@@ -132,15 +129,13 @@ def _validate_count(
     return body, seen
 
 
-def conversation(messages: list[Json]) -> list[tuple[int, Json]]:
-    """The user and assistant messages with their indexes: `{"role": "system"}` messages
-    (SDK 2.15 `BetaSystemMessageParam`) sit between them without breaking the turns."""
-    return conversation_from(enumerate(messages))
-
-
-def conversation_from(indexed: Iterable[tuple[int, Json]]) -> list[tuple[int, Json]]:
-    """`conversation` of messages given with their indexes."""
-    return [(i, m) for i, m in indexed if m["role"] != "system"]
+def turns_from(messages: list[Json], start: int) -> list[tuple[int, Json]]:
+    """The user and assistant messages from `start` on with their indexes: `{"role":
+    "system"}` messages (SDK 2.15 `BetaSystemMessageParam`) sit between them without
+    breaking the turns."""
+    return [
+        (i, messages[i]) for i in range(start, len(messages)) if messages[i]["role"] != "system"
+    ]
 
 
 def _opens_with_summary(message: Json) -> bool:
@@ -209,18 +204,26 @@ def _check_messages(body: Json, held: Held[Checked] | None) -> _Seen:
         shared = 0
     for index in range(shared, len(messages)):
         _check_message(index, messages[index])
-    kept = bisect.bisect_left(before.turns, shared, key=lambda t: t[0]) if before else 0
-    new = [(i, messages[i]) for i in range(shared, len(messages))]
-    turns = [*before.turns[:kept], *conversation_from(new)] if before else conversation(messages)
+    # the turns to check: the new ones, after the last kept one (its checks look at its
+    # neighbours: as an assistant turn, at the next one, which is new)
+    last = _turn_before(messages, shared)
+    turns = turns_from(messages, shared)
+    turns = [last, *turns] if last else turns
     if not turns:
         raise invalid("messages: at least one user or assistant message is required")
-    first = turns[0][1]
-    if first["role"] != "user" and not _opens_with_summary(first):
+    first = _turn_before(messages, 0, after=True) if last else turns[0]
+    if first is not None and first[1]["role"] != "user" and not _opens_with_summary(first[1]):
         raise invalid('messages: first message must use the "user" role')
-    # a kept turn's checks look at its neighbours: the last kept one's next turn is new
-    for position in range(max(kept - 1, 0), len(turns)):
+    for position in range(1 if last and last[1]["role"] == "user" else 0, len(turns)):
         _check_tool_pairing(turns, position)
-    return _Seen(key, shared, before, turns)
+    return _Seen(key, shared, before)
+
+
+def _turn_before(messages: list[Json], index: int, after: bool = False) -> tuple[int, Json] | None:
+    """The last user or assistant message before `index` (`after`: the first from `index`
+    on), with its index; system-role messages are passed over."""
+    steps = range(index, len(messages)) if after else range(index - 1, -1, -1)
+    return next(((i, messages[i]) for i in steps if messages[i]["role"] != "system"), None)
 
 
 def _key(body: Json) -> tuple[str, Any] | None:
