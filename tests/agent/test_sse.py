@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import typing
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -290,3 +291,22 @@ def test_frames_are_the_sdks_however_the_bytes_are_cut(
     chunks = [body[a:b] for a, b in itertools.pairwise(edges)]
     expected = passed_on((e.event, e.data) for e in SSEDecoder().iter_bytes(iter([body])))
     assert passed_on(sse.frames(chunks)) == expected
+
+
+def _literal_types(union: Any) -> set[str]:
+    """The `type` values of the models in one of the SDK's discriminated unions."""
+    members = typing.get_args(typing.get_args(union)[0])
+    return {typing.get_args(m.model_fields["type"].annotation)[0] for m in members}
+
+
+def test_the_cases_cover_every_event_and_delta_the_sdk_knows() -> None:
+    """A new event or delta type in an SDK upgrade fails here (then add a case: the oracle test
+    shows whether agent/sse.py builds it as the SDK does) instead of being dropped unseen."""
+    from anthropic.types.beta import BetaRawContentBlockDelta, BetaRawMessageStreamEvent
+
+    events = [event for case in CASES.values() for event in case]
+    seen_events = {event.get("type") for event in events}
+    seen_deltas = {event["delta"].get("type") for event in events if "index" in event and
+                   event.get("type") == "content_block_delta"}  # fmt: skip
+    assert _literal_types(BetaRawMessageStreamEvent) <= seen_events
+    assert _literal_types(BetaRawContentBlockDelta) <= seen_deltas
