@@ -1,6 +1,7 @@
 """Token economy: a ~100-turn offline research run under each shipped profile and server model.
 
-Usage: python bench/token_economy.py [--files N] [--workload files|web] [--try SETTINGS] [--json]
+Usage: python bench/token_economy.py [--files N] [--workload files|web] [--try SETTINGS]
+                                     [--tune] [--json]
 
 Generates a deterministic workspace (N files of service-log prose, default 48, each read in two
 chunks because the run sets tools.max_result_chars=8000), runs the emulator's default policy
@@ -17,6 +18,11 @@ FINDING (they survive clearing through memory).
 `--try "trigger=30000 keep=2"` (repeatable) runs, instead of the shipped profiles, the
 built-in profile with those settings beside it and no-editing.toml, under the default server
 model only: how to check a setting before shipping it.
+
+`--tune` runs the built-in profile and no-editing.toml, then `agentctl tune --json` on the
+built-in run's transcript (its default search), then a live run with the settings tune
+recommends: the replay's figures and the run's side by side (they agree when the replay
+reproduces the run), with the facts the run's answer kept.
 
 `--workload web` runs the same comparison on a web-research task instead (the shape of
 Anthropic's evaluation): N generated pages in the task's `web/` folder (the emulator's offline
@@ -38,6 +44,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentctl.context.server_model import PRESETS
 from agentctl.context.server_model import SERVER_MODELS as SERVER_VARIANTS
@@ -210,6 +217,31 @@ def run_profile(
     return outcome(variant, model, events, facts, workload)
 
 
+def tune_run(base: Path, recorded: Outcome) -> tuple[Variant, dict[str, Any]]:
+    """`agentctl tune ID --json` (the default search) on the transcript of the `recorded`
+    run; the recommended settings as a --try variant, and tune's JSON."""
+    home = base / f"{recorded.variant.role}-{recorded.server_model}" / "home"
+    env = {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1"}
+    env.pop("AGENTCTL_PROFILE", None)
+    cmd = [sys.executable, "-m", "agentctl", "tune", "last", "--json"]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"tune: exit {done.returncode}: {done.stderr.strip()}")
+    data: dict[str, Any] = json.loads(done.stdout)
+    return tuned_variant(data["winner"]["settings"]), data
+
+
+def tuned_variant(settings: dict[str, Any]) -> Variant:
+    """The built-in profile with the settings of a `tune --json` candidate."""
+    if not settings["clear_tool_uses"]:
+        sets = ["context_editing.tool_uses.enabled=false"]
+    else:
+        keys = ("trigger", "keep", "clear_at_least", "strategy", "low_water")
+        sets = [f"{k}={settings[k]}" for k in keys if k in settings]
+    sets.append(f"cache.ttl={settings['ttl']}")
+    return Variant("tune's pick", BUILTIN, "tuned", trial(" ".join(sets), 0).sets)
+
+
 def outcome(
     variant: Variant,
     model: str,
@@ -259,24 +291,45 @@ def bench(
     files: int = 48,
     workload: str = "files",
     trials: tuple[str, ...] = (),
-) -> tuple[list[Outcome], int]:
-    """Every variant under every server model, in order; and the workspace (or web) size in
-    bytes. `trials`: instead, the built-in profile with each of these settings (`trial`) and
-    no-editing.toml, under the default server model only."""
+    tune: bool = False,
+) -> tuple[list[Outcome], int, dict[str, Any] | None]:
+    """Every variant under every server model, in order; the workspace (or web) size in
+    bytes; and with `tune`, tune's JSON. `trials`: instead, the built-in profile with each of
+    these settings (`trial`) and no-editing.toml, under the default server model only;
+    `tune`: the built-in profile, the settings tune recommends on its run, and no-editing."""
     base = Path(tempfile.mkdtemp(prefix="agentctl-bench-tokens-"))
     try:
         folder = base / ("workspace" if workload == "files" else "web")
         folder.mkdir()
         facts = (generate if workload == "files" else generate_web)(folder, files)
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        model = SERVER_MODELS[0]
+        if tune:
+            recorded = run_profile(base, VARIANTS[0], model, facts, workload)
+            tuned, data = tune_run(base, recorded)
+            rest = [run_profile(base, v, model, facts, workload) for v in (tuned, VARIANTS[-1])]
+            return [recorded, *rest], size, data
         if trials:
             variants = [*VARIANTS[:1], *(trial(t, i) for i, t in enumerate(trials)), VARIANTS[-1]]
-            runs = [run_profile(base, v, SERVER_MODELS[0], facts, workload) for v in variants]
-            return runs, size
+            runs = [run_profile(base, v, model, facts, workload) for v in variants]
+            return runs, size, None
         runs = [run_profile(base, v, m, facts, workload) for m in SERVER_MODELS for v in VARIANTS]
-        return runs, size
+        return runs, size, None
     finally:
         shutil.rmtree(base)
+
+
+def tune_lines(data: dict[str, Any], live: Outcome) -> list[str]:
+    """What tune replayed and recommended, against the live run of its recommendation."""
+    winner = data["winner"]
+    cost, tokens = float(winner["cost_usd"]), int(winner["prompt_tokens"])
+    shown = " ".join(s.partition("tool_uses.")[2] or s for s in live.variant.sets)
+    return [
+        f"tune: {data['candidates']} settings replayed; recommends {shown}",
+        f"  replay: ${cost:.4f}, {tokens:,} input tokens; live run: ${live.cost:.4f},"
+        f" {live.total_input:,} input tokens ({live.total_input - tokens:+,}),"
+        f" {live.facts_found}/{live.facts_total} facts",
+    ]
 
 
 def baseline(runs: list[Outcome], model: str) -> Outcome:
@@ -331,14 +384,21 @@ def main() -> None:
         help='the built-in profile with these settings, e.g. "trigger=30000 keep=2" (repeatable;'
         " default server model only)",
     )  # fmt: skip
+    parser.add_argument(
+        "--tune", action="store_true",
+        help="tune the built-in run's transcript and run tune's recommendation live",
+    )  # fmt: skip
     args = parser.parse_args()
-    runs, size = bench(args.files, args.workload, tuple(args.trials))
+    runs, size, tuned = bench(args.files, args.workload, tuple(args.trials), args.tune)
     if args.json:
         print(json.dumps({"files": args.files, "workspace_bytes": size,
                           "anthropic_reported_cut": ANTHROPIC_REPORTED_CUT,
-                          "runs": [o.to_json() for o in runs]}))  # fmt: skip
+                          "runs": [o.to_json() for o in runs],
+                          **({"tune": tuned} if tuned else {})}))  # fmt: skip
     else:
         print("\n".join(render(runs, args.files, size)))
+        if tuned:
+            print("\n".join(["", *tune_lines(tuned, runs[1])]))
 
 
 if __name__ == "__main__":

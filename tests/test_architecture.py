@@ -362,4 +362,4 @@ def test_a_shared_module_name_is_one_concept_seen_from_two_sides() -> None:
         and NOT_RENAMED_YET.get(name) != dirs
     }
     assert unexplained == {}
-    assert len(shared) == 7  # mcp, memory (cli); model, server_tools, structured; 2 left
+    assert len(shared) == 8  # mcp, memory (cli); model, server_tools, structured, sse; 2 left

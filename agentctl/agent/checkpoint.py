@@ -5,7 +5,7 @@ answers a turn's tool calls (the API takes text there, after the results). It st
 history like any message, so later requests send the same prefix and the cache holds.
 
 When: the turn just answered reported its prompt's distance to the clear_tool_uses trigger
-(`agent.loop.trigger_distance`, the figure the turn table shows as "to trig", negated). The
+(`distance`, the figure the turn table shows as "to trig", negated). The
 next request adds what this turn added (the reply and its tool results, estimated by
 `context.tokens`); the forecast assumes the request after it adds as much again. The notice
 rides with this turn's tool results when the request after next is expected to cross the
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.tokens import estimate_message_tokens
-from agentctl.profile.settings import Profile
-from agentctl.types import AppliedEdit
+from agentctl.profile.settings import ClearToolUses, Profile
+from agentctl.types import AppliedEdit, Usage
 
 Message = Mapping[str, Any]
 
@@ -65,9 +65,26 @@ def cleared_uses(edits: Sequence[AppliedEdit]) -> int:
     return sum(e.cleared_tool_uses for e in edits if e.type.startswith("clear_tool_uses"))
 
 
+def distance(edit: ClearToolUses, usage: Usage, applied: Sequence[AppliedEdit]) -> int | None:
+    """Prompt size before editing minus the clear_tool_uses trigger (negative: below it);
+    None without a token trigger. What a run computes from each response and a replay from
+    each replayed turn.
+
+    The server compares the unedited prompt with the trigger; `usage` reports the prompt after
+    editing, so the tokens the edits cleared are added back. Batched clearing compares the
+    prompt as edited (the trigger is its high-water mark): the distance to the next batch.
+    """
+    if not edit.enabled or edit.trigger_kind != "input_tokens":
+        return None
+    if edit.strategy == "batched":
+        return usage.prompt_tokens - edit.trigger
+    cleared = sum(e.cleared_input_tokens for e in applied)
+    return usage.prompt_tokens + cleared - edit.trigger
+
+
 def due(distance: int | None, added: Sequence[Message]) -> bool:
     """The notice goes with this turn's tool results: `distance` is the turn's prompt minus the
-    trigger (`loop.trigger_distance`; None: no token trigger), `added` the messages this turn
+    trigger (`distance`; None: no token trigger), `added` the messages this turn
     appended (its reply and its tool results). True when the request after next, growing as
     this turn did, is expected to exceed the trigger (the server clears past it)."""
     if distance is None:

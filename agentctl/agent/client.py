@@ -1,5 +1,8 @@
 """The one module that talks to the `anthropic` SDK: a streamed beta request -> our small types.
 
+The request goes out as `client.beta.messages.stream(**request)` sends it; the response's
+events are read from its bytes as JSON (agent/sse.py) rather than through the SDK's models.
+
 `anthropic` is imported inside functions (it takes over a second to import) and SDK types
 appear in annotations only. The SDK's own retries are off (max_retries=0): one policy here
 covers HTTP errors, timeouts, connection drops and streams that break mid-way alike.
@@ -16,6 +19,7 @@ from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from agentctl.agent import sse
 from agentctl.agent.model import (
     ModelResponse,
     Progress,
@@ -44,7 +48,6 @@ if TYPE_CHECKING:
     # The SDK takes over a second to import: only when a model is called.
     import anthropic
     import httpx2
-    from anthropic.lib.streaming import BetaMessageStream
     from anthropic.types.beta import BetaMessage
     from anthropic.types.beta.messages import BetaMessageBatchResult
 
@@ -172,45 +175,56 @@ class AnthropicClient:
         return None
 
     def _attempt(self, request: Mapping[str, Any]) -> Iterator[StreamItem]:
+        """The request sent as the SDK's `stream()` sends it; its events read from the bytes
+        (agent/sse.py: the SDK's models of every event cost more than the rest of a turn)."""
         tracker = _ProgressTracker()
-        complete = False
+        message = sse.Message(delta_usage_counts(), request.get("betas") or ())
         with self._sdk.beta.messages.stream(**request) as stream:
-            for event in _sdk_events(stream):
-                item = tracker.update(event)
+            for event in self._events(stream.response):
+                try:
+                    message.add(event)
+                    item = tracker.update(event)
+                except (AttributeError, TypeError, KeyError, IndexError) as err:
+                    why = f"{type(err).__name__}: {err}"
+                    raise ResponseRejected(f"malformed stream event ({why})") from None
                 if item is not None:
                     yield item
-                complete = complete or event.type == "message_stop"
-            if not complete:
+            if not message.complete:
                 raise IncompleteStreamError("the response stream ended before message_stop")
-            yield _response(stream, self._secrets)
+            yield _checked(message.final(), stream.request_id or "", self._secrets)
 
-
-def _sdk_events(stream: BetaMessageStream[Any]) -> Iterator[Any]:
-    """The SDK's events; the errors it raises on events of the wrong shape become refusals."""
-    events = iter(stream)
-    while True:
+    def _events(self, response: httpx2.Response) -> Iterator[Any]:
+        """The response's events as JSON; an `error` event raises the SDK's status error for
+        it, as the SDK's own stream does."""
         try:
-            event = next(events)
-        except StopIteration:
-            return
-        except (AttributeError, TypeError, KeyError, IndexError) as err:
-            why = f"{type(err).__name__}: {err}"
-            raise ResponseRejected(f"malformed stream event ({why})") from None
-        yield event
+            yield from sse.events(response.iter_bytes())
+        except sse.ErrorEvent as err:
+            # The SDK's constructor of its status errors (the class by status and error type).
+            raise self._sdk._make_status_error(str(err), body=err.body, response=response) from None
 
 
-def _response(stream: BetaMessageStream[Any], secrets: tuple[str | None, ...]) -> StreamItem:
-    return _checked(stream.get_final_message(), stream.request_id or "", secrets)
+@functools.cache
+def delta_usage_counts() -> tuple[str, ...]:
+    """The usage counts a `message_delta` carries: the fields of the SDK's
+    BetaMessageDeltaUsage (those its stream copies onto the message)."""
+    # The SDK takes over a second to import: only when a model is called.
+    from anthropic.types.beta import BetaMessageDeltaUsage
+
+    return tuple(BetaMessageDeltaUsage.model_fields)
 
 
 def _checked(
-    message: BetaMessage, request_id: str, secrets: tuple[str | None, ...]
+    raw: dict[str, Any], request_id: str, secrets: tuple[str | None, ...]
 ) -> ModelResponse:
-    """Our ModelResponse from an SDK message, held to the wire limits and redacted."""
-    raw = message.to_dict(mode="json", exclude_unset=False, exclude_none=True, warnings=False)
+    """Our ModelResponse from a message as JSON, held to the wire limits and redacted."""
     check_message(raw)
     raw = scrub_surrogates(raw)
     return response_from_message(redact_json(raw, secrets), redact(request_id, secrets))
+
+
+def _message_json(message: BetaMessage) -> dict[str, Any]:
+    """An SDK message as JSON, its null fields left out (as agent/sse.py leaves them out)."""
+    return message.to_dict(mode="json", exclude_unset=False, exclude_none=True, warnings=False)
 
 
 class AnthropicBatches(AnthropicClient):
@@ -271,7 +285,7 @@ def _failure(exc: Exception, alarm: Alarm | None, deadline_s: float, timeout_s: 
 
 def _outcome(result: BetaMessageBatchResult, secrets: tuple[str | None, ...]) -> Outcome:
     if result.type == "succeeded":
-        return Outcome("succeeded", _checked(result.message, "", secrets))
+        return Outcome("succeeded", _checked(_message_json(result.message), "", secrets))
     if result.type == "errored":
         error = result.error.error
         message = redact(str(error.message)[:300], secrets)
@@ -313,21 +327,24 @@ class _ProgressTracker:
         self.text_chars = 0  # text of this response so far, all its text blocks
 
     def update(self, event: Any) -> Progress | None:
-        if event.type == "content_block_start":
-            block = event.content_block
-            self.kind = _BLOCK_KINDS.get(block.type)
-            self.tool = str(getattr(block, "name", "") or "")
+        """The Progress item `event` (the JSON of a stream event) makes, if any."""
+        kind = event.get("type")
+        if kind == "content_block_start":
+            block = event["content_block"]
+            self.kind = _BLOCK_KINDS.get(block.get("type"))
+            self.tool = str(block.get("name") or "")
             self.chars = self.reported = 0
             return Progress(self.kind, 0, self.tool) if self.kind else None
-        if event.type != "content_block_delta" or self.kind is None:
+        if kind != "content_block_delta" or self.kind is None:
             return None
-        attr = _DELTA_FIELDS.get(event.delta.type)
-        delta = str(getattr(event.delta, attr, "") or "") if attr else ""
-        self.chars += len(delta)
-        if event.delta.type == "text_delta" and delta:
-            at, self.text_chars = self.text_chars, self.text_chars + len(delta)
+        delta = event["delta"]
+        attr = _DELTA_FIELDS.get(delta.get("type"))
+        text = str(delta.get(attr) or "") if attr else ""
+        self.chars += len(text)
+        if attr == "text" and text:
+            at, self.text_chars = self.text_chars, self.text_chars + len(text)
             self.reported = self.chars
-            return Progress("text", self.chars, self.tool, text=delta, at=at)
+            return Progress("text", self.chars, self.tool, text=text, at=at)
         if self.chars - self.reported < PROGRESS_STEP:
             return None
         self.reported = self.chars

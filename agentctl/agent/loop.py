@@ -424,19 +424,9 @@ def _run_tool(
 
 
 def trigger_distance(profile: Profile, response: ModelResponse) -> int | None:
-    """Prompt size before editing minus the clear_tool_uses trigger (negative: below it).
-
-    The server compares the unedited prompt with the trigger; `usage` reports the prompt after
-    editing, so the tokens the edits cleared are added back. Batched clearing compares the
-    prompt as edited (the trigger is its high-water mark): the distance to the next batch.
-    """
+    """The response's prompt minus the clear_tool_uses trigger (`checkpoint.distance`)."""
     edit = profile.context_editing.tool_uses
-    if not edit.enabled or edit.trigger_kind != "input_tokens":
-        return None
-    if edit.strategy == "batched":
-        return response.usage.prompt_tokens - edit.trigger
-    cleared = sum(e.cleared_input_tokens for e in response.applied_edits)
-    return response.usage.prompt_tokens + cleared - edit.trigger
+    return checkpoint.distance(edit, response.usage, response.applied_edits)
 
 
 def check_limits(profile: Profile, turns_run: int, totals: Totals) -> None:

@@ -107,13 +107,19 @@ def replay_request(
     settings: ReplaySettings,
     measured: Mapping[int, int] | None = None,
     steering: Steering | None = None,
+    patches: Mapping[int, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The body the server would have received on that turn under `settings`; `measured`:
     `recorded_sizes` of the turns before it (None: batched clearing steers on estimates);
     `steering`: batched clearing's walk kept from the previous turn of the same replay (with
-    the same `measured`), so a turn walks only what it adds (same answer)."""
+    the same `measured`), so a turn walks only what it adds (same answer); `patches`:
+    messages (by index) the client would have sent otherwise under these settings (the
+    save-before-clear notice, `simulate`)."""
     body = dict(memo.remembered("replay-body", turn.body, partial(_plain_body, turn.body)))
-    body["messages"] = list(turn.messages[:])  # a view's slice is a list made at C speed
+    body["messages"] = messages = list(turn.messages[:])  # a view's slice: made at C speed
+    for index, message in (patches or {}).items():
+        if index < len(messages):
+            messages[index] = message
     steering = steering or new_steering(settings.editing)
     cm = build_context_management(
         settings.editing, body, settings.steering, measured, True, steering

@@ -22,15 +22,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agentctl.agent.checkpoint import Tracker
+from agentctl.agent.checkpoint import distance as checkpoint_distance
 from agentctl.context.batching import Steering
 from agentctl.context.cache import CacheUsage, Prefix, PromptCache
 from agentctl.context.compaction import Compaction, compact
 from agentctl.context.engine import EditOutcome, edit_as_server, validate_edits
 from agentctl.context.incremental import Editor
 from agentctl.context.memo import replay_memo
+from agentctl.context.tokens import estimate_message_tokens
 from agentctl.context.validate import validate_compaction_blocks
 from agentctl.errors import ConfigError
-from agentctl.profile.settings import Profile
+from agentctl.profile.settings import ContextEditing, Profile
 from agentctl.sessions.catalog import turn_pricing
 from agentctl.sessions.replay import ReplaySettings, recorded_sizes, replay_request
 from agentctl.sessions.transcript import Transcript, TurnRecord
@@ -170,6 +173,7 @@ def _simulate(
     recorded: dict[int, int] = {}  # what the turns so far reported (`recorded_sizes`)
     steering = _Steer(recorded)
     editor, prefix = Editor(settings.server), Prefix()
+    notice = _Notice.of(session, settings, prices, factor)
     for turn in session.turns:
         clock.now = turn.ts
         if session.offline and turns and turn.segment != session.turns[len(turns) - 1].segment:
@@ -178,12 +182,14 @@ def _simulate(
         sizes = recorded if summaries.at is None else None
         if sizes is None and steering.measured is not None:  # a new walk without figures
             steering = _Steer(None)
-        request = summaries.insert(replay_request(turn, settings, sizes, steering.walk))
-        recorded.update(recorded_sizes([turn], factor))
+        built = replay_request(turn, settings, sizes, steering.walk, notice.patches)
+        request = summaries.insert(built)
+        recorded.update(notice.sizes(recorded_sizes([turn], factor)))
         if not turns:
-            _check(request, session, settings)
+            _check(request, session)
         outcome = editor.edit(request)
-        done = compact(outcome.request)
+        # the editor counted the edited prompt: the emulator hands compact() that count too
+        done = compact(outcome.request, outcome.input_tokens)
         figures: CacheUsage | None
         if done is None:
             figures, extra = cache.account(outcome.request, session.model, prefix), Usage()
@@ -191,9 +197,77 @@ def _simulate(
             figures, extra = _compaction_figures(cache, outcome.request, done, session.model)
             summaries.add(len(turn.messages), done.summary)
         turns.append(_sim_turn(turn, outcome.applied_edits, figures, factor, extra))
+        notice.decide(turn, turns[-1])
         # a what-if keeps the way it was billed
         costs.append(turn_pricing(session, prices, turn).usd(turns[-1].usage))
     return Simulation(label, tuple(turns), tuple(costs))
+
+
+class _Notice:
+    """agentctl's save-before-clear notice (agent/checkpoint.py) where a run under the replayed
+    settings would have sent it: the client decides that turn by turn from the prompt's
+    distance to the trigger, so a lower trigger sends it earlier. Each turn's tool results are
+    decided when the turn is replayed, before the next request carries them: the recorded
+    message when the decision is the recorded one, else a copy with the notice added or taken
+    out (`patches`); the sizes batched clearing steers on move with it. Only for a run
+    recorded against the emulator (its token counts are the engine's) in one segment, and a
+    notice sent once (not `repeat`); otherwise the replay keeps the notice where it was."""
+
+    def __init__(self, session: Transcript, editing: ContextEditing, moves: bool, memory: bool):
+        self.block = {"type": "text", "text": editing.checkpoint.wording}
+        self.edit = tu = editing.tool_uses
+        self.history = session.turns[-1].messages if moves else []
+        self.recorded = next((i for i, m in enumerate(self.history) if _holds(m, self.block)), -1)
+        offered = editing.checkpoint.enabled and memory and tu.enabled
+        self.tracker = Tracker(offered and tu.trigger_kind == "input_tokens")
+        self.patches: dict[int, dict[str, Any]] = {}
+        self.shifts: list[tuple[int, int]] = []  # (message index, tokens it gained)
+
+    @classmethod
+    def of(
+        cls, session: Transcript, settings: ReplaySettings, prices: Profile, factor: float
+    ) -> _Notice:
+        moves = (
+            factor == 1.0
+            and bool(session.turns)
+            and not settings.editing.checkpoint.repeat
+            and all(t.segment == session.turns[0].segment for t in session.turns)
+        )
+        return cls(session, settings.editing, moves, prices.tools.memory)
+
+    def decide(self, turn: TurnRecord, replayed: Turn) -> None:
+        """Whether the tool results that answer `turn` carry the notice (as the loop does)."""
+        distance = checkpoint_distance(self.edit, replayed.usage, replayed.applied_edits)
+        self.tracker.observe(replayed.applied_edits)
+        index = len(turn.messages) + 1  # after the reply
+        if index >= len(self.history) or replayed.stop_reason != "tool_use":
+            return
+        results = self.history[index]
+        if results.get("role") != "user" or not isinstance(results.get("content"), list):
+            return
+        plain = [b for b in results["content"] if b != self.block]
+        sent = self.tracker.take(distance, [self.history[index - 1], {"content": plain}])
+        if sent == (index == self.recorded):
+            return
+        changed = {**results, "content": [*plain, self.block] if sent else plain}
+        self.patches[index] = changed
+        gained = estimate_message_tokens(changed) - estimate_message_tokens(results)
+        self.shifts.append((index, gained))
+
+    def sizes(self, measured: dict[int, int]) -> dict[int, int]:
+        """The recorded prompt sizes as the run would have reported them with the notice
+        where this replay puts it."""
+        if not self.shifts:
+            return measured
+        return {
+            n: size + sum(gained for index, gained in self.shifts if index < n)
+            for n, size in measured.items()
+        }
+
+
+def _holds(message: Mapping[str, Any], block: Mapping[str, Any]) -> bool:
+    content = message.get("content")
+    return message.get("role") == "user" and isinstance(content, list) and block in content
 
 
 class _Steer:
@@ -268,11 +342,16 @@ class _Clock:
         return self.now
 
 
-def _check(request: Mapping[str, Any], session: Transcript, settings: ReplaySettings) -> None:
+def _check(request: Mapping[str, Any], session: Transcript) -> None:
     """The settings' edits are valid, and the history's compaction blocks (the run received
-    them) have their strategy."""
-    last = replay_request(session.turns[-1], settings)
-    problem = validate_edits(request) or validate_compaction_blocks(last)
+    them) have their strategy: the whole history with the first request's edits (whether
+    they hold the compact strategy does not change from turn to turn; rebuilding the last
+    request would walk batched clearing over the whole history once more)."""
+    history = {
+        "messages": session.turns[-1].messages[:],
+        "context_management": request.get("context_management"),
+    }
+    problem = validate_edits(request) or validate_compaction_blocks(history)
     if problem:
         raise ConfigError(f"session {session.id}: these settings cannot replay it: {problem}")
 

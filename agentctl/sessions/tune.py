@@ -9,6 +9,13 @@ thousands, `all` for thinking_keep, `off` for trigger = no clear_tool_uses at al
 default values. The grid is swept in full; without `--grid`, the default grid is, and then a
 descent from its winner: one key at a time over every key's default values (strategy,
 low_water and ttl too), moving to the cheapest, until a round finds nothing cheaper.
+
+The default grid does not grow with the session: its token triggers are fractions of the
+largest unedited prompt capped at the model's context window, and of the recorded trigger
+(below it too), at most 6 values (`default_triggers`). So the default search replays at most
+154 settings, however many turns the session has: the recorded settings and no clearing, the
+grid's 6 x 5 x 2 points, and 4 descent rounds of at most 23 neighbours each (with thinking on:
+286, the grid x 3 thinking keeps and 26 neighbours a round).
 """
 
 from __future__ import annotations
@@ -26,11 +33,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentctl.context.memo import replay_memo
+from agentctl.context.prices import context_window
 from agentctl.context.server_model import ServerModel
 from agentctl.errors import ConfigError, UsageError
 from agentctl.profile.rules import check_batched
 from agentctl.profile.schema import FieldError
-from agentctl.profile.settings import CacheTtl, Compaction, ContextEditing, Profile
+from agentctl.profile.settings import CacheTtl, ClearToolUses, Compaction, ContextEditing, Profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, simulate
 from agentctl.sessions.transcript import Transcript
@@ -41,6 +49,8 @@ DEFAULT_KEEP = (1, 2, 3, 4, 6)
 DEFAULT_CLEAR_AT_LEAST = (0, 10_000)
 DESCENT_CLEAR_AT_LEAST = (0, 5_000, 10_000, 20_000)
 DEFAULT_TOOL_USE_TRIGGERS = (5, 10, 20)
+PEAK_SHARES = (0.25, 0.5, 0.75)  # of the largest unedited prompt, capped at the window
+RECORDED_SHARES = (0.25, 0.5, 1.0)  # of the recorded trigger
 DEFAULT_THINKING_KEEP: tuple[int | Literal["all"], ...] = (1, 2, "all")
 DEFAULT_STRATEGY = ("server", "batched")
 DEFAULT_LOW_WATER = (0, "20%", "40%", "60%")  # of the trigger; 0: as far as keep allows
@@ -178,25 +188,37 @@ def parse_grid(text: str) -> Grid:
 
 
 def default_grid(session: Transcript, recorded: ContextEditing, thinking_on: bool) -> Grid:
-    """Triggers at a quarter, half and three quarters of the run's largest unedited prompt."""
-    tu = recorded.tool_uses
-    if tu.trigger_kind == "tool_uses":
-        triggers: tuple[GridValue, ...] = DEFAULT_TOOL_USE_TRIGGERS
-    else:
-        peak = max(
-            (t.usage.prompt_tokens + t.cleared_input_tokens for t in session.turns), default=0
-        )
-        triggers = tuple(
-            sorted({max(round(peak * f / 1000) * 1000, 1000) for f in (0.25, 0.5, 0.75)})
-        )
+    """The grid swept first: `default_triggers`, keep 1, 2, 3, 4, 6, clear_at_least 0 and
+    10,000 (and thinking keep 1, 2, all when thinking was on): at most 6 x 5 x 2 (x 3) points,
+    whatever the session's length."""
     grid: Grid = {
-        "trigger": triggers,
+        "trigger": default_triggers(session, recorded.tool_uses),
         "keep": DEFAULT_KEEP,
         "clear_at_least": DEFAULT_CLEAR_AT_LEAST,
     }
     if thinking_on:
         grid["thinking_keep"] = DEFAULT_THINKING_KEEP
     return grid
+
+
+def default_triggers(session: Transcript, recorded: ClearToolUses) -> tuple[GridValue, ...]:
+    """For a token trigger: a quarter, half and three quarters of the run's largest unedited
+    prompt, capped at the model's context window (a prompt past it was never sent whole to a
+    real model, and the longer the session the further past it the peak goes), and a quarter,
+    half and all of the recorded trigger (the cheapest marks are often below it); rounded to
+    1,000, at least 1,000, no repeats: at most 6 values. For a tool_uses trigger 5, 10, 20."""
+    if recorded.trigger_kind == "tool_uses":
+        return DEFAULT_TOOL_USE_TRIGGERS
+    peak = max((t.usage.prompt_tokens + t.cleared_input_tokens for t in session.turns), default=0)
+    return trigger_marks(peak, context_window(session.model), recorded.trigger)
+
+
+def trigger_marks(peak: int, window: int, recorded: int) -> tuple[int, ...]:
+    """`default_triggers` of a run whose largest unedited prompt was `peak` tokens, for a
+    model of that `window`, recorded with that token trigger."""
+    marks = [min(peak, window) * share for share in PEAK_SHARES]
+    marks += [recorded * share for share in RECORDED_SHARES]
+    return tuple(sorted({max(round(mark / 1000) * 1000, 1000) for mark in marks}))
 
 
 def descent_grid(session: Transcript, recorded: ContextEditing, thinking_on: bool) -> Grid:

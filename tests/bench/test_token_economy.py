@@ -49,3 +49,26 @@ def test_json_has_one_run_per_profile_and_server_model() -> None:
     assert len(runs) == len(pairs)
     default = next(r for r in runs if r["role"] == "default")
     assert default["profile"] == "built-in"
+
+
+@pytest.mark.slow
+def test_tune_recommends_settings_whose_live_run_matches_the_replay() -> None:
+    """--tune: the built-in run, tune on its transcript, a live run of tune's pick: the same
+    tokens and cost as the replay (which sends the save-before-clear notice where the run
+    does, earlier under a lower trigger)."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "token_economy.py"), "--files", "4", "--tune",
+         "--json"],
+        capture_output=True, text=True, check=True, cwd=REPO,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    built_in, tuned, plain = report["runs"]
+    assert (built_in["role"], tuned["role"], plain["role"]) == ("default", "tuned", "no-editing")
+    winner = report["tune"]["winner"]
+    recorded = next(c for c in report["tune"]["ranked"] if c["recorded"])
+    assert winner["cost_usd"] < recorded["cost_usd"]
+    assert winner["settings"]["trigger"] < 20_000  # below the recorded (built-in) trigger
+    assert tuned["facts_found"] == tuned["facts_total"] == 4
+    assert tuned["total_input_tokens"] == winner["prompt_tokens"]
+    assert tuned["cost_usd"] == pytest.approx(winner["cost_usd"], abs=2e-6)
+    assert tuned["cost_usd"] < built_in["cost_usd"]
