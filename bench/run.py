@@ -70,7 +70,7 @@ def memory_rows(runs: int) -> list[Row]:
 
 
 def token_rows() -> list[Row]:
-    runs, _size = token_economy.bench()
+    runs = token_economy.bench()[0]
     rows: list[Row] = []
     for run in runs:
         if run.variant.role == "no-editing":

@@ -552,7 +552,7 @@ def token_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
     editing (default server model)."""
     rows = []
     for workload, count in (("files", sizes.economy_files), ("web", sizes.economy_pages)):
-        runs, _ = token_economy.bench(count, workload, (BEST[workload],))
+        runs = token_economy.bench(count, workload, (BEST[workload],))[0]
         plain = token_economy.baseline(runs, token_economy.SERVER_MODELS[0])
         fewer, cost_limit = TOKEN_TARGETS[workload]
         for run in runs[:-1]:
