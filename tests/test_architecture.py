@@ -339,11 +339,7 @@ def test_public_names() -> None:
 
 
 # Two modules share a file name only where one concept is seen from two sides: cli/NAME.py is
-# the `agentctl NAME` command, emulator/NAME.py the server side of agent/NAME.py. Left:
-# agent/trace.py (the Protocol the loop sees) and runner/trace.py (its OpenTelemetry spans);
-# runner/followup.py (follow-up plans) and emulator/followup.py (the emulator's follow-up
-# answers).
-NOT_RENAMED_YET = {"trace.py": {"agent", "runner"}, "followup.py": {"emulator", "runner"}}
+# the `agentctl NAME` command, emulator/NAME.py the server side of agent/NAME.py.
 
 
 def test_a_shared_module_name_is_one_concept_seen_from_two_sides() -> None:
@@ -359,7 +355,6 @@ def test_a_shared_module_name_is_one_concept_seen_from_two_sides() -> None:
         name: dirs
         for name, dirs in shared.items()
         if not (dirs == {"agent", "emulator"} or ("cli" in dirs and name in command))
-        and NOT_RENAMED_YET.get(name) != dirs
     }
     assert unexplained == {}
-    assert len(shared) == 8  # mcp, memory (cli); model, server_tools, structured, sse; 2 left
+    assert len(shared) == 6  # mcp, memory (cli); model, server_tools, structured, sse

@@ -35,7 +35,7 @@ from agentctl.agent.request import (
 )
 from agentctl.agent.structured import parse_output
 from agentctl.agent.thread import Thread
-from agentctl.agent.trace import NullTrace, Trace
+from agentctl.agent.trace_hooks import NullTrace, Trace
 from agentctl.context.batching import Steering
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import ApiError, LimitError, UsageError

@@ -11,7 +11,7 @@ first step that applies:
   `str_replace` of the end marker with a `- path: facts` line for the file it just read) and
   `read_file` of the next file not yet noted; 5. re-view the notes if it wrote since it last
   viewed them; 6. answer with the facts from its notes (without memory: from the reads it can
-  still see); a follow-up (a user turn typed after the first, emulator/followup.py) is
+  still see); a follow-up (a user turn typed after the first, emulator/followup_answers.py) is
   answered with the facts that bear on its words, once the steps above are done.
 A workspace listing more than LARGE_WORKSPACE files is sampled (see `reading_plan`): the notes
 say so, and the answer names it.
@@ -32,7 +32,12 @@ from typing import Any
 
 from agentctl.emulator import notice
 from agentctl.emulator.echo import quoted_result
-from agentctl.emulator.followup import follow_up, follow_up_answer, turns_since, viewed_since
+from agentctl.emulator.followup_answers import (
+    follow_up,
+    follow_up_answer,
+    turns_since,
+    viewed_since,
+)
 from agentctl.emulator.model import Block, Reply, TextOut, ThinkingOut, ToolCall, assistant_turns
 from agentctl.emulator.notes import (
     NOTES_END,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from agentctl.agent.loop import LoopSetup, RunControl, run_loop
 from agentctl.agent.model import ModelClient
 from agentctl.agent.structured import require_schema_argument, schema_argument
-from agentctl.agent.trace import Trace
+from agentctl.agent.trace_hooks import Trace
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
 from agentctl.errors import (
     AgentctlError,

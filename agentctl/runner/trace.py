@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from agentctl.agent.model import ModelResponse
-from agentctl.agent.trace import NullTrace, OnResponse, OnToolCall, Trace
+from agentctl.agent.trace_hooks import NullTrace, OnResponse, OnToolCall, Trace
 from agentctl.errors import UsageError
 from agentctl.types import MEMORY_TOOL, ResultEvent, ToolCall, Usage
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentctl.emulator.followup import follow_up, follow_up_answer, typed_text, viewed_since
+from agentctl.emulator.followup_answers import follow_up, follow_up_answer, typed_text, viewed_since
 from agentctl.sessions.transcript import FollowUpRecord, MalformedRecord, from_json, to_json
 
 RESULTS = {

@@ -50,7 +50,7 @@ def test_the_when_told_model_saves_only_right_after_the_notice() -> None:
 
 
 def test_the_notice_is_no_follow_up_but_other_text_beside_results_is() -> None:
-    from agentctl.emulator.followup import follow_up
+    from agentctl.emulator.followup_answers import follow_up
 
     messages = _told_request(notice=True)["messages"]
     assert follow_up(messages) is None
