@@ -24,27 +24,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentctl.context.tokens import estimate_message_tokens
-from agentctl.profile.settings import ClearToolUses, Profile
+from agentctl.profile.settings import ClearToolUses, ContextEditing, Profile
 from agentctl.types import AppliedEdit, Usage
 
 Message = Mapping[str, Any]
 
 
-def offered(profile: Profile) -> bool:
-    """Whether the profile can send the notice at all: the setting on, the memory tool
-    offered, clear_tool_uses on with an input_tokens trigger (the one "to trig" measures)."""
-    edit = profile.context_editing.tool_uses
+def offered(editing: ContextEditing, memory: bool) -> bool:
+    """Whether a run can send the notice at all: the setting on, the memory tool offered
+    (`memory`), clear_tool_uses on with an input_tokens trigger (the one "to trig" measures)."""
+    edit = editing.tool_uses
     return (
-        profile.context_editing.checkpoint.enabled
-        and profile.tools.memory
+        editing.checkpoint.enabled
+        and memory
         and edit.enabled
         and edit.trigger_kind == "input_tokens"
     )
 
 
-def notice_block(profile: Profile) -> dict[str, Any]:
+def notice_block(editing: ContextEditing) -> dict[str, Any]:
     """The text block the notice is."""
-    return {"type": "text", "text": profile.context_editing.checkpoint.wording}
+    return {"type": "text", "text": editing.checkpoint.wording}
 
 
 def already_sent(profile: Profile, messages: Sequence[Message]) -> bool:
@@ -104,9 +104,10 @@ class Tracker:
     @classmethod
     def start(cls, profile: Profile, messages: Sequence[Message]) -> Tracker:
         settings = profile.context_editing
-        armed = offered(profile) and not already_sent(profile, messages)
+        on = offered(settings, profile.tools.memory)
+        armed = on and not already_sent(profile, messages)
         batched = settings.tool_uses.strategy == "batched"
-        return cls(armed, offered(profile) and settings.checkpoint.repeat and batched)
+        return cls(armed, on and settings.checkpoint.repeat and batched)
 
     def observe(self, edits: Sequence[AppliedEdit]) -> None:
         """A response came: a clearing (the cleared count moved) disarms it, or with

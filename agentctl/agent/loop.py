@@ -382,7 +382,7 @@ def _answer_tools(
     notice = state.notice.take(distance, [state.messages[-1], {"content": results}])
     if notice:
         # After the results: the API wants a tool_result user message to open with them.
-        results.append(checkpoint.notice_block(setup.profile))
+        results.append(checkpoint.notice_block(setup.profile.context_editing))
     _append(setup, state, {"role": "user", "content": results})
     return tuple(calls), notice
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentctl.agent.checkpoint import Tracker
+from agentctl.agent.checkpoint import Tracker, notice_block, offered
 from agentctl.agent.checkpoint import distance as checkpoint_distance
 from agentctl.context.batching import Steering
 from agentctl.context.cache import CacheUsage, Prefix, PromptCache
@@ -214,12 +214,11 @@ class _Notice:
     notice sent once (not `repeat`); otherwise the replay keeps the notice where it was."""
 
     def __init__(self, session: Transcript, editing: ContextEditing, moves: bool, memory: bool):
-        self.block = {"type": "text", "text": editing.checkpoint.wording}
-        self.edit = tu = editing.tool_uses
+        self.block = notice_block(editing)
+        self.edit = editing.tool_uses
         self.history = session.turns[-1].messages if moves else []
         self.recorded = next((i for i, m in enumerate(self.history) if _holds(m, self.block)), -1)
-        offered = editing.checkpoint.enabled and memory and tu.enabled
-        self.tracker = Tracker(offered and tu.trigger_kind == "input_tokens")
+        self.tracker = Tracker(offered(editing, memory))
         self.patches: dict[int, dict[str, Any]] = {}
         self.shifts: list[tuple[int, int]] = []  # (message index, tokens it gained)
 

@@ -230,13 +230,13 @@ def test_a_resumed_history_that_holds_it_is_not_told_again() -> None:
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]},
     ]
     assert not checkpoint.already_sent(profile, history)
-    history[-1]["content"].append(checkpoint.notice_block(profile))  # type: ignore[union-attr]
+    history[-1]["content"].append(checkpoint.notice_block(profile.context_editing))  # type: ignore[union-attr]
     assert checkpoint.already_sent(profile, history)
 
 
 def test_offered_only_with_memory_and_a_token_trigger() -> None:
     base = agentctl.load_profile(overrides={})
-    assert checkpoint.offered(base)
+    assert checkpoint.offered(base.context_editing, base.tools.memory)
     server = {"context_editing.tool_uses.strategy": "server"}
     for change in (
         {"context_editing.checkpoint.enabled": False},
@@ -244,5 +244,7 @@ def test_offered_only_with_memory_and_a_token_trigger() -> None:
         {"context_editing.tool_uses.enabled": False},
         {**server, "context_editing.tool_uses.trigger_kind": "tool_uses"},
     ):
-        assert not checkpoint.offered(agentctl.load_profile(overrides=change)), change
-    assert checkpoint.offered(agentctl.load_profile(overrides=server))
+        changed = agentctl.load_profile(overrides=change)
+        assert not checkpoint.offered(changed.context_editing, changed.tools.memory), change
+    served = agentctl.load_profile(overrides=server)
+    assert checkpoint.offered(served.context_editing, served.tools.memory)
