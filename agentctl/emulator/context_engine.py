@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -21,7 +20,7 @@ from agentctl.context.engine import validate_edits
 from agentctl.context.incremental import Editor
 from agentctl.context.tokens import estimate_block_tokens
 from agentctl.context.validate import compact_strategy, validate_compaction_blocks
-from agentctl.emulator.conversations import CONVERSATIONS, conversation_key
+from agentctl.emulator.conversations import Recent, conversation_key
 
 if TYPE_CHECKING:
     from agentctl.context.cache import CacheUsage
@@ -93,20 +92,14 @@ class SharedEngine:
     def __init__(self, clock: Callable[[], float], server: ServerModel) -> None:
         self._cache = PromptCache(clock)  # lives as long as the emulator, across requests
         self.server = server
-        self._conversations: OrderedDict[str, _Conversation] = OrderedDict()
-        self._lock = threading.Lock()
+        self._conversations: Recent[str, _Conversation] = Recent()
         # the token counts of the latest edited requests, by identity (each entry holds its
         # request, so an id is not reused while it is here)
-        self._edited: OrderedDict[int, tuple[Json, int]] = OrderedDict()
+        self._edited: Recent[int, tuple[Json, int]] = Recent()
 
     def _conversation(self, request: Json) -> _Conversation:
         key = conversation_key(request)
-        with self._lock:
-            found = self._conversations.pop(key, None) or _Conversation(self.server)
-            self._conversations[key] = found
-            while len(self._conversations) > CONVERSATIONS:
-                self._conversations.popitem(last=False)
-        return found
+        return self._conversations.setdefault(key, lambda: _Conversation(self.server))
 
     def validate(self, request: Json) -> str | None:
         problem = validate_edits(request)
@@ -129,17 +122,13 @@ class SharedEngine:
         conversation = self._conversation(request)
         with conversation.lock:
             outcome = conversation.editor.edit(request)
-        with self._lock:
-            self._edited[id(outcome.request)] = (outcome.request, outcome.input_tokens)
-            while len(self._edited) > CONVERSATIONS:
-                self._edited.popitem(last=False)
+        self._edited.put(id(outcome.request), (outcome.request, outcome.input_tokens))
         management = request.get("context_management")
         applied = outcome.applied_edits if management is not None else None
         return Edited(outcome.request, applied, outcome.original_input_tokens, outcome.input_tokens)
 
     def compact(self, edited_request: Json) -> Compaction | None:
-        with self._lock:
-            held = self._edited.get(id(edited_request))
+        held = self._edited.get(id(edited_request))
         tokens = held[1] if held is not None and held[0] is edited_request else None
         return compact(edited_request, tokens)
 

@@ -11,13 +11,15 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
 from agentctl.context.cache import shared_messages, snapshot, strip_cache_control
 
 Json = dict[str, Any]
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 # Conversations whose state is kept (the least recently used go first).
 CONVERSATIONS = 64
@@ -39,27 +41,68 @@ def _key(model: Any, head: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+class Recent(Generic[K, V]):
+    """The values of the `CONVERSATIONS` most recently used keys (the least recently used go
+    first when another comes); thread-safe."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._items
+
+    def values(self) -> list[V]:
+        with self._lock:
+            return list(self._items.values())
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._fit(key)
+
+    def setdefault(self, key: K, make: Callable[[], V]) -> V:
+        """The value of `key`, made (`make()`) and kept when there is none."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                found = self._items[key] = make()
+            self._fit(key)
+            return found
+
+    def _fit(self, key: K) -> None:
+        self._items.move_to_end(key)
+        while len(self._items) > CONVERSATIONS:
+            self._items.popitem(last=False)
+
+
 class _Keys:
     """`conversation_key` by the identity of a request's model and first two messages: the
     requests of one thread open with the same held objects (the most recent openings)."""
 
     def __init__(self) -> None:
         # (model, ids of the messages) -> (the messages, kept so the ids stay theirs; key)
-        self._keys: OrderedDict[tuple[object, ...], tuple[list[Json], str]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._keys: Recent[tuple[object, ...], tuple[list[Json], str]] = Recent()
 
     def key(self, model: str, head: list[Json]) -> str:
         ids = (model, *map(id, head))
-        with self._lock:
-            found = self._keys.get(ids)
-            if found is not None:
-                self._keys.move_to_end(ids)
-                return found[1]
+        found = self._keys.get(ids)
+        if found is not None:
+            return found[1]
         key = _key(model, head)
-        with self._lock:
-            self._keys[ids] = (head, key)
-            while len(self._keys) > CONVERSATIONS:
-                self._keys.popitem(last=False)
+        self._keys.put(ids, (head, key))
         return key
 
 
@@ -71,16 +114,12 @@ class Held(Generic[T]):
     derived from them; thread-safe, at most `CONVERSATIONS` conversations."""
 
     def __init__(self) -> None:
-        self._held: OrderedDict[tuple[str, Any], tuple[Sequence[Json], T]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._held: Recent[tuple[str, Any], tuple[Sequence[Json], T]] = Recent()
 
     def recall(self, key: tuple[str, Any], messages: list[Json]) -> tuple[int, T | None]:
         """How many leading messages `messages` shares (by value) with those kept under `key`,
         and the state kept with them (0 and None when nothing is kept)."""
-        with self._lock:
-            found = self._held.get(key)
-            if found is not None:
-                self._held.move_to_end(key)
+        found = self._held.get(key)
         if found is None:
             return 0, None
         return shared_messages(found[0], messages), found[1]
@@ -88,9 +127,4 @@ class Held(Generic[T]):
     def keep(self, key: tuple[str, Any], messages: Sequence[Json], state: T) -> None:
         """Keep `state`, worked out from `messages` (a request's: it is compared with the
         next request's as it is now, see `context.cache.snapshot`)."""
-        kept = snapshot(messages)
-        with self._lock:
-            self._held[key] = (kept, state)
-            self._held.move_to_end(key)
-            while len(self._held) > CONVERSATIONS:
-                self._held.popitem(last=False)
+        self._held.put(key, (snapshot(messages), state))

@@ -8,7 +8,8 @@ import random
 from agentctl.context.cache import PromptCache
 from agentctl.context.engine import edit_as_server
 from agentctl.context.server_model import ServerModel
-from agentctl.emulator.context_engine import CONVERSATIONS, SharedEngine
+from agentctl.emulator.context_engine import SharedEngine
+from agentctl.emulator.conversations import CONVERSATIONS
 from tests.context.test_incremental import MARKER, conversation
 
 TOOL = {"type": "clear_tool_uses_20250919", "trigger": {"type": "input_tokens", "value": 1500}}
