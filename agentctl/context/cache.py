@@ -313,7 +313,7 @@ class Prefix:
 
     def __init__(self) -> None:
         self._head: tuple[Any, ...] | None = None
-        self._messages: list[Any] = []
+        self._messages: Sequence[Any] = []  # the last request's (`snapshot`)
         self._starts: list[int] = []  # first position of each message
         self._heads = 0  # positions of tools and system
         self.positions: list[Position] = []
@@ -326,7 +326,7 @@ class Prefix:
 
     def update(self, request: Mapping[str, Any], model: str) -> None:
         """Bring the positions to `request` (tools, system and messages)."""
-        messages = list(request.get("messages") or [])
+        messages = request.get("messages") or []
         settings = _canonical([request.get("thinking"), request.get("tool_choice")])
         head = (model, settings, request.get("tools"), request.get("system"))
         if head != self._head:
@@ -337,11 +337,11 @@ class Prefix:
             self._heads = len(self.positions)
         shared = shared_messages(self._messages, messages)
         self._cut(self._starts[shared] if shared < len(self._starts) else len(self.positions))
-        del self._messages[shared:], self._starts[shared:]
+        del self._starts[shared:]
         for index in range(shared, len(messages)):
             self._starts.append(len(self.positions))
             self._add(message_positions(messages[index : index + 1], index), messages, model)
-        self._messages.extend(messages[shared:])
+        self._messages = snapshot(messages)
 
     def _cut(self, count: int) -> None:
         del self.positions[count:], self.keys[count:], self._states[count:]
@@ -435,20 +435,38 @@ class Continuation(list[Any]):
         self.held = held
 
 
+class Revision(list[Any]):
+    """A conversation's messages as edited for one request (context/incremental.py), whose
+    first `same` are the very objects of `previous`, the view made for the request before;
+    made once and never changed after. Only the latest link is kept: making a revision cuts
+    its previous one's own link, so a conversation holds two views at most."""
+
+    def __init__(self, items: Sequence[Any], previous: Revision | None, same: int) -> None:
+        super().__init__(items)
+        self.previous = previous
+        self.same = 0
+        if previous is not None:
+            previous.previous = None
+            self.same = max(0, min(same, len(self), len(previous)))
+
+
 def snapshot(messages: Sequence[Any]) -> Sequence[Any]:
-    """What to keep of a request's messages to compare the next one with: a continuation
-    itself (never changed), a copy of anything else."""
-    return messages if isinstance(messages, Continuation) else list(messages)
+    """What to keep of a request's messages to compare the next one with: a continuation or
+    a revision itself (never changed), a copy of anything else."""
+    return messages if isinstance(messages, Continuation | Revision) else list(messages)
 
 
 def shared_messages(before: Sequence[Any], now: Sequence[Any]) -> int:
     """How many leading messages `now` shares with `before`: the same objects or equal ones
     (a history parsed anew, or one whose last messages moved their cache markers), found by
     comparing runs of them at C speed (a list comparison skips the same objects). Two
-    continuations of one held conversation are compared from where they part only."""
+    continuations of one held conversation, and a revision and the one before it, are
+    compared from where they part only."""
     known = 0
     if isinstance(before, Continuation) and isinstance(now, Continuation):
         known = min(before.held, now.held) if before.base is now.base else 0
+    elif isinstance(now, Revision) and now.previous is before:
+        known = now.same
     if known:
         return known + _leading(before[known:], now[known:])
     return _leading(before, now)

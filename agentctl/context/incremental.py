@@ -16,13 +16,14 @@ test_incremental.py runs both on generated histories and compares them).
 from __future__ import annotations
 
 import bisect
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentctl.context import engine
 from agentctl.context.batching import Marks, _Walk
-from agentctl.context.cache import Continuation, shared_messages
+from agentctl.context.cache import Continuation, Revision, shared_messages
 from agentctl.context.compaction import compact_edit, compacted
 from agentctl.context.pairs import Change, Pair, _tool_blocks, candidates, pair_changes
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
@@ -34,6 +35,7 @@ from agentctl.context.tokens import (
 )
 
 _THINKING = "clear_thinking_20251015"
+_NONE = sys.maxsize  # no message changed
 _TOOL_USES = "clear_tool_uses_20250919"
 
 
@@ -94,6 +96,19 @@ class _State:
         self.log: list[tuple[int, list[tuple[int, dict[str, Any], int]]]] = []
         self.judged: _Judged | None = None
         self.kept: _Kept | None = None
+        # the last edited view made (`Editor._view`), the message it starts at, the first
+        # message it holds a copy of (an unsettled pair's clearing), and the first message of
+        # `edited` changed since it was made
+        self.view: Revision | None = None
+        self.view_start = 0
+        self.view_copied = _NONE
+        self.dirty = _NONE
+        # the last compaction view made (`Editor._compacted`) and the messages it opens with
+        self.compacted: tuple[Revision, list[dict[str, Any]]] | None = None
+
+    def touch(self, index: int) -> None:
+        """Note that `edited[index]` (and maybe those after it) changed."""
+        self.dirty = min(self.dirty, index)
 
 
 class Editor:
@@ -195,6 +210,7 @@ class Editor:
         ):
             self._uncommit()
         del state.thought[count:], state.edited[count:], state.saved[count:]
+        state.touch(count)
         if state.kept is not None and state.kept.at > count:
             state.kept = None
         return True
@@ -205,6 +221,7 @@ class Editor:
         state = self._state
         state.thought = list(state.messages)
         state.edited = list(state.messages)
+        state.touch(0)
         state.saved = [0] * len(state.messages)
         state.stripped = state.cleared = 0
         state.log = []
@@ -278,6 +295,7 @@ class Editor:
             before = state.edited[index]
             state.thought[index] = engine._unthought(state.thought[index])
             state.edited[index] = engine._unthought(before)
+            state.touch(index)
             state.saved[index] += estimate_message_tokens(before) - estimate_message_tokens(
                 state.edited[index]
             )
@@ -385,7 +403,7 @@ class Editor:
 
     def _rewritten(
         self, victims: int, tail: list[tuple[int, list[Change]]], start: int = 0
-    ) -> list[dict[str, Any]]:
+    ) -> Revision:
         """The edited history from message `start` on: the committed clearings up to
         `victims` (of the settled pairs), and on a copy, those of unsettled pairs (the
         messages they change are left in `self.copied`)."""
@@ -396,13 +414,15 @@ class Editor:
             self._uncommit(state.stripped)
         self.copied = []
         if judged is None:
-            return state.edited[start:]
+            return self._view(start)
         for index in range(state.cleared, settled):  # one pair at a time: undoable
             done = _apply(state.edited, state.saved, state.use_at, state.pairs,
                           [judged.index[index]], [judged.changes[index]])  # fmt: skip
             state.log.append((state.stripped, done))
+            for at, _, _ in done:
+                state.touch(at)
         state.cleared = max(state.cleared, settled)
-        out = state.edited[start:]
+        out = self._view(start)
         extra = tail[: victims - settled]
         if extra:
             saved = [0] * len(state.edited)
@@ -410,7 +430,22 @@ class Editor:
             changes = [c for _, c in extra]
             done = _apply(out, saved, state.use_at, state.pairs, pick, changes, start)
             self.copied = [at for at, _, _ in done]
+            if self.copied:
+                state.view_copied = min(self.copied)
+                out.same = min(out.same, state.view_copied - start)
         return out
+
+    def _view(self, start: int) -> Revision:
+        """`edited[start:]` as a new Revision of the last view made (when it started at the
+        same message): the messages before the first one changed since, or copied in either
+        view, are that view's own."""
+        state = self._state
+        previous = state.view if state.view_start == start else None
+        same = min(state.dirty, state.view_copied) - start
+        view = Revision(state.edited[start:] if start else state.edited, previous, same)
+        state.view, state.view_start = view, start
+        state.dirty = state.view_copied = _NONE
+        return view
 
     def _revert(self, count: int) -> bool:
         """Undo the committed clearings of the pairs from `count` on (False: thinking was
@@ -421,6 +456,7 @@ class Editor:
         for _, done in reversed(state.log[count:]):
             for at, before, freed in reversed(done):
                 state.edited[at] = before
+                state.touch(at)
                 state.saved[at] -= freed
         del state.log[count:]
         state.cleared = count
@@ -444,7 +480,14 @@ class Editor:
         original = base + rest + self._opening(state.messages[at])[1]
         rest -= _saved(state, at, out, self.copied)
         opening, head = self._opening(out[0])
-        seen = {**request, "messages": [*opening, *out[1:]]}
+        before = state.compacted
+        # the same opening objects and the view from the summary on a revision of the last
+        # one: the messages they share are the last compaction view's own
+        known = before is not None and before[1] is opening and out.same > 0
+        previous = before[0] if before is not None and known else None
+        view = Revision([*opening, *out[1:]], previous, len(opening) + out.same - 1)
+        state.compacted = (view, opening)
+        seen = {**request, "messages": view}
         return engine.EditOutcome(seen, applied, original, base + rest + head)
 
     def _opening(self, message: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -106,12 +107,17 @@ def _counted(request: Json, held: Held[list[int]] | None, count: Callable[[Json]
     if held is None:
         return sum(map(count, messages))
     key = (conversation_key(request), None)
-    shared, before = held.recall(key, messages)
-    sums = before[: shared + 1] if before else [0]  # the sum before each message
-    for message in messages[len(sums) - 1 :]:
-        sums.append(sums[-1] + count(message))
-    held.keep(key, messages, sums)
-    return sums[len(messages)]
+    with _TALLYING:  # a kept tally is cut and extended in place, not copied
+        shared, sums = held.recall(key, messages)
+        sums = [0] if sums is None else sums  # the sum before each message
+        del sums[shared + 1 :]
+        for message in messages[shared:]:
+            sums.append(sums[-1] + count(message))
+        held.keep(key, messages, sums)
+        return sums[len(messages)]
+
+
+_TALLYING = threading.Lock()
 
 
 def _steps(message: Json) -> int:
