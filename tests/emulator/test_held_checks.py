@@ -12,7 +12,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from agentctl.emulator.conversations import Held
+from agentctl.emulator.conversations import CONVERSATIONS, Held
 from agentctl.emulator.model import Script, ScriptTurn, assistant_turns, script_position
 from agentctl.emulator.protocol import BETA_COMPACT
 from agentctl.emulator.server import running
@@ -167,3 +167,27 @@ def test_counts_kept_per_conversation_equal_counts_from_scratch() -> None:
         body = {"model": "claude-sonnet-5", "messages": copy.deepcopy(history)}
         assert assistant_turns(body) == sum(m["role"] == "assistant" for m in history)
         assert script_position(body, held) == script_position(body)
+
+
+def test_tallies_kept_in_place_follow_interleaved_edited_and_forgotten_conversations() -> None:
+    """A conversation's kept tally is cut and extended in place: requests of more
+    conversations than are kept, in random turn, some editing an earlier message or going
+    back, each count what a count from scratch does."""
+    rng = random.Random(11)
+    held: Held[list[int]] = Held()
+    histories = [[user(f"go {n}"), {"role": "assistant", "content": "a"}] for n in range(70)]
+    assert len(histories) > CONVERSATIONS  # some are forgotten and counted again
+    edits = 0
+    for _ in range(1500):
+        history = histories[rng.randrange(len(histories))]
+        roll = rng.random()
+        if roll < 0.15 and len(history) > 3:  # an earlier message changed
+            history[rng.randrange(2, len(history) - 1)] = {"role": "assistant", "content": "b"}
+            edits += 1
+        elif roll < 0.25:
+            del history[rng.randrange(2, len(history) + 1) :]  # back to an earlier point
+        history += [user("x"), {"role": "assistant", "content": "y"}] * rng.randrange(0, 3)
+        body = {"model": "claude-sonnet-5", "messages": copy.deepcopy(history)}
+        assert script_position(body, held) == script_position(body)
+        assert assistant_turns(body) == sum(m["role"] == "assistant" for m in history)
+    assert edits > 50
