@@ -423,9 +423,10 @@ def _last_eligible(head: list[Position], messages: list[Any]) -> Position | None
 
 class Continuation(list[Any]):
     """A request's messages whose first `held` are `base[:held]`, `base` being a list that is
-    only ever appended to (a conversation the server holds: emulator/threads.py). Made for one
-    request and never changed after: two continuations of one base share their first
-    `min(held)` messages, known without looking at them (`shared_messages`)."""
+    only ever appended to (a conversation the server holds: emulator/threads.py): two
+    continuations of one base share their first `min(held)` messages, known without looking
+    at them (`shared_messages`). One is kept only as its `snapshot` (never the list itself),
+    so that the next request of the conversation can reuse it (`reset`)."""
 
     def __init__(self, base: list[Any], held: int, new: Sequence[Any]) -> None:
         super().__init__(base)  # one copy (an append racing it is cut off below)
@@ -433,6 +434,28 @@ class Continuation(list[Any]):
         self.extend(new)
         self.base = base
         self.held = held
+
+    def reset(self, held: int, new: Sequence[Any]) -> None:
+        """Become `base[:held] + new`, changing only what differs from what it was."""
+        keep = min(self.held, held)  # self[:keep] is base[:keep] already
+        del self[keep:]
+        self.extend(self.base[keep:held])
+        self.extend(new)
+        self.held = held
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What is kept of a continuation: its base, how many of it it held, and its new messages
+    (`snapshot`)."""
+
+    base: list[Any]
+    held: int
+    new: tuple[Any, ...]
+
+    def after(self, index: int) -> list[Any]:
+        """The continuation's messages from `index` (at most `held`) on."""
+        return [*self.base[index : self.held], *self.new]
 
 
 class Revision(list[Any]):
@@ -450,19 +473,26 @@ class Revision(list[Any]):
             self.same = max(0, min(same, len(self), len(previous)))
 
 
-def snapshot(messages: Sequence[Any]) -> Sequence[Any]:
-    """What to keep of a request's messages to compare the next one with: a continuation or
-    a revision itself (never changed), a copy of anything else."""
-    return messages if isinstance(messages, Continuation | Revision) else list(messages)
+def snapshot(messages: Sequence[Any]) -> Sequence[Any] | Snapshot:
+    """What to keep of a request's messages to compare the next one with: a revision itself
+    (never changed), a continuation's `Snapshot`, a copy of anything else."""
+    if isinstance(messages, Continuation):
+        return Snapshot(messages.base, messages.held, tuple(messages[messages.held :]))
+    return messages if isinstance(messages, Revision) else list(messages)
 
 
-def shared_messages(before: Sequence[Any], now: Sequence[Any]) -> int:
+def shared_messages(before: Sequence[Any] | Snapshot, now: Sequence[Any]) -> int:
     """How many leading messages `now` shares with `before`: the same objects or equal ones
     (a history parsed anew, or one whose last messages moved their cache markers), found by
     comparing runs of them at C speed (a list comparison skips the same objects). Two
     continuations of one held conversation, and a revision and the one before it, are
     compared from where they part only."""
     known = 0
+    if isinstance(before, Snapshot):
+        if isinstance(now, Continuation) and now.base is before.base:
+            known = min(before.held, now.held)
+            return known + _leading(before.after(known), now[known:])
+        before = before.after(0)
     if isinstance(before, Continuation) and isinstance(now, Continuation):
         known = min(before.held, now.held) if before.base is now.base else 0
     elif isinstance(now, Revision) and now.previous is before:

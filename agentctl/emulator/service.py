@@ -71,7 +71,14 @@ class MessagesService:
     def create(self, headers: dict[str, str], body: object) -> Json:
         """The BetaMessage JSON for a request (raises ApiFailure for invalid ones)."""
         betas = header_betas(headers)
-        request = validate_request(self.threads.expand(body, betas), betas, self.checked)
+        expanded = self.threads.expand(body, betas)
+        try:
+            return self._create(body, expanded, betas)
+        finally:
+            self.threads.release(_messages(expanded))
+
+    def _create(self, body: object, expanded: object, betas: set[str]) -> Json:
+        request = validate_request(expanded, betas, self.checked)
         edited = self._edit(server_view(request))
         edited, capped = self._within_window(edited, request)
         if request.get("compaction") is not None:  # on-demand: the signed block alone
@@ -138,8 +145,12 @@ class MessagesService:
     def count_tokens(self, headers: dict[str, str], body: object) -> Json:
         """The count_tokens answer: post-edit input tokens (and the pre-edit figure with edits)."""
         betas = header_betas(headers)
-        request = validate_count_request(self.threads.expand(body, betas), betas, self.checked)
-        edited = self._edit(server_view(request))  # `compaction` is accepted and ignored
+        expanded = self.threads.expand(body, betas)
+        try:
+            request = validate_count_request(expanded, betas, self.checked)
+            edited = self._edit(server_view(request))  # `compaction` is accepted and ignored
+        finally:
+            self.threads.release(_messages(expanded))
         answer: Json = {"input_tokens": edited.input_tokens}
         if edited.applied_edits is not None:
             answer["context_management"] = {"original_input_tokens": edited.original_input_tokens}
@@ -165,6 +176,10 @@ class MessagesService:
         if problem:
             raise invalid(problem)
         return self.engine.edit(request)
+
+
+def _messages(body: object) -> object:
+    return body.get("messages") if isinstance(body, dict) else None
 
 
 class Continued:

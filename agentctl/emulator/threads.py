@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,9 @@ class _Conversation:
     fields: Json
     messages: list[Json] = field(default_factory=list)
     firsts: dict[str, int] = field(default_factory=dict)
+    # the messages of its last continue, to reuse for the next while no request is using them
+    working: HeldMessages | None = None
+    busy: bool = False
 
     def append(self, message: Json) -> None:
         for kind, found in KINDS.items():
@@ -82,7 +86,12 @@ class HeldMessages(Continuation):
 
     def __init__(self, conversation: _Conversation, held: int, new: list[Json]) -> None:
         super().__init__(conversation.messages, held, new)
+        self.conversation = conversation
         self._firsts = dict(conversation.firsts)
+
+    def reset(self, held: int, new: Sequence[Any]) -> None:
+        super().reset(held, new)
+        self._firsts = dict(self.conversation.firsts)
 
     def without(self, kind: str) -> int:
         """How many leading messages are known to hold none of `kind` (a key of KINDS)."""
@@ -134,10 +143,32 @@ class ThreadStore:
         held = self._find(thread.get("previous_message_id"))
         new = rest.get("messages")
         with self._lock:  # its firsts and messages as of `held.length`
-            messages = HeldMessages(
-                held.conversation, held.length, new if isinstance(new, list) else []
-            )
+            messages = self._messages(held, new if isinstance(new, list) else [])
         return {**rest, **held.conversation.fields, "messages": messages}
+
+    @staticmethod
+    def _messages(held: _Held, new: list[Json]) -> HeldMessages:
+        """The continue's messages: the conversation's working list made to hold them (what
+        its last continue left in it is kept only as snapshots), or a new one while another
+        request uses that (lock held)."""
+        conversation = held.conversation
+        working = conversation.working
+        if working is None or conversation.busy:
+            messages = HeldMessages(conversation, held.length, new)
+            if working is None:
+                conversation.working, conversation.busy = messages, True
+            return messages
+        working.reset(held.length, new)
+        conversation.busy = True
+        return working
+
+    def release(self, messages: object) -> None:
+        """The request that was given `messages` (by `expand`) is answered: its conversation
+        may reuse them."""
+        if isinstance(messages, HeldMessages):
+            with self._lock:
+                if messages.conversation.working is messages:
+                    messages.conversation.busy = False
 
     def hold(self, body: object, messages: list[Json], message: Json) -> None:
         """Keep the conversation (request messages + this reply) under the reply's id."""

@@ -13,7 +13,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from agentctl.context.cache import Continuation, shared_messages, snapshot
+from agentctl.context.cache import Continuation, Snapshot, shared_messages, snapshot
 from agentctl.emulator.conversations import _KEYS, CONVERSATIONS, Held, conversation_key
 from agentctl.emulator.model import Script, ScriptTurn, ToolCall
 from agentctl.emulator.protocol import BETA_COMPACT, BETA_CONTEXT_MANAGEMENT
@@ -167,6 +167,7 @@ def _held_store(turns: int) -> tuple[ThreadStore, list[Json], list[str]]:
             expanded["messages"],
             {"id": ids[-1], "content": [{"type": "text", "text": f"{n}"}]},
         )
+        store.release(expanded["messages"])  # answered, as the service does
         sent.append({"role": "assistant", "content": [{"type": "text", "text": f"{n}"}]})
         new = [{"role": "user", "content": f"more {n}"}]
         if n == 2:
@@ -191,7 +192,36 @@ def test_a_continue_is_compared_from_where_its_new_messages_start() -> None:
     back = {"type": "continue", "previous_message_id": ids[2]}  # a fork, three replies back
     fork = store.expand({**body, "thread": back}, {BETA_THREADS})["messages"]  # type: ignore[index]
     assert shared_messages(one, fork) == shared_messages(list(one), list(fork)) == fork.held
-    assert snapshot(one) is one and snapshot(changed) is not changed
+    kept = snapshot(one)  # the held messages by reference, the new ones themselves
+    assert isinstance(kept, Snapshot) and kept.base is one.base and kept.new == (one[-1],)
+    assert shared_messages(kept, two) == len(one) and shared_messages(kept, fork) == fork.held
+    assert shared_messages(kept, changed) == len(one) - 1
+    assert snapshot(changed) is not changed
+
+
+def test_a_continue_reuses_the_last_ones_list_once_it_is_answered() -> None:
+    """The working list of a conversation is made to hold the next continue's messages
+    (changing what differs) once the request before is answered, never while one uses it;
+    what was kept of the last one (a `Snapshot`) still compares as it was."""
+    store, sent, ids = _held_store(6)
+    follow = {"type": "continue", "previous_message_id": ids[-1]}
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "last"}], "thread": follow}
+    one = store.expand(body, {BETA_THREADS})["messages"]  # type: ignore[index]
+    kept = snapshot(one)
+    busy = store.expand(body, {BETA_THREADS})["messages"]  # type: ignore[index]
+    assert busy is not one and busy == one  # `one` is in use: a list of its own
+    store.release(busy)
+    store.release(one)
+    back = {"type": "continue", "previous_message_id": ids[2]}  # a fork, three replies back
+    other = [{"role": "user", "content": "other"}]
+    fork = store.expand({**body, "messages": other, "thread": back}, {BETA_THREADS})["messages"]  # type: ignore[index]
+    assert fork is one  # reused: the held messages of reply 3, then the new one
+    assert fork == [*sent[: fork.held], *other] and fork.held < kept.held
+    assert shared_messages(kept, fork) == fork.held
+    store.release(fork)
+    again = store.expand(body, {BETA_THREADS})["messages"]  # type: ignore[index]
+    assert again is one and again == [*sent[:-1], *body["messages"]]
+    assert shared_messages(kept, again) == len(again)
 
 
 def test_a_threads_system_messages_and_signed_blocks_are_found_past_the_held_ones() -> None:
