@@ -313,7 +313,7 @@ class Prefix:
 
     def __init__(self) -> None:
         self._head: tuple[Any, ...] | None = None
-        self._messages: Sequence[Any] = []  # the last request's (`snapshot`)
+        self._messages: Kept = []  # the last request's (`snapshot`)
         self._starts: list[int] = []  # first position of each message
         self._heads = 0  # positions of tools and system
         self.positions: list[Position] = []
@@ -392,7 +392,7 @@ class MarkerCount:
     conversation, counting the markers of the messages it has not seen before only."""
 
     def __init__(self) -> None:
-        self._messages: Sequence[Any] = []  # the last request's (`snapshot`)
+        self._messages: Kept = []  # the last request's (`snapshot`)
         self._sums = [0]  # marked positions in the first n messages
 
     def count(self, request: Mapping[str, Any]) -> int:
@@ -473,7 +473,10 @@ class Revision(list[Any]):
             self.same = max(0, min(same, len(self), len(previous)))
 
 
-def snapshot(messages: Sequence[Any]) -> Sequence[Any] | Snapshot:
+Kept = Sequence[Any] | Snapshot  # what `snapshot` keeps of a request's messages
+
+
+def snapshot(messages: Sequence[Any]) -> Kept:
     """What to keep of a request's messages to compare the next one with: a revision itself
     (never changed), a continuation's `Snapshot`, a copy of anything else."""
     if isinstance(messages, Continuation):
@@ -481,7 +484,7 @@ def snapshot(messages: Sequence[Any]) -> Sequence[Any] | Snapshot:
     return messages if isinstance(messages, Revision) else list(messages)
 
 
-def shared_messages(before: Sequence[Any] | Snapshot, now: Sequence[Any]) -> int:
+def shared_messages(before: Kept, now: Sequence[Any]) -> int:
     """How many leading messages `now` shares with `before`: the same objects or equal ones
     (a history parsed anew, or one whose last messages moved their cache markers), found by
     comparing runs of them at C speed (a list comparison skips the same objects). Two

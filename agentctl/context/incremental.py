@@ -23,7 +23,7 @@ from typing import Any
 
 from agentctl.context import engine
 from agentctl.context.batching import Marks, _Walk
-from agentctl.context.cache import Continuation, Revision, Snapshot, shared_messages, snapshot
+from agentctl.context.cache import Continuation, Kept, Revision, shared_messages, snapshot
 from agentctl.context.compaction import compact_edit, compacted
 from agentctl.context.pairs import Change, Pair, _tool_blocks, candidates, pair_changes
 from agentctl.context.server_model import DEFAULT_SERVER_MODEL, ServerModel
@@ -75,7 +75,7 @@ class _State:
 
     def __init__(self) -> None:
         self.messages: list[dict[str, Any]] = []  # as received
-        self.seen: Sequence[Any] | Snapshot = self.messages  # ... or the last request's (`cache.snapshot`)
+        self.seen: Kept = self.messages  # ... or the last request's (`cache.snapshot`)
         self.thought: list[dict[str, Any]] = []  # ... less the thinking stripped so far
         self.edited: list[dict[str, Any]] = []  # ... and the clearings committed so far
         self.cum = [0]  # message token prefix sums

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agentctl.context.cache import (
+    Kept,
     MarkerCount,
     Prefix,
     PromptCache,
@@ -77,7 +78,7 @@ class _Conversation:
         self.markers = MarkerCount()
         # the messages of the last request whose compaction blocks passed, and whether it had
         # the compact strategy (their check depends on it)
-        self.blocks_checked: tuple[bool, Sequence[Json]] = (False, [])
+        self.blocks_checked: tuple[bool, Kept] = (False, [])
         self.lock = threading.Lock()
 
 

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
-from agentctl.context.cache import shared_messages, snapshot, strip_cache_control
+from agentctl.context.cache import Kept, shared_messages, snapshot, strip_cache_control
 
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -114,7 +114,7 @@ class Held(Generic[T]):
     derived from them; thread-safe, at most `CONVERSATIONS` conversations."""
 
     def __init__(self) -> None:
-        self._held: Recent[tuple[str, Any], tuple[Sequence[Json], T]] = Recent()
+        self._held: Recent[tuple[str, Any], tuple[Kept, T]] = Recent()
 
     def recall(self, key: tuple[str, Any], messages: list[Json]) -> tuple[int, T | None]:
         """How many leading messages `messages` shares (by value) with those kept under `key`,

@@ -18,7 +18,10 @@ Memory: a conversation is one list shared by the replies along it, so holding a 
 costs its messages once, not once per reply.
 CPU: a continue's messages are a `HeldMessages` (a `context.cache.Continuation` of the held
 list), so what the emulator kept of the thread's last request is compared with it from where
-the new messages start, not message by message from the first; the conversation also knows
+the new messages start, not message by message from the first. That list is the
+conversation's working one: once the request before is answered (`release`), the next continue
+changes only what differs in it (what was kept of the last one is a `cache.Snapshot`, never the
+list), so a continue neither copies nor frees the held conversation; the conversation also knows
 where its first system-role message and its first signed compaction block are, so the request
 views that look for them (emulator/service.py) look only at what is new.
 """

@@ -85,7 +85,9 @@ def test_a_clearing_or_an_edited_history_lowers_what_a_view_knows() -> None:
         assert isinstance(view, Revision)
         if before:
             assert view.previous is before
-            first = next((i for i, (a, b) in enumerate(zip(view, before)) if a is not b), None)
+            first = next(
+                (i for i, (a, b) in enumerate(zip(view, before, strict=False)) if a is not b), None
+            )
             if first is not None and first < len(before) - 2:  # an earlier message changed
                 rewrote += 1
                 assert view.same <= first
