@@ -135,3 +135,34 @@ def test_every_part_runs_on_tiny_sizes() -> None:
     assert sent["met"] and 0 < sent["value"] <= 1
     facts = [f for n, f in by_name.items() if n.startswith(("files", "web"))]
     assert all(f["measured"].endswith("2/2") for f in facts)  # every fact kept
+
+
+@pytest.mark.slow
+def test_the_emulators_cpu_is_its_process_clock_and_each_window_is_replayed(
+    tmp_path: Path,
+) -> None:
+    """`Server.cpu` reads the emulator process's CPU-time clock (finer than /proc's ticks,
+    and the same time); the session's requests, sent again, give one CPU figure each for its
+    first and last requests, both emulators answering every one (a failure stops the run)."""
+    work, script = scale.write_workload(tmp_path, 12)
+    server = scale.Server(script)
+    try:
+        for _ in range(3):
+            server.proc.poll()
+            clock, ticks = server.cpu(), server.ticks()
+            assert abs(clock - ticks) <= 0.03 and clock > 0
+        with (tmp_path / "sent.jsonl").open("w") as out:
+            scale.KEPT[:] = [out]
+            scale.run_agentctl(server.url, work, 12, True, {}, True, server)
+            scale.KEPT.clear()
+    finally:
+        server.close()
+    lines = (tmp_path / "sent.jsonl").read_text().splitlines()
+    sent = [(p, h, b.encode()) for p, h, b in map(json.loads, lines)]
+    assert len(sent) == 13 and all(p.startswith("/v1/messages") for p, _, _ in sent)
+    first, last = scale.replayed_windows(script, sent, 5)
+    assert len(first) == len(last) == 5 and all(0 < s < 1 for s in [*first, *last])
+    assert [json.loads(b).get("thread", {}).get("type") for _, _, b in sent[:2]] == [
+        "create",
+        "continue",
+    ]
