@@ -270,11 +270,22 @@ def connect_problem(url: str) -> str | None:
         return f"{host}:{port}: {err.strerror or err}"
 
 
+def local_connect_problem(address: tuple[str, int]) -> str | None:
+    """`connect_problem` for a numeric address (no name lookup, so no `idna` codec to load)."""
+    with socket.socket() as client:
+        client.settimeout(CONNECT_TIMEOUT_S)
+        try:
+            client.connect(address)
+        except OSError as err:
+            return f"{address[0]}:{address[1]}: {err.strerror or err}"
+    return None
+
+
 def emulator_check() -> Check:
     """Whether the emulator of `run --offline` can start and answer: its server code is
     installed, and a TCP server bound as the emulator binds (127.0.0.1, a free port) accepts
     a connection. The emulator's HTTP code is not loaded (`http.server` with `email` and `ssl`
-    would be a third of the command's time); `agentctl emulator check` exercises that."""
+    would be a third of the command's time); `run --offline` and `emulator check` use it."""
     from importlib.util import find_spec
 
     missing = [name for name in EMULATOR_MODULES if find_spec(name) is None]
@@ -282,7 +293,7 @@ def emulator_check() -> Check:
         return Check("emulator", f"does not start: {', '.join(missing)} not installed", False)
     try:
         with socket.create_server(("127.0.0.1", 0)) as server:
-            problem = connect_problem(f"http://127.0.0.1:{server.getsockname()[1]}")
+            problem = local_connect_problem(server.getsockname())
     except OSError as err:
         problem = str(err.strerror or err)
     if problem:
