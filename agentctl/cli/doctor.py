@@ -298,4 +298,4 @@ def emulator_check() -> Check:
         problem = str(err.strerror or err)
     if problem:
         return Check("emulator", f"does not start: {problem}", False)
-    return Check("emulator", "starts and answers on 127.0.0.1", True)
+    return Check("emulator", "installed; 127.0.0.1 accepts connections", True)

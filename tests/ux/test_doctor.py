@@ -86,7 +86,7 @@ def test_offline_starts_the_emulator_without_importing_the_sdk() -> None:
     services = ("service", "policy", "batches", "context_engine", "model", "script")
     mods = ["anthropic", *(f"agentctl.emulator.{m}" for m in services), "tomllib", "hashlib"]
     out, loaded = loaded_by_command(["doctor", "--offline"], mods)
-    assert "emulator       starts and answers on 127.0.0.1" in out
+    assert "emulator       installed; 127.0.0.1 accepts connections" in out
     assert "EXIT=None" in out or "EXIT=0" in out
     assert loaded == []
 
@@ -135,4 +135,4 @@ def test_the_emulator_check_connects_to_a_local_server_and_names_a_refusal() -> 
         address = server.getsockname()
     # Nothing listens there any more: refused, named as connect_problem names it.
     assert local_connect_problem(address) == f"127.0.0.1:{address[1]}: Connection refused"
-    assert emulator_check().value == "starts and answers on 127.0.0.1"
+    assert emulator_check().value == "installed; 127.0.0.1 accepts connections"
