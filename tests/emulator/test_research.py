@@ -65,9 +65,11 @@ def view(i: int, shown: str | None, *, cleared: bool = False) -> list[Json]:
 
 
 def notes_of(*queries: str) -> str:
-    return "# Research notes for: Research these.\n\n## Searches\n" + "".join(
-        f"{note(q)}\n" for q in queries
-    ) + NOTES_END
+    return (
+        "# Research notes for: Research these.\n\n## Searches\n"
+        + "".join(f"{note(q)}\n" for q in queries)
+        + NOTES_END
+    )
 
 
 def ask(*parts: list[Json]) -> Reply:
@@ -184,7 +186,9 @@ def test_a_research_run_with_every_input_cleared_answers_with_every_fact(
     queries = [c["input"]["query"] for t in turns for c in t["server_tool_calls"]
                if c["name"] == "web_search"]  # fmt: skip
     assert queries == [f"{t} figure" for t in TOPICS]  # each once, in order
-    memory = [c["input"]["command"] for t in turns for c in t["tool_calls"] if c["name"] == "memory"]
+    memory = [
+        c["input"]["command"] for t in turns for c in t["tool_calls"] if c["name"] == "memory"
+    ]
     # The opening view, one note per query, and one view to check before answering.
     assert memory == ["view", "create", *["str_replace"] * (len(TOPICS) - 1), "view"]
     # The model was shown its notes writes with their inputs cleared.
