@@ -13,9 +13,11 @@ from typer.testing import CliRunner
 
 from agentctl.cli.main import app
 from agentctl.context.server_model import DEFAULT_CLEARED_RESULT_PLACEHOLDER as CLEARED
-from agentctl.emulator import DefaultPolicy, Reply, TextOut, ToolCall, load_corpus, running
+from agentctl.emulator import Reply, TextOut, ToolCall, load_corpus, running
 from agentctl.emulator.notes import NOTES_END, notes_path
 from agentctl.emulator.research import research_reply
+from tests.runner.test_server_tools_run import PROFILE as RUN_PROFILE
+from tests.runner.test_server_tools_run import TOPICS, SeenRequests, research_task
 
 Json = dict[str, Any]
 QUERIES = ("alpha figure", "beta figure", "gamma figure", "delta figure")
@@ -129,34 +131,17 @@ def test_a_query_the_check_finds_missing_is_done_then_the_notes_viewed_again() -
 
 # --- end to end: the CLI offline, the real SDK over HTTP -------------------------------------
 
-PROFILE = """\
-[memory]
-root = "mem"
-[tools]
-workspace = false
-[server_tools.web_search]
-enabled = true
-[server_tools.web_fetch]
-enabled = true
+# The research run of tests/runner (4 queries), with every tool input cleared at keep 1.
+PROFILE = (
+    RUN_PROFILE.split("[context_editing.tool_uses]")[0]
+    + """\
 [context_editing.tool_uses]
 trigger = 1000
 keep = 1
 clear_at_least = 0
 clear_tool_inputs = true
 """
-TOPICS = ("caching", "clearing", "memory", "batching", "threads", "pricing")
-
-
-class SeenRequests:
-    """The default policy, keeping every (edited) request it is shown."""
-
-    def __init__(self) -> None:
-        self.policy = DefaultPolicy(CLEARED)
-        self.seen: list[Json] = []
-
-    def reply(self, request: Json) -> Reply:
-        self.seen.append(request)
-        return self.policy.reply(request)
+)
 
 
 @pytest.mark.slow
@@ -165,12 +150,7 @@ def test_a_research_run_with_every_input_cleared_answers_with_every_fact(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    for topic in TOPICS:
-        page = tmp_path / "web" / "docs.example.com" / f"{topic}.md"
-        page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(f"# About {topic}\nThe {topic} figure is {len(topic)} units.\n")
-    task = tmp_path / "task.md"
-    task.write_text("Research these.\n" + "".join(f"search: {t} figure\n" for t in TOPICS))
+    task, _ = research_task(tmp_path)
     (tmp_path / "p.toml").write_text(PROFILE)
     model = SeenRequests()
     with running(model=model, web=load_corpus(tmp_path / "web")) as emu:
