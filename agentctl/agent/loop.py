@@ -190,12 +190,14 @@ class _State:
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     """Run until a final stop; yields StartEvent, ProgressEvents, TurnEvents, one ResultEvent.
 
-    `messages` is the history so far (already recorded); the loop appends to its own copy.
+    `messages` is the history so far (already recorded); the loop appends to its own copy,
+    which holds the history from where the server reads it on (`_forget`).
     Raises LimitError / ApiError; the caller turns those into an ErrorEvent and an exit code.
     """
     state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
     state.thread.on = setup.profile.api.threads
     state.notice = checkpoint.Tracker.start(setup.profile, messages)
+    del messages  # the generator holds its own copy only, which `_forget` can shorten
     _forget(state, read_from(state.messages, _threshold(setup)))
     setup.control.bind(setup.profile)
     yield _start_event(setup)
