@@ -7,26 +7,33 @@ The real SDK over HTTP against the emulator, with the sweep of tests/runner/comp
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 import agentctl
-from agentctl.cli.main import app
 from agentctl.emulator import running
 from agentctl.sessions.transcript import load_session
 from agentctl.types import TurnEvent
 
 from .compaction_workload import FILES, setup
+from .test_compaction_run import ndjson
 
 
 @pytest.fixture(autouse=True)
 def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+
+
+@pytest.fixture
+def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The emulator the runs of a test go to (over HTTP, the SDK's base URL)."""
+    with running(clock=lambda: 0.0) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        yield server
 
 
 def sent(emu: Any) -> list[dict[str, Any]]:
@@ -57,13 +64,10 @@ def compacted_at(turns: tuple[TurnEvent, ...] | list[TurnEvent]) -> int:
 @pytest.mark.slow
 @pytest.mark.parametrize("threads", [False, True])
 def test_after_a_compaction_requests_start_at_its_block_and_the_transcript_keeps_all(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads: bool
+    tmp_path: Path, emu: Any, threads: bool
 ) -> None:
-    profile = profile_file(tmp_path, threads)
-    with running(clock=lambda: 0.0) as emu:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
-        result = agentctl.run("task.md", profile=profile)
-        bodies = sent(emu)
+    result = agentctl.run("task.md", profile=profile_file(tmp_path, threads))
+    bodies = sent(emu)
     assert all_found(result.text) and result.stop_reason == "end_turn"
     at = compacted_at(result.turns)
     assert 3 < at < len(result.turns) - 3
@@ -84,24 +88,14 @@ def test_after_a_compaction_requests_start_at_its_block_and_the_transcript_keeps
     assert counts == [2 * n - 1 for n in range(1, len(session.turns) + 1)]
 
 
-def ndjson(*args: str) -> list[dict[str, Any]]:
-    result = CliRunner().invoke(app, ["run", *args, "--json"])
-    assert result.exit_code in (0, 3), result.output
-    return [json.loads(line) for line in result.stdout.splitlines()]
-
-
 @pytest.mark.slow
-def test_resume_after_a_compaction_sends_from_its_block(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_resume_after_a_compaction_sends_from_its_block(tmp_path: Path, emu: Any) -> None:
     profile = profile_file(tmp_path, threads=False)
-    with running(clock=lambda: 0.0) as emu:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
-        first = ndjson("task.md", "--profile", str(profile), "--max-turns", "17")
-        turns = [e for e in first if e["event"] == "turn"]
-        assert any(t["usage"]["compactions"] for t in turns) and first[-1]["event"] == "error"
-        rest = ndjson("--resume", "last", "--max-turns", "120")
-        bodies = sent(emu)
+    first = ndjson("task.md", "--profile", str(profile), "--max-turns", "17")
+    turns = [e for e in first if e["event"] == "turn"]
+    assert any(t["usage"]["compactions"] for t in turns) and first[-1]["event"] == "error"
+    rest = ndjson("--resume", "last", "--max-turns", "120")
+    bodies = sent(emu)
     assert rest[-1]["event"] == "result" and all_found(rest[-1]["text"])
     resumed = bodies[len(turns) :]
     assert opens_with_compaction(resumed[0]["messages"][0])
@@ -113,24 +107,19 @@ def test_resume_after_a_compaction_sends_from_its_block(
 
 
 @pytest.mark.slow
-def test_a_follow_up_and_forks_after_a_compaction(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    profile = profile_file(tmp_path, threads=True)
-    with running(clock=lambda: 0.0) as emu:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
-        with agentctl.Session(profile) as chat:
-            done = chat.send(Path("task.md").read_text())
-            at = compacted_at(done.turns)
-            start = len(sent(emu))
-            follow = chat.send("Which file held FINDING 03?")
-            follow_body = sent(emu)[start]
-            late = chat.fork(turn=at + 2)  # the turn after the compacting one (turn at + 1)
-            late_answer = late.send("List the findings so far.")
-            late_body = sent(emu)[-len(late_answer.turns)]
-            early = chat.fork(turn=2)  # before it: the whole history up to there
-            early_answer = early.send("List the findings so far.")
-            early_body = sent(emu)[-len(early_answer.turns)]
+def test_a_follow_up_and_forks_after_a_compaction(tmp_path: Path, emu: Any) -> None:
+    with agentctl.Session(profile_file(tmp_path, threads=True)) as chat:
+        done = chat.send(Path("task.md").read_text())
+        at = compacted_at(done.turns)
+        start = len(sent(emu))
+        follow = chat.send("Which file held FINDING 03?")
+        follow_body = sent(emu)[start]
+        late = chat.fork(turn=at + 2)  # the turn after the compacting one (turn at + 1)
+        late_answer = late.send("List the findings so far.")
+        late_body = sent(emu)[-len(late_answer.turns)]
+        early = chat.fork(turn=2)  # before it: the whole history up to there
+        early_answer = early.send("List the findings so far.")
+        early_body = sent(emu)[-len(early_answer.turns)]
     assert follow.stop_reason == "end_turn" and follow.turns
     assert follow_body["thread"] == {"type": "create"}  # a new process's client: a new thread
     assert opens_with_compaction(follow_body["messages"][0])
@@ -146,22 +135,18 @@ def test_a_follow_up_and_forks_after_a_compaction(
 
 @pytest.mark.slow
 def test_a_thread_lost_after_a_compaction_is_created_again_from_its_block(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, emu: Any
 ) -> None:
-    profile = profile_file(tmp_path, threads=True)
     seen: list[TurnEvent] = []
 
-    with running(clock=lambda: 0.0) as emu:
+    def forget(event: object) -> None:
+        if isinstance(event, TurnEvent):
+            seen.append(event)
+            if len(seen) > 1 and seen[-2].usage.compactions:
+                emu.service.threads.forget()  # as a server that lost what it held
 
-        def forget(event: object) -> None:
-            if isinstance(event, TurnEvent):
-                seen.append(event)
-                if len(seen) > 1 and seen[-2].usage.compactions:
-                    emu.service.threads.forget()  # as a server that lost what it held
-
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", emu.base_url)
-        result = agentctl.run("task.md", profile=profile, on_event=forget)
-        bodies = sent(emu)
+    result = agentctl.run("task.md", profile=profile_file(tmp_path, True), on_event=forget)
+    bodies = sent(emu)
     assert all_found(result.text) and result.stop_reason == "end_turn"
     at = compacted_at(result.turns)
     kinds = [b["thread"]["type"] for b in bodies]
