@@ -1,9 +1,10 @@
 """The tool-use loop: a generator of events that never prints and never knows its concrete client.
 
-Each turn sends the full, unedited history (context editing happens on the server), answers the
-model's tool calls, and yields a TurnEvent. The run ends on end_turn / stop_sequence / refusal,
-resends on pause_turn (and compaction), and raises LimitError on max_tokens, on the
-model's context window, on max_turns and on the profile's budgets.
+Each turn sends the unedited history (context editing happens on the server; from the last
+compaction block on, see "Bounded history" below), answers the model's tool calls, and
+yields a TurnEvent. The run ends on end_turn / stop_sequence / refusal, resends on
+pause_turn (and compaction), and raises LimitError on max_tokens, on the model's context
+window, on max_turns and on the profile's budgets.
 
 On-demand compaction: when a `RunControl` asked for it, or a response's prompt reached the
 trigger of `context_editing.compaction` in mode "on-demand", the next request is a compaction
@@ -171,7 +172,7 @@ class LoopSetup:
 
 @dataclass
 class _State:
-    # The history from where the server still reads it on (`drop_read`): the session's
+    # The history from where the server still reads it on (`_forget`): the session's
     # messages from index `base` on (what precedes is in the transcript, if one is written).
     messages: list[Message]
     turn: int
