@@ -154,3 +154,32 @@ def test_a_thread_lost_after_a_compaction_is_created_again_from_its_block(
     # the lost thread's turn, sent again from the compaction block on (not the whole session)
     again = [b for b in bodies[at + 1 :] if b["thread"]["type"] == "create"][1]
     assert opens_with_compaction(again["messages"][0]) and len(again["messages"]) == 4
+
+
+@pytest.mark.slow
+def test_batched_clearing_after_a_compaction_steers_on_what_is_sent(
+    tmp_path: Path, emu: Any
+) -> None:
+    """Clearing on (batched, its trigger above the compaction's): after the compaction the
+    steered edit counts the tool uses of the history sent, from the block on."""
+    profile = profile_file(tmp_path, threads=True)
+    text = profile.read_text().replace("enabled = false\n", 'strategy = "batched"\n', 1)
+    profile.write_text(
+        text.replace(
+            "[context_editing.tool_uses]\n",
+            ("[context_editing.tool_uses]\ntrigger = 60000\nlow_water = 30000\n"),
+            1,
+        )
+    )
+    result = agentctl.run("task.md", profile=profile)
+    assert all_found(result.text) and result.stop_reason == "end_turn"
+    at = compacted_at(result.turns)
+    session = load_session(result.session_id)
+    for turn in session.turns[at + 1 :]:
+        (edit,) = [e for e in turn.body["context_management"]["edits"]
+                   if e["type"] == "clear_tool_uses_20250919"]  # fmt: skip
+        history = session.history[2 * at + 1 : turn.messages_count]
+        uses = sum(b["type"] == "tool_use" for m in history for b in m["content"]
+                   if m["role"] == "assistant")  # fmt: skip
+        assert edit["trigger"] == {"type": "tool_uses", "value": uses}  # never exceeded
+    assert not any(t.cleared_tool_uses for t in result.turns)
