@@ -123,3 +123,16 @@ def test_the_sdk_version_is_read_without_importlib_metadata() -> None:
     from agentctl.cli.doctor import Check, sdk_check
 
     assert sdk_check() == Check("anthropic SDK", version("anthropic"), True)
+
+
+def test_the_emulator_check_connects_to_a_local_server_and_names_a_refusal() -> None:
+    import socket
+
+    from agentctl.cli.doctor import emulator_check, local_connect_problem
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        assert local_connect_problem(server.getsockname()) is None
+        address = server.getsockname()
+    # Nothing listens there any more: refused, named as connect_problem names it.
+    assert local_connect_problem(address) == f"127.0.0.1:{address[1]}: Connection refused"
+    assert emulator_check().value == "starts and answers on 127.0.0.1"
