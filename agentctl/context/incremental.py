@@ -149,8 +149,8 @@ class Editor:
             common = 0
         for index in range(common, len(messages)):
             self._add(messages[index], index)
-        seen = snapshot(messages) if isinstance(messages, Continuation) else None
-        self._state.seen = seen or self._state.messages
+        continued = isinstance(messages, Continuation)
+        self._state.seen = snapshot(messages) if continued else self._state.messages
         return True
 
     def _add(self, message: dict[str, Any], index: int) -> None:
