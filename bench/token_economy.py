@@ -238,6 +238,9 @@ def tuned_variant(settings: dict[str, Any]) -> Variant:
     else:
         keys = ("trigger", "keep", "clear_at_least", "strategy", "low_water")
         sets = [f"{k}={settings[k]}" for k in keys if k in settings]
+        if settings.get("clear_tool_inputs"):  # true or tool names: a TOML value, no spaces
+            inputs = json.dumps(settings["clear_tool_inputs"], separators=(",", ":"))
+            sets.append(f"clear_tool_inputs={inputs}")
     sets.append(f"cache.ttl={settings['ttl']}")
     return Variant("tune's pick", BUILTIN, "tuned", trial(" ".join(sets), 0).sets)
 

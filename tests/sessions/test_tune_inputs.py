@@ -1,0 +1,220 @@
+"""tune searches clear_tool_inputs: the session's tools whose inputs pile up (never the memory
+tool's notes), the grid key, and a replay of inputs clearing that a live run reproduces."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from agentctl.cli.main import app
+from agentctl.errors import UsageError
+from agentctl.profile.settings import ClearToolUses, ContextEditing
+from agentctl.render.sessions_view import tuning_view
+from agentctl.sessions.catalog import session_profile
+from agentctl.sessions.replay import ReplaySettings
+from agentctl.sessions.report import tuning
+from agentctl.sessions.simulate import recorded_run, simulate
+from agentctl.sessions.transcript import Transcript, load_session
+from agentctl.sessions.tune import (
+    Setting,
+    default_inputs,
+    hides_notes,
+    parse_grid,
+    piling_tools,
+    settings_json,
+    settings_label,
+)
+from tests.sessions.conftest import _run, install
+
+# Long paths make read_file's inputs pile up (~130 tokens a call); list_files' are short.
+DEEP = "/".join(
+    f"section-{i}-of-the-quarterly-archive-with-a-long-descriptive-name" for i in range(6)
+)
+TURNS = 10
+
+PROFILE = """\
+model = "claude-sonnet-5"
+max_tokens = 4096
+[context_editing.tool_uses]
+trigger = 9000
+keep = 2
+clear_at_least = 0
+[tools]
+memory = true
+workspace = true
+"""
+
+
+def _script() -> str:
+    turns = ['[[turn]]\n[[turn.tool_use]]\nname = "list_files"\ninput = { path = "." }\n']
+    for i in range(1, TURNS + 1):
+        turns.append(
+            f'[[turn]]\n[[turn.tool_use]]\nname = "read_file"\n'
+            f'input = {{ path = "{DEEP}/report-{i}.txt" }}\n'
+            f'[[turn.tool_use]]\nname = "memory"\n'
+            f'input = {{ command = "create", path = "/memories/r{i}.md", '
+            f'file_text = "report {i}: {i * 41} units" }}\n'
+        )
+    return "".join(turns) + 'final_text = "Every report is read."\n'
+
+
+def _task(root: Path) -> Path:
+    folder = root / "workspace" / DEEP
+    folder.mkdir(parents=True)
+    for i in range(1, TURNS + 1):
+        line = f"report {i}: the count for district {i} is {i * 41} units, audited in March.\n"
+        (folder / f"report-{i}.txt").write_text(line * 90)
+    (root / "script.toml").write_text(_script())
+    task = root / "task.md"
+    task.write_text('+++\nemulator_script = "script.toml"\n+++\nRead every report.\n')
+    return task
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The scripted task run offline as recorded, and again with read_file's inputs cleared."""
+    base = tmp_path_factory.mktemp("inputs")
+    profile = base / "profile.toml"
+    profile.write_text(PROFILE)
+    saved = os.getcwd()
+    found: dict[str, Path] = {}
+    try:
+        for name, extra in (
+            ("recorded", ()),
+            ("inputs", ("--set", 'context_editing.tool_uses.clear_tool_inputs=["read_file"]')),
+        ):
+            root = base / name
+            task = _task(root)
+            os.chdir(root)  # memory and workspace resolve from the task folder
+            found[name] = _run(base / f"home-{name}", task, profile, *extra)
+    finally:
+        os.chdir(saved)
+    return found
+
+
+@pytest.fixture
+def recorded(_isolated_env: Path, runs: dict[str, Path]) -> Iterator[Transcript]:
+    install(_isolated_env, runs["recorded"])
+    yield load_session(runs["recorded"].stem)
+
+
+def test_the_grid_takes_false_true_and_tool_names() -> None:
+    grid = parse_grid("clear_tool_inputs=false, Read_File+grep+grep ,true;keep=1")
+    assert grid == {"clear_tool_inputs": ("false", "Read_File+grep", "true"), "keep": (1,)}
+    assert parse_grid("clear_tool_inputs") == {"clear_tool_inputs": ()}
+    for bad in ("clear_tool_inputs=read+", "clear_tool_inputs=a b"):
+        with pytest.raises(UsageError, match="clear_tool_inputs"):
+            parse_grid(bad)
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_the_tools_that_pile_up_inputs_leave_out_the_memory_tool(recorded: Transcript) -> None:
+    """memory's calls carry more input tokens than list_files' one and are still not offered;
+    list_files' 3 tokens do not pile up."""
+    tools = ClearToolUses()
+    assert piling_tools(recorded, tools) == ("read_file",)
+    assert default_inputs(recorded, tools) == ("false", "read_file")
+    assert piling_tools(recorded, dataclasses.replace(tools, exclude_tools=("read_file",))) == ()
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_tune_offers_and_picks_clearing_read_files_inputs(recorded: Transcript) -> None:
+    result = tuning(recorded, None)
+    inputs = {c.editing.tool_uses.clear_tool_inputs for c in result.ranked}
+    assert inputs == {False, ("read_file",)}  # never the memory tool's notes
+    assert not any(c.hides_notes for c in result.ranked)
+    winner = result.winner
+    assert winner.editing.tool_uses.clear_tool_inputs == ("read_file",)
+    same = [
+        c
+        for c in result.ranked
+        if c.setting
+        == dataclasses.replace(
+            winner.setting,
+            editing=dataclasses.replace(
+                winner.editing,
+                tool_uses=dataclasses.replace(winner.editing.tool_uses, clear_tool_inputs=False),
+            ),
+        )
+    ]
+    assert len(same) == 1 and same[0].cost > winner.cost  # clearing the inputs is what saves
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["winner"]["settings"]["clear_tool_inputs"] == ["read_file"]
+    assert data["grid"] == {"trigger": list(result.grid["trigger"]), "keep": [1, 2, 3, 4, 6],
+                            "clear_at_least": [0, 10_000]}  # fmt: skip
+    console = Console(width=140, record=True, color_system=None)
+    for part in tuning_view(result, 3):
+        console.print(part)
+    assert "clear_tool_inputs=read_file" in console.export_text()
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_a_grid_naming_the_memory_tool_marks_what_hides_the_notes(recorded: Transcript) -> None:
+    result = tuning(recorded, "trigger=9000;keep=2;clear_tool_inputs=false,memory,read_file")
+    marked = {settings_label(c.setting): c.hides_notes for c in result.ranked}
+    assert not marked[
+        "trigger=9000 keep=2 clear_at_least=0 low_water=0 clear_tool_inputs=read_file"
+    ]
+    hidden = next(c for c in result.ranked if c.hides_notes)
+    assert hidden.to_json()["hides_notes"] is True
+    assert hides_notes(hidden.setting, memory_on=False) is False  # no memory tool: no notes
+    console = Console(width=160, record=True, color_system=None)
+    for part in tuning_view(result, len(result.ranked)):
+        console.print(part)
+    text = console.export_text()
+    assert "clear_tool_inputs=memory (hides notes)" in text
+    assert "the notes the model wrote" in text
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_the_replay_of_inputs_clearing_equals_a_live_run_of_it(
+    recorded: Transcript, runs: dict[str, Path], _isolated_env: Path
+) -> None:
+    install(_isolated_env, runs["inputs"])
+    live = load_session(runs["inputs"].stem)
+    profile = session_profile(recorded)
+    tools = dataclasses.replace(profile.context_editing.tool_uses, clear_tool_inputs=("read_file",))
+    other = dataclasses.replace(
+        profile, context_editing=dataclasses.replace(profile.context_editing, tool_uses=tools)
+    )
+    replayed = simulate(recorded, ReplaySettings.from_profile(other), other)
+    ran = recorded_run(live, session_profile(live))
+    assert [t.usage for t in replayed.turns] == [t.usage for t in ran.turns]
+    assert [t.applied_edits for t in replayed.turns] == [t.applied_edits for t in ran.turns]
+    assert replayed.cost_usd == ran.cost_usd
+    plain = recorded_run(recorded, profile)
+    assert ran.usage.prompt_tokens < plain.usage.prompt_tokens  # the inputs were cleared
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_the_cli_shows_the_pick_and_the_json_carries_it(recorded: Transcript) -> None:
+    grid = "trigger=9000;keep=2;clear_tool_inputs=false,read_file"
+    out = CliRunner().invoke(app, ["tune", recorded.id, "--grid", grid, "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.stdout)
+    assert data["winner"]["settings"]["clear_tool_inputs"] == ["read_file"]
+    assert data["recorded"]["settings"]["clear_tool_inputs"] is False
+    assert {c["settings"].get("clear_tool_inputs") == ["read_file"] for c in data["ranked"]} == {
+        True,
+        False,
+    }
+
+
+def test_settings_json_carries_clear_tool_inputs_only_while_clearing() -> None:
+    on = Setting(ContextEditing(ClearToolUses(clear_tool_inputs=True)))
+    assert settings_json(on)["clear_tool_inputs"] is True
+    assert settings_label(on).endswith("clear_tool_inputs=true")
+    off = Setting(ContextEditing(ClearToolUses(enabled=False, clear_tool_inputs=True)))
+    assert "clear_tool_inputs" not in settings_json(off)
