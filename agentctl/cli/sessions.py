@@ -359,16 +359,19 @@ def tune(
     server_model: ReplayServerModelOption = "",
     as_json: JsonOption = False,
 ) -> None:
-    """Sweep trigger, keep, clear_at_least, strategy, low_water and the cache TTL (and thinking
-    keep when thinking was on) by replaying the run: the default grid, then a descent from its
-    winner one setting at a time, or exactly --grid; print the cheapest settings and the Pareto
-    front (cost vs peak prompt). The recorded settings are always in the sweep.
+    """Sweep trigger, keep, clear_at_least, strategy, low_water, the cache TTL and
+    clear_tool_inputs (and thinking keep when thinking was on) by replaying the run: the
+    default grid, then a descent from its winner one setting at a time, or exactly --grid;
+    print the cheapest settings and the Pareto front (cost vs peak prompt). The recorded
+    settings are always in the sweep. The descent never clears the memory tool's inputs
+    (the model's own notes); a --grid that does marks those settings "(hides notes)".
 
     \b
     Examples:
       agentctl tune last
       agentctl tune last --grid "trigger=30k,60k;keep=2,4" --top 5
       agentctl tune last --grid "strategy=batched;low_water=0,40%;ttl=5m,1h;trigger;keep"
+      agentctl tune last --grid "trigger=6k;keep=1;clear_tool_inputs=false,read_file"
       agentctl tune last --write tuned.toml && agentctl run task.md --profile tuned.toml
     """
     from agentctl.sessions import report
