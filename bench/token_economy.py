@@ -19,8 +19,9 @@ FINDING (they survive clearing through memory).
 built-in profile with those settings beside it and no-editing.toml, under the default server
 model only: how to check a setting before shipping it.
 
-`--tune` runs the built-in profile and no-editing.toml, then `agentctl tune --json` on the
-built-in run's transcript (its default search), then a live run with the settings tune
+`--tune` runs the built-in profile and no-editing.toml, then `agentctl tune --json
+--tokens-within 0.4` (0.6 for web: the issue's cost targets) on the built-in run's transcript
+(its default search, the fewest tokens within that cost), then a live run with the settings tune
 recommends: the replay's figures and the run's side by side (they agree when the replay
 reproduces the run), with the facts the run's answer kept.
 
@@ -76,6 +77,8 @@ VARIANTS = [
 # default server model and each open rule's other answer (server_model.SERVER_MODELS).
 SERVER_MODELS = tuple(m.name for m in SERVER_VARIANTS)
 ANTHROPIC_REPORTED_CUT = 0.84
+# issue 26's cost targets (x no editing): `--tune` asks tune for the fewest tokens within them
+TUNE_WITHIN = {"files": 0.4, "web": 0.6}
 # No editing peaks at 223k tokens, past the 200k window the emulator enforces: every run
 # gets a 1M window (as the 1M-context variants have) so that the baseline can finish.
 WINDOW = 1_000_000
@@ -218,12 +221,14 @@ def run_profile(
 
 
 def tune_run(base: Path, recorded: Outcome) -> tuple[Variant, dict[str, Any]]:
-    """`agentctl tune ID --json` (the default search) on the transcript of the `recorded`
-    run; the recommended settings as a --try variant, and tune's JSON."""
+    """`agentctl tune ID --json --tokens-within R` (the default search, ranked by tokens
+    within the workload's cost target) on the transcript of the `recorded` run; the
+    recommended settings as a --try variant, and tune's JSON."""
     home = base / f"{recorded.variant.role}-{recorded.server_model}" / "home"
     env = {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1"}
     env.pop("AGENTCTL_PROFILE", None)
-    cmd = [sys.executable, "-m", "agentctl", "tune", "last", "--json"]
+    within = str(TUNE_WITHIN[recorded.workload])
+    cmd = [sys.executable, "-m", "agentctl", "tune", "last", "--json", "--tokens-within", within]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"tune: exit {done.returncode}: {done.stderr.strip()}")

@@ -404,9 +404,17 @@ def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
         style="bold",
     )
     head.append(price_note(t.session), style="bold")
+    if t.within is not None:
+        limit = t.objective_json()["limit_usd"]
+        head.append(
+            f"; ranked by prompt tokens among settings costing at most {t.within:g}x no"
+            f" editing (${limit:.4f})",
+            style="bold",
+        )
     return [
         head,
-        tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"),
+        tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"
+                   if t.within is None else "fewest tokens within the cost limit, then cheapest"),
         tune_table(t.front, "Pareto front: cost vs peak prompt size"),
         *([tune_models_table(t.by_model, t.robust)] if t.robust else []),
         *([safe_text(f"note: {HIDES_NOTES_NOTE}.", "dim")] if any(

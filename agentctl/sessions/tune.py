@@ -483,13 +483,15 @@ def sweep(
     factor: float = 1.0,
     server: ServerModel | None = None,
     descent: Grid | None = None,
+    limit: float | None = None,
 ) -> list[Candidate]:
     """Replay every grid candidate (the first one is the recorded settings); with `descent`,
-    then move from the cheapest one key at a time over `descent`'s values while that finds
-    a cheaper setting (at most DESCENT_ROUNDS rounds). Each setting is replayed once; the
-    replays share what they compute on the recorded history (`context.memo`)."""
+    then move from the best one (`ranked` with `limit`) one key at a time over `descent`'s
+    values while that finds a better setting (at most DESCENT_ROUNDS rounds). Each setting
+    is replayed once; the replays share what they compute on the recorded history
+    (`context.memo`)."""
     with replay_memo():
-        return _sweep(session, profile, grid, factor, server, descent)
+        return _sweep(session, profile, grid, factor, server, descent, limit)
 
 
 def _sweep(
@@ -499,6 +501,7 @@ def _sweep(
     factor: float,
     server: ServerModel | None,
     descent: Grid | None,
+    limit: float | None,
 ) -> list[Candidate]:
     found = {
         setting_key(c.setting): c
@@ -506,21 +509,45 @@ def _sweep(
                         factor=factor, server=server)
     }  # fmt: skip
     for _ in range(DESCENT_ROUNDS if descent else 0):
-        best = ranked(list(found.values()))[0]
+        best = ranked(list(found.values()), limit)[0]
         new = [s for s in neighbours(best.setting, descent or {}) if setting_key(s) not in found]
         for c in replay(session, profile, new, factor=factor, server=server):
             found[setting_key(c.setting)] = c
-        if ranked(list(found.values()))[0] is best:
+        if ranked(list(found.values()), limit)[0] is best:
             break
     return list(found.values())
 
 
-def ranked(results: Sequence[Candidate]) -> list[Candidate]:
-    """Cheapest first; ties go to fewer prompt tokens, then to the recorded settings."""
-    return sorted(
-        results,
-        key=lambda c: (round(c.cost, 9), c.simulation.usage.prompt_tokens, not c.recorded),
+def ranked(results: Sequence[Candidate], limit: float | None = None) -> list[Candidate]:
+    """Cheapest first; ties go to fewer prompt tokens, then to the recorded settings. With a
+    cost `limit` (dollars): first the settings that cost at most that, fewest prompt tokens
+    first (ties to the cheaper), then the others, cheapest first."""
+    if limit is None:
+        return sorted(
+            results,
+            key=lambda c: (round(c.cost, 9), c.simulation.usage.prompt_tokens, not c.recorded),
+        )
+
+    def key(c: Candidate) -> tuple[bool, float, float, bool]:
+        cost, tokens = round(c.cost, 9), c.simulation.usage.prompt_tokens
+        over = cost > limit
+        return (over, cost if over else tokens, tokens if over else cost, not c.recorded)
+
+    return sorted(results, key=key)
+
+
+def no_editing(setting: Setting, compacted: bool) -> Setting:
+    """`setting` with every context edit off (as configs/no-editing.toml): what `--tokens-
+    within` measures cost against; compaction stays on for a run that compacted (its
+    history holds the summaries, which need the edit)."""
+    ce = setting.editing
+    editing = dataclasses.replace(
+        ce,
+        tool_uses=dataclasses.replace(ce.tool_uses, enabled=False),
+        thinking=dataclasses.replace(ce.thinking, enabled=False),
+        compaction=dataclasses.replace(ce.compaction, enabled=ce.compaction.enabled and compacted),
     )
+    return dataclasses.replace(setting, editing=editing)
 
 
 def recorded_candidate(results: Sequence[Candidate]) -> Candidate:
