@@ -20,17 +20,21 @@ from agentctl.render.sessions_view import tuning_view
 from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.report import tuning
-from agentctl.sessions.simulate import recorded_run, simulate
+from agentctl.sessions.simulate import Simulation, recorded_run, simulate
 from agentctl.sessions.transcript import Transcript, load_session
 from agentctl.sessions.tune import (
+    Candidate,
     Setting,
     default_inputs,
     hides_notes,
     parse_grid,
     piling_tools,
+    ranked,
+    setting_key,
     settings_json,
     settings_label,
 )
+from agentctl.types import Turn, Usage
 from tests.sessions.conftest import _run, install
 
 # Long paths make read_file's inputs pile up (~130 tokens a call); list_files' are short.
@@ -218,3 +222,74 @@ def test_settings_json_carries_clear_tool_inputs_only_while_clearing() -> None:
     assert settings_label(on).endswith("clear_tool_inputs=true")
     off = Setting(ContextEditing(ClearToolUses(enabled=False, clear_tool_inputs=True)))
     assert "clear_tool_inputs" not in settings_json(off)
+
+
+GRID = "trigger=3000,9000;keep=1,2,4;clear_at_least=0,5k;clear_tool_inputs=false,read_file"
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_tokens_within_picks_the_fewest_tokens_under_the_cost_limit(recorded: Transcript) -> None:
+    by_cost = tuning(recorded, GRID)
+    result = tuning(recorded, GRID, within=0.9)
+    assert result.reference is not None
+    plain = result.reference.to_json()["settings"]
+    assert plain["clear_tool_uses"] is False and "compaction_trigger" not in plain
+    limit = round(0.9 * result.reference.cost, 9)
+    inside = [c for c in result.ranked if round(c.cost, 9) <= limit]
+    tokens = [c.simulation.usage.prompt_tokens for c in inside]
+    assert inside == result.ranked[: len(inside)] and tokens == sorted(tokens)
+    assert result.winner.simulation.usage.prompt_tokens == min(
+        c.simulation.usage.prompt_tokens for c in by_cost.ranked if round(c.cost, 9) <= limit
+    )
+    objective = json.loads(json.dumps(result.to_json()))["objective"]
+    assert objective["rank"] == "prompt_tokens" and objective["within"] == 0.9
+    assert objective["limit_usd"] == limit and objective["winner_within"] is True
+    assert by_cost.to_json()["objective"] == {"rank": "cost"}
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_tokens_within_a_limit_nothing_meets_ranks_by_cost(recorded: Transcript) -> None:
+    by_cost = tuning(recorded, GRID)
+    result = tuning(recorded, GRID, within=0.01)
+    assert [setting_key(c.setting) for c in result.ranked] == [
+        setting_key(c.setting) for c in by_cost.ranked
+    ]
+    assert result.to_json()["objective"]["winner_within"] is False
+
+
+@pytest.mark.slow
+@pytest.mark.dates
+def test_the_cli_takes_tokens_within(recorded: Transcript) -> None:
+    args = ["tune", recorded.id, "--grid", GRID, "--tokens-within", "0.9"]
+    out = CliRunner().invoke(app, args, env={"COLUMNS": "160"})
+    assert out.exit_code == 0, out.output
+    assert "ranked by prompt tokens among settings costing at most 0.9x no editing" in out.stdout
+    assert "fewest tokens within the cost limit" in out.stdout
+    bad = CliRunner().invoke(app, ["tune", recorded.id, "--tokens-within", "0"])
+    assert bad.exit_code == 2 and "--tokens-within 0: expected a ratio above 0" in bad.output
+
+
+def _candidate(name: str, cost: float, tokens: int) -> Candidate:
+    usage = Usage(input_tokens=tokens)
+    sim = Simulation(name, (Turn(1, "end_turn", usage, ()),), (cost,))
+    trigger = ClearToolUses(trigger=1000 + len(name))
+    return Candidate(Setting(ContextEditing(trigger)), sim, recorded=name == "recorded")
+
+
+def test_a_cost_limit_puts_the_fewest_tokens_under_it_first() -> None:
+    found = [
+        _candidate("recorded", 2.0, 900),
+        _candidate("cheap", 1.0, 500),
+        _candidate("lean", 1.2, 400),
+        _candidate("leanest", 1.9, 300),
+        _candidate("dear", 3.0, 100),
+    ]
+    names = [c.simulation.label for c in ranked(found)]
+    assert names == ["cheap", "lean", "leanest", "recorded", "dear"]
+    names = [c.simulation.label for c in ranked(found, limit=1.5)]
+    assert names == ["lean", "cheap", "leanest", "recorded", "dear"]
+    names = [c.simulation.label for c in ranked(found, limit=3.0)]
+    assert names == ["dear", "leanest", "lean", "cheap", "recorded"]
+    assert ranked(found, limit=0.5) == ranked(found)
