@@ -35,7 +35,7 @@ from agentctl.sessions.tune import (
     settings_label,
 )
 from agentctl.types import Turn, Usage
-from tests.sessions.conftest import _run, install
+from tests.sessions.conftest import _run, install, scripted_task
 
 # Long paths make read_file's inputs pile up (~130 tokens a call); list_files' are short.
 DEEP = "/".join(
@@ -70,15 +70,9 @@ def _script() -> str:
 
 
 def _task(root: Path) -> Path:
-    folder = root / "workspace" / DEEP
-    folder.mkdir(parents=True)
-    for i in range(1, TURNS + 1):
-        line = f"report {i}: the count for district {i} is {i * 41} units, audited in March.\n"
-        (folder / f"report-{i}.txt").write_text(line * 90)
-    (root / "script.toml").write_text(_script())
-    task = root / "task.md"
-    task.write_text('+++\nemulator_script = "script.toml"\n+++\nRead every report.\n')
-    return task
+    line = "report {i}: the count for district {i} is {n} units, audited in March.\n"
+    files = {f"{DEEP}/report-{i}.txt": line.format(i=i, n=i * 41) * 90 for i in range(1, TURNS + 1)}
+    return scripted_task(root, files, _script(), "Read every report.")
 
 
 @pytest.fixture(scope="module")
