@@ -107,3 +107,9 @@ class ToolFailure(ToolError):
     """A tool call that failed for a reason that is not the model's (a full disk, the OS, a
     hostile file where agentctl keeps its own). The model sees an error result as for any
     ToolError; the run also counts it and reports it, since the model cannot tell the user."""
+
+
+def os_reason(err: OSError) -> str:
+    """The operating system's reason for `err` as a transcript error quotes it ("permission
+    denied"), or the error's text when it carries none."""
+    return (err.strerror or str(err)).lower()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentctl.agent.request import is_summary
-from agentctl.errors import UsageError
+from agentctl.errors import UsageError, os_reason
 from agentctl.home import TRANSCRIPT_SUFFIX, sessions_dir
 from agentctl.sessions.transcript.records import (
     LIST_PRICE,
@@ -387,11 +387,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
                 yield number, previous, not line
                 previous, number = line, number + 1
     except OSError as err:
-        raise UsageError(f"session {path}: cannot read: {_why(err)}") from None
-
-
-def _why(err: OSError) -> str:
-    return (err.strerror or str(err)).lower()
+        raise UsageError(f"session {path}: cannot read: {os_reason(err)}") from None
 
 
 def _cut_warning(path: Path, number: int) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from agentctl import clock
 from agentctl.agent.model import ModelResponse
-from agentctl.errors import AgentctlError, UsageError
+from agentctl.errors import AgentctlError, UsageError, os_reason
 from agentctl.home import TRANSCRIPT_SUFFIX, sessions_dir, unusable_folder
 from agentctl.redact import redact
 from agentctl.sessions.transcript.records import (
@@ -179,7 +179,7 @@ class TranscriptWriter:
             self.close()
             if err.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
                 raise unusable_folder(path.parent, err) from None
-            message = f"session {path.stem}: cannot open {path}: {_why(err)}"
+            message = f"session {path.stem}: cannot open {path}: {os_reason(err)}"
             raise TranscriptWriteError(message) from None
         self._lock()
         self._check_unchanged(expect_size)
@@ -187,7 +187,8 @@ class TranscriptWriter:
             self._end = self._repair_tail()
         except OSError as err:
             self.close()
-            message = f"session {path.stem}: cannot end the cut last line of {path}: {_why(err)}"
+            why = os_reason(err)
+            message = f"session {path.stem}: cannot end the cut last line of {path}: {why}"
             raise TranscriptWriteError(message) from None
         self._observer = observer if self._end == 0 else None  # sees a new file's records
 
@@ -197,7 +198,7 @@ class TranscriptWriter:
         except OSError as err:
             self.close()
             if err.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                message = f"session {self.path.stem}: cannot lock {self.path}: {_why(err)}"
+                message = f"session {self.path.stem}: cannot lock {self.path}: {os_reason(err)}"
                 raise TranscriptWriteError(message) from None
             raise UsageError(
                 f"session {self.path.stem}: another agentctl run is using it ({self.path}); "
@@ -259,7 +260,7 @@ class TranscriptWriter:
         with contextlib.suppress(OSError):
             os.ftruncate(self._fd, self._end)
         raise TranscriptWriteError(
-            f"session {self.path.stem}: cannot write {self.path}: {_why(err)}; saved: the "
+            f"session {self.path.stem}: cannot write {self.path}: {os_reason(err)}; saved: the "
             f"transcript up to turn {self._turn} ({self._saved} records by this run) and the "
             f"memory changes made; free space, then continue with: "
             f"agentctl run --resume {self.path.stem}"
@@ -354,10 +355,6 @@ def in_use(path: Path) -> bool:
     finally:
         os.close(fd)
     return False
-
-
-def _why(err: OSError) -> str:
-    return (err.strerror or str(err)).lower()
 
 
 def _after_last_newline(fd: int, size: int) -> int:
