@@ -540,10 +540,7 @@ def startup_figures(sizes: Sizes, seen: dict[str, float]) -> list[Figure]:
 
 
 # The best settings docs/bench.md names ("Toward the targets"), run with token_economy --try.
-BEST = {
-    "files": 'trigger=6000 keep=1 clear_at_least=0 clear_tool_inputs=["read_file"]',
-    "web": 'trigger=6000 keep=1 clear_at_least=0 clear_tool_inputs=["web_search","web_fetch"]',
-}
+BEST = token_economy.BEST
 TOKEN_TARGETS = {"files": (0.90, 0.4), "web": (0.84, 0.6)}  # fewer tokens, cost vs no editing
 
 

@@ -8,9 +8,10 @@ Usage: python bench/scale_store.py [--sessions 10000] [--turns 8000] [--journal-
 Each command runs as its own process (the console script beside this interpreter), RUNS
 times after a warm-up; its CPU time (user + system, which a busy machine does not inflate)
 and peak RSS come from wait4(). `--baseline DIR` also runs show/export from another source
-tree (PYTHONPATH=DIR, once each). Sessions are copies of one real scripted run; the long
-sessions are written record by record in the transcript format (a tool call and a ~2.2 kB
-result per turn); the journal holds ordinary `create` outcome lines.
+tree (PYTHONPATH=DIR, once each), and the startup commands in the same rounds as this tree's.
+Sessions are copies of one real scripted run; the long sessions are written record by record
+in the transcript format (a tool call and a ~2.2 kB result per turn); the journal holds
+ordinary `create` outcome lines.
 """
 
 from __future__ import annotations
@@ -356,39 +357,55 @@ class Startup:
     cpu: float
     wall: float
     ratio: float
+    before: float | None = None  # with a baseline tree: its ratio, from the same rounds
 
 
-def startup_figures(tmp: Path, runs: int) -> tuple[float, list[Startup]]:
+def startup_figures(tmp: Path, runs: int, baseline: str = "") -> tuple[float, list[Startup]]:
     """Each light command's CPU time against `python -c "import typer, rich"`, in rounds: a
     round runs the baseline and then every command once, and a command's ratio is the median
     of its ratios to the baseline of the same round (the machine's speed drifts between
-    rounds; within one it is about the same for all). Returns the baseline's median CPU s."""
+    rounds; within one it is about the same for all). Returns the baseline's median CPU s.
+
+    `baseline`: a source tree (e.g. a main worktree) whose commands run in the same rounds,
+    right after this tree's, with PYTHONPATH set to it (and this tree's to this one)."""
     home = tmp / "startup"
     (home / "memory").mkdir(parents=True)
     many_sessions(home, 20)
     env, app, py = environment(home), agentctl(), sys.executable
-    cmds = [[py, "-c", "import typer, rich"]]
-    cmds += [[*app, *(a.format(home=home) for a in args)] for _, args in STARTUP]
-    for cmd in cmds:  # warm-up: bytecode caches written, the sessions index built
-        run_timed(cmd, env)
-    rounds = [[run_timed(cmd, env) for cmd in cmds] for _ in range(runs)]
+    trees = [env]
+    if baseline:
+        here = str(Path(__file__).resolve().parent.parent)
+        trees = [{**env, "PYTHONPATH": here}, {**env, "PYTHONPATH": baseline}]
+    cmds = [([py, "-c", "import typer, rich"], env)]
+    for _, args in STARTUP:
+        cmds += [([*app, *(a.format(home=home) for a in args)], tree) for tree in trees]
+    for cmd, cmd_env in cmds:  # warm-up: bytecode caches written, the sessions index built
+        run_timed(cmd, cmd_env)
+    rounds = [[run_timed(cmd, cmd_env) for cmd, cmd_env in cmds] for _ in range(runs)]
     base = statistics.median(r[0][1] for r in rounds)
+
+    def ratio(i: int) -> float:
+        return statistics.median(r[i][1] / r[0][1] for r in rounds)
+
+    n = len(trees)
     return base, [
-        Startup(name, statistics.median(r[i][1] for r in rounds),
-                statistics.median(r[i][0] for r in rounds),
-                statistics.median(r[i][1] / r[0][1] for r in rounds))
-        for i, (name, _) in enumerate(STARTUP, start=1)
+        Startup(name, statistics.median(r[1 + n * k][1] for r in rounds),
+                statistics.median(r[1 + n * k][0] for r in rounds),
+                ratio(1 + n * k), ratio(2 + n * k) if baseline else None)
+        for k, (name, _) in enumerate(STARTUP)
     ]  # fmt: skip
 
 
-def bench_startup(tmp: Path, runs: int) -> list[str]:
-    base, figures = startup_figures(tmp, runs)
+def bench_startup(tmp: Path, runs: int, baseline: str = "") -> list[str]:
+    base, figures = startup_figures(tmp, runs, baseline)
     rows = [
         f"startup, {runs} rounds, median CPU ms (wall ms) and the median CPU ratio to "
-        f'`python -c "import typer, rich"` ({base * 1000:.0f} ms CPU) in the same round:'
+        f'`python -c "import typer, rich"` ({base * 1000:.0f} ms CPU) in the same round'
+        + (f" (and {baseline}'s, in the same rounds):" if baseline else ":")
     ]
     for f in figures:
-        rows.append(f"  {f.name:<18} {f.cpu * 1000:6.0f} ({f.wall * 1000:4.0f})  x{f.ratio:.2f}")
+        row = f"  {f.name:<18} {f.cpu * 1000:6.0f} ({f.wall * 1000:4.0f})  x{f.ratio:.2f}"
+        rows.append(row + (f"  (baseline x{f.before:.2f})" if f.before is not None else ""))
     return rows
 
 
@@ -404,7 +421,8 @@ def main() -> None:
         "--baseline",
         default="",
         metavar="DIR",
-        help="also run show/export from this source tree (PYTHONPATH), e.g. a main checkout",
+        help="also run show/export and the startup commands from this source tree "
+        "(PYTHONPATH), e.g. a main checkout",
     )
     args = parser.parse_args()
     parts = args.only.split(",")
@@ -412,7 +430,7 @@ def main() -> None:
     try:
         print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
         if "startup" in parts:
-            print("\n".join(bench_startup(tmp, args.runs * 2)))
+            print("\n".join(bench_startup(tmp, args.runs * 2, args.baseline)))
         if "list" in parts:
             print("\n".join(bench_list(tmp, args.sessions, args.runs)))
         if "show" in parts:

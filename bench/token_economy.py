@@ -1,7 +1,7 @@
 """Token economy: a ~100-turn offline research run under each shipped profile and server model.
 
 Usage: python bench/token_economy.py [--files N] [--workload files|web] [--try SETTINGS]
-                                     [--tune] [--json]
+                                     [--best] [--tune] [--json]
 
 Generates a deterministic workspace (N files of service-log prose, default 48, each read in two
 chunks because the run sets tools.max_result_chars=8000), runs the emulator's default policy
@@ -17,7 +17,8 @@ FINDING (they survive clearing through memory).
 
 `--try "trigger=30000 keep=2"` (repeatable) runs, instead of the shipped profiles, the
 built-in profile with those settings beside it and no-editing.toml, under the default server
-model only: how to check a setting before shipping it.
+model only: how to check a setting before shipping it. `--best` adds the workload's best
+settings found (`BEST`, the ones docs/bench.md names and bench/scale.py runs) as the first.
 
 `--tune` runs the built-in profile and no-editing.toml, then `agentctl tune --json
 --tokens-within 0.4` (0.6 for web: the issue's cost targets) on the built-in run's transcript
@@ -79,6 +80,14 @@ SERVER_MODELS = tuple(m.name for m in SERVER_VARIANTS)
 ANTHROPIC_REPORTED_CUT = 0.84
 # issue 26's cost targets (x no editing): `--tune` asks tune for the fewest tokens within them
 TUNE_WITHIN = {"files": 0.4, "web": 0.6}
+# The best settings measured on each workload (docs/bench.md, "Toward the targets"; one home:
+# bench/scale.py runs these): `--try` specs, every fact kept. Web: with the memory calls'
+# inputs cleared too, the emulator's policy goes on from the notes it still sees and views
+# them to check before answering (docs/emulator.md).
+BEST = {
+    "files": 'trigger=6000 keep=1 clear_at_least=0 clear_tool_inputs=["read_file"]',
+    "web": "trigger=6000 keep=1 clear_at_least=0 clear_tool_inputs=true",
+}
 # No editing peaks at 223k tokens, past the 200k window the emulator enforces: every run
 # gets a 1M window (as the 1M-context variants have) so that the baseline can finish.
 WINDOW = 1_000_000
@@ -393,11 +402,16 @@ def main() -> None:
         " default server model only)",
     )  # fmt: skip
     parser.add_argument(
+        "--best", action="store_true",
+        help="the workload's best settings (BEST, docs/bench.md) as a --try, before any other",
+    )  # fmt: skip
+    parser.add_argument(
         "--tune", action="store_true",
         help="tune the built-in run's transcript and run tune's recommendation live",
     )  # fmt: skip
     args = parser.parse_args()
-    runs, size, tuned = bench(args.files, args.workload, tuple(args.trials), args.tune)
+    trials = (*([BEST[args.workload]] if args.best else []), *args.trials)
+    runs, size, tuned = bench(args.files, args.workload, trials, args.tune)
     if args.json:
         print(json.dumps({"files": args.files, "workspace_bytes": size,
                           "anthropic_reported_cut": ANTHROPIC_REPORTED_CUT,

@@ -98,3 +98,17 @@ def test_profile_show_loads_the_profile_but_not_what_a_run_steers_with() -> None
     out, loaded = loaded_by_command(["profile", "show"], mods)
     assert loaded == []
     assert "context_management" in out and out.rstrip().endswith("EXIT=0")
+
+
+def test_a_group_is_built_with_only_the_subcommand_that_runs() -> None:
+    from agentctl.cli.main import load_command
+
+    whole = set(load_command("memory").commands)
+    assert {"view", "cat", "rm"} <= whole
+    assert set(load_command("memory", "view").commands) == {"view"}
+    assert set(load_command("memory", "viw").commands) == whole  # a typo: all, to suggest
+    assert set(load_command("memory", "--help").commands) == whole
+    assert set(load_command("memory").commands) == whole  # the module's own app stays whole
+    assert load_command("stats", "last").name == "stats"
+    result = CliRunner().invoke(app, ["memory", "viw"])
+    assert result.exit_code == 2 and "Did you mean 'view', 'review'?" in result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import difflib
 import functools
 import importlib
@@ -61,14 +62,20 @@ COMMANDS: dict[str, tuple[str, str]] = {
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"]}
 
 
-def load_command(name: str) -> Any:
-    """Import the module that defines `name` and return its click command (None if unknown)."""
+def load_command(name: str, sub: str | None = None) -> Any:
+    """Import the module that defines `name` and return its click command (None if unknown).
+
+    `sub`: the word after `name` on the command line. When `name` is a group and `sub` one of
+    its subcommands, the group is built with that subcommand alone: typer builds each command's
+    options from its signature, a few ms for a large group (`memory`), which `agentctl memory
+    view` need not pay. Any other word (a typo, an option) gets the whole group."""
     if name not in COMMANDS:
         return None
     scratch = typer.Typer(rich_markup_mode=None, add_completion=False)
     # A callback keeps typer from collapsing a one-command app into that command.
     scratch.callback()(lambda: None)
     importlib.import_module(COMMANDS[name][0]).register(scratch)
+    keep_only(scratch, name, sub)
     group = typer.main.get_command(scratch)
     assert isinstance(group, TyperGroup)
     command = group.commands.get(name)
@@ -77,6 +84,32 @@ def load_command(name: str) -> Any:
         refuse_repeats(command)
         name_exit_codes(command)
     return command
+
+
+def keep_only(scratch: typer.Typer, name: str, sub: str | None) -> None:
+    """Leave in `scratch` only what `agentctl NAME [SUB]` runs: the command or group `name`
+    (a module may register several, e.g. `sessions` with `stats`), and of a group only its
+    subcommand `sub` when it has one. The group is a copy: the module's own app stays whole."""
+    scratch.registered_commands = [
+        c for c in scratch.registered_commands if c.name == name or _command_name(c) == name
+    ]
+    scratch.registered_groups = [g for g in scratch.registered_groups if g.name == name]
+    for index, info in enumerate(scratch.registered_groups):
+        whole = info.typer_instance
+        if sub is None or whole is None:
+            continue
+        commands = [c for c in whole.registered_commands if _command_name(c) == sub]
+        groups = [g for g in whole.registered_groups if g.name == sub]
+        if commands or groups:
+            part = copy.copy(whole)
+            part.registered_commands, part.registered_groups = commands, groups
+            scratch.registered_groups[index] = copy.copy(info)
+            scratch.registered_groups[index].typer_instance = part
+
+
+def _command_name(info: Any) -> str:
+    """The name typer gives a registered command (its own, else from its function's)."""
+    return str(info.name or typer.main.get_command_name(info.callback.__name__))
 
 
 # For a command whose help names no exit codes of its own (run, batch, ... name theirs).
@@ -110,8 +143,11 @@ class LazyGroup(TyperGroup):
         return self.commands[cmd_name]
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
-        """Click's lookup; an unknown command name suggests the closest one (`rnu`: run)."""
+        """Click's lookup; an unknown command name suggests the closest one (`rnu`: run).
+        A group is built with only the subcommand that runs (`load_command`)."""
         name = args[0] if args else ""
+        if name in COMMANDS and name not in self.commands and len(args) > 1:
+            self.commands[name] = load_command(name, args[1])
         if name and not name.startswith("-") and self.get_command(ctx, name) is None:
             close = difflib.get_close_matches(name, list(COMMANDS), n=1, cutoff=0.6)
             hint = f" Did you mean {close[0]!r}?" if close else ""

@@ -135,7 +135,9 @@ def list_(
     else:
         from agentctl.render.sessions_list import sessions_table, sessions_text
 
-        text = None if sys.stdout.isatty() else sessions_text(rows, _console().width)
+        # Piped, the width is PIPE_WIDTH (as `_console()` would say): no Rich console is built
+        # for a listing laid out without Rich.
+        text = None if sys.stdout.isatty() else sessions_text(rows, PIPE_WIDTH)
         if text is None:
             _print(sessions_table(rows, _console().width))
         else:

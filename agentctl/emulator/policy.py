@@ -262,9 +262,12 @@ def _work(state: Recall, offered: set[str], notes: str, task: str) -> list[ToolC
     limit = READ_BUDGET if _sampled(state) else MAX_FILES
     if "read_file" not in offered or state.read_calls >= limit:
         return calls
-    if files is None and memory and state.notes_exist:
+    # A cut read goes on first: its next offset is in the result still visible, while the
+    # plan and what is done may be only in the notes (clearing took the writes' inputs).
+    following = None if _sampled(state) else _continuation(state)
+    if following is None and files is None and memory and state.notes_exist:
         return [*calls, _memory("view", path=notes)]  # the plan is in the notes
-    following = (None if _sampled(state) else _continuation(state)) or _next_file(state, files)
+    following = following or _next_file(state, files)
     if following is not None:
         calls.append(following)
     return calls

@@ -156,7 +156,7 @@ def _observe(state: Recall, use: Json, text: str | None, failed: bool, notes: st
     name = use.get("name")
     if name == "memory":
         if not arguments:
-            arguments = _guess_memory_call(state, text, notes)
+            arguments = _guess_memory_call(state, text, failed, notes)
         state.memory_calls += 1
         _observe_memory(state, arguments, text, failed, notes)
     elif name == "list_files":
@@ -173,11 +173,12 @@ def _observe(state: Recall, use: Json, text: str | None, failed: bool, notes: st
         state.last_read_error = text if failed else None
 
 
-def _guess_memory_call(state: Recall, text: str | None, notes: str) -> Json:
+def _guess_memory_call(state: Recall, text: str | None, failed: bool, notes: str) -> Json:
     """A memory call whose input was cleared: what it must have been.
 
     The result tells, if it is still visible; otherwise its own habits do: the first memory
-    call of a conversation is always the directory view.
+    call of a conversation is always the directory view, and a call that failed before the
+    notes were known to exist was the view that found none (a write then creates them).
     """
     if text is not None and text.startswith("Here're the files and directories"):
         return {"command": "view", "path": "/memories"}
@@ -185,6 +186,8 @@ def _guess_memory_call(state: Recall, text: str | None, notes: str) -> Json:
         return {"command": "view", "path": notes}
     if state.memory_calls == 0:
         return {"command": "view", "path": "/memories"}
+    if failed and not state.notes_exist:
+        return {"command": "view", "path": notes}
     return {}
 
 

@@ -5,6 +5,14 @@ writes one line `- [QUERY] facts` to its notes file, which ends the response wit
 without memory it goes straight on to the next query inside the same response. When every
 query is noted it answers from its notes (or from the fetched pages it can still see). Like
 the rest of the policy it is stateless: everything comes from the (edited) conversation.
+
+When clearing took the inputs of its notes writes (`clear_tool_inputs`), the conversation no
+longer shows what it noted. It then goes on in the task's order after the latest query it can
+still see noted (the queries before it are in the notes: it works through them in order), and
+views its notes when it cannot tell where it is: when no noted query is visible, when the list
+is done (the view is the check before answering, and what it answers from), and, after such a
+check found queries missing, before each of those. A notes call whose input was cleared is
+told by its place: a view is alone in its response, a write ends a search and fetch.
 """
 
 from __future__ import annotations
@@ -37,18 +45,34 @@ def research_reply(request: Json, memory: bool) -> Reply | None:
     notes = notes_path(task)
     seen = _walk(request, notes)
     pending = _pending_result(request)
+    view = _calls(ToolCall("memory", {"command": "view", "path": notes}))
     if memory and not seen["viewed"]:
-        return _calls(ToolCall("memory", {"command": "view", "path": notes}))
+        return view
     if pending is not None:
         step = _after_result(pending, seen, notes, task, memory)
         if step is not None:
             return step
-    done = seen["noted"] if memory else seen["searched"]
-    following = next((q for q in wanted if q not in done), None)
+    following = _following(seen, wanted, memory)
     # A hard stop when notes keep failing (a full memory store): answer with what there is.
-    if following is not None and assistant_turns(request) < 2 * len(wanted) + 10:
+    if assistant_turns(request) >= 2 * len(wanted) + 10:
+        return Reply((TextOut(_answer(seen, wanted)),))
+    if following is not None:
         return _calls(ToolCall("web_search", {"query": following}))
+    if memory and seen["lost"]:
+        return view
     return Reply((TextOut(_answer(seen, wanted)),))
+
+
+def _following(seen: Json, wanted: list[str], memory: bool) -> str | None:
+    """The next query to research: the first not yet noted; when the notes' content is lost
+    (cleared), the first after the latest query still seen noted, None to view the notes."""
+    done = seen["noted"] if memory else seen["searched"]
+    if not (memory and seen["lost"]):
+        return next((q for q in wanted if q not in done), None)
+    latest = seen["latest"]
+    if seen["checked"] or latest not in wanted:
+        return None
+    return next((q for q in wanted[wanted.index(latest) + 1 :] if q not in done), None)
 
 
 def _calls(*calls: Block) -> Reply:
@@ -59,11 +83,17 @@ def _walk(request: Json, notes: str) -> Json:
     """What the visible conversation says: notes viewed/existing, queries noted/searched,
     the facts noted, and the text of fetched pages."""
     seen: Json = {"viewed": False, "exists": False, "noted": {}, "searched": {}, "pages": {}}
+    # lost: a notes view or write after the last view still visible had its content cleared;
+    # latest: the query of the latest note seen; checked: a view came after a write (the
+    # check at the end of the list) and its content was cleared.
+    seen.update(lost=False, latest=None, checked=False, wrote=False)
     results = _results_by_id(request)
     for message in request["messages"]:
         content = message.get("content")
-        for block in content if isinstance(content, list) else []:
-            _see(block, results, seen, notes)
+        blocks = content if isinstance(content, list) else []
+        alone = not any(b.get("type") == "server_tool_use" for b in blocks)
+        for block in blocks:
+            _see(block, results, seen, notes, alone)
     return seen
 
 
@@ -77,9 +107,11 @@ def _results_by_id(request: Json) -> dict[str, Json]:
     return found
 
 
-def _see(block: Json, results: dict[str, Json], seen: Json, notes: str) -> None:
+def _see(block: Json, results: dict[str, Json], seen: Json, notes: str, alone: bool) -> None:
     kind, data = block.get("type"), block.get("input") or {}
     result = results.get(str(block.get("id")))
+    if kind == "tool_use" and block.get("name") == "memory" and result is not None and not data:
+        data = _cleared_call(result, seen, notes, alone)
     if kind == "server_tool_use" and block.get("name") == "web_search" and "query" in data:
         seen["searched"].pop(str(data["query"]), None)
         seen["searched"][str(data["query"])] = True  # ordered: the latest search last
@@ -96,13 +128,34 @@ def _see(block: Json, results: dict[str, Json], seen: Json, notes: str) -> None:
         shown = result_text(result.get("content"))
         seen["exists"] = seen["exists"] or not result.get("is_error")
         text = shown
+        if not result.get("is_error"):
+            _viewed(seen, shown.startswith(f"Here's the content of {notes}"))
     elif command in ("create", "str_replace") and result is not None and not result.get("is_error"):
         seen["exists"] = True
+        seen["wrote"] = True
     for line in text.split("\n"):
         line = line.split("\t", 1)[-1]  # a view numbers its lines
         match = NOTE_LINE.match(line)
         if match:
             seen["noted"][match.group(1)] = line
+            seen["latest"] = match.group(1)
+
+
+def _viewed(seen: Json, shown: bool) -> None:
+    """A successful view of the notes: what it showed is known again, or, cleared, lost."""
+    seen["lost"] = not shown
+    seen["checked"] = seen["wrote"] and not shown
+
+
+def _cleared_call(result: Json, seen: Json, notes: str, alone: bool) -> Json:
+    """A notes call whose input was cleared, as far as the conversation still tells: a view
+    (alone in its response) or a write (after a search and fetch); its content is lost."""
+    text = result_text(result.get("content"))
+    if alone or text.startswith(f"Here's the content of {notes}"):
+        return {"command": "view", "path": notes}
+    if not result.get("is_error"):
+        seen["exists"], seen["wrote"], seen["lost"] = True, True, True
+    return {}
 
 
 def _page_text(result: Json) -> str:

@@ -10,8 +10,6 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
-
 from agentctl.render.format import fmt_compact, fmt_cost, fmt_int
 from agentctl.render.safe import safe_text, visible
 
@@ -25,6 +23,16 @@ if TYPE_CHECKING:
 # is laid out without it (`sessions_text`).
 
 PAD = (0, 0, 0, 1)  # two spaces between columns (SIMPLE_HEAD draws one)
+
+
+def cell_len(text: str) -> int:
+    """Rich's `cell_len`, without loading Rich's Unicode tables for printable ASCII (one
+    cell a character), the usual listing."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    from rich.cells import cell_len as cells
+
+    return cells(text)
 
 
 def add_row(table: Table, *cells: str | Text, flex: int | None = None) -> None:

@@ -79,3 +79,14 @@ def test_rows_json_is_what_json_dumps_writes() -> None:
             some = [dataclasses.replace(r, started=math.inf, totals=UNKNOWN_COST) for r in some]
         expected = json.dumps([r.to_json() for r in some], indent=2, ensure_ascii=False)
         assert rows_json(some) == expected
+
+
+def test_cell_len_is_richs_for_every_kind_of_text() -> None:
+    """The listing's own `cell_len` (printable ASCII without Rich's tables) agrees with Rich's."""
+    from rich.cells import cell_len as rich_cell_len
+
+    from agentctl.render.sessions_list import cell_len
+
+    texts = ["", "plain", "tab\there", "esc \x1b[31m", "\x7f", *TASKS, *MODELS, "👍🏽", "e\u0301"]
+    texts += [chr(code) for code in range(0x300)]
+    assert [cell_len(t) for t in texts] == [rich_cell_len(t) for t in texts]

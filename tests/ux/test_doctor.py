@@ -86,7 +86,7 @@ def test_offline_starts_the_emulator_without_importing_the_sdk() -> None:
     services = ("service", "policy", "batches", "context_engine", "model", "script")
     mods = ["anthropic", *(f"agentctl.emulator.{m}" for m in services), "tomllib", "hashlib"]
     out, loaded = loaded_by_command(["doctor", "--offline"], mods)
-    assert "emulator       starts and answers on 127.0.0.1" in out
+    assert "emulator       installed; 127.0.0.1 accepts connections" in out
     assert "EXIT=None" in out or "EXIT=0" in out
     assert loaded == []
 
@@ -123,3 +123,16 @@ def test_the_sdk_version_is_read_without_importlib_metadata() -> None:
     from agentctl.cli.doctor import Check, sdk_check
 
     assert sdk_check() == Check("anthropic SDK", version("anthropic"), True)
+
+
+def test_the_emulator_check_connects_to_a_local_server_and_names_a_refusal() -> None:
+    import socket
+
+    from agentctl.cli.doctor import emulator_check, local_connect_problem
+
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        assert local_connect_problem(server.getsockname()) is None
+        address = server.getsockname()
+    # Nothing listens there any more: refused, named as connect_problem names it.
+    assert local_connect_problem(address) == f"127.0.0.1:{address[1]}: Connection refused"
+    assert emulator_check().value == "installed; 127.0.0.1 accepts connections"
