@@ -678,6 +678,7 @@ def main() -> None:
     parts = ["loop"] if args.per_turn else args.only.split(",")
     if unknown := set(parts) - set(PARTS):
         parser.error(f"--only: unknown part(s) {', '.join(sorted(unknown))}")
+    parts = [part for part in PARTS if part in parts]  # growth before long: its RSS row
     commit = _commit()  # what is measured: the tree as the run starts
     report = run_all(sizes, parts, lambda line: print(line, file=sys.stderr, flush=True))
     report.meta["commit"] = commit

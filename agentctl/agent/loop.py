@@ -1,15 +1,21 @@
 """The tool-use loop: a generator of events that never prints and never knows its concrete client.
 
-Each turn sends the full, unedited history (context editing happens on the server), answers the
-model's tool calls, and yields a TurnEvent. The run ends on end_turn / stop_sequence / refusal,
-resends on pause_turn (and compaction), and raises LimitError on max_tokens, on the
-model's context window, on max_turns and on the profile's budgets.
+Each turn sends the unedited history (context editing happens on the server; from the last
+compaction block on, see "Bounded history" below), answers the model's tool calls, and
+yields a TurnEvent. The run ends on end_turn / stop_sequence / refusal, resends on
+pause_turn (and compaction), and raises LimitError on max_tokens, on the model's context
+window, on max_turns and on the profile's budgets.
 
 On-demand compaction: when a `RunControl` asked for it, or a response's prompt reached the
 trigger of `context_editing.compaction` in mode "on-demand", the next request is a compaction
 request (agent/request.py), sent only while the history ends with a user message (no tool_use
 unanswered, no paused turn). Its answer, a signed block alone, is appended like any reply and
 counted as a turn; the requests after it send the history from that block on.
+
+Bounded history: the loop holds the history from where the server still reads it on (the
+last on-demand summary, or with compact_20260112 the last reply holding a compaction block;
+request.opens_view) and drops what precedes, which the transcript keeps. Indexes it reports
+(the recorder's, the thread's) count from the session's first message.
 
 Save-before-clear (agent/checkpoint.py): once per run, the tool results sent before the first
 clearing can happen carry a notice telling the model to save to memory what it still needs;
@@ -29,9 +35,9 @@ from agentctl.agent.request import (
     build_compaction_request,
     build_context_management,
     build_request,
-    is_summary,
+    opens_view,
+    read_from,
     reported_size,
-    summary_start,
 )
 from agentctl.agent.structured import parse_output
 from agentctl.agent.thread import Thread
@@ -64,7 +70,7 @@ class Recorder(Protocol):
 
     def message(self, index: int, message: Mapping[str, Any]) -> None: ...
 
-    def request(self, turn: int, request: Mapping[str, Any]) -> None: ...
+    def request(self, turn: int, request: Mapping[str, Any], history: int) -> None: ...
 
     def response(self, turn: int, response: ModelResponse) -> None: ...
 
@@ -77,7 +83,7 @@ class NullRecorder:
     def message(self, index: int, message: Mapping[str, Any]) -> None:
         pass
 
-    def request(self, turn: int, request: Mapping[str, Any]) -> None:
+    def request(self, turn: int, request: Mapping[str, Any], history: int) -> None:
         pass
 
     def response(self, turn: int, response: ModelResponse) -> None:
@@ -166,8 +172,11 @@ class LoopSetup:
 
 @dataclass
 class _State:
+    # The history from where the server still reads it on (`_forget`): the session's
+    # messages from index `base` on (what precedes is in the transcript, if one is written).
     messages: list[Message]
     turn: int
+    base: int = 0
     turns_run: int = 0
     totals: Totals = field(default_factory=Totals)
     last_prompt: int = 0  # prompt tokens of the latest response
@@ -175,7 +184,6 @@ class _State:
     measured: dict[int, int] = field(default_factory=dict)
     steering: Steering = field(default_factory=Steering)  # batched clearing's walk so far
     thread: Thread = field(default_factory=lambda: Thread(on=False))  # api.threads
-    summary_at: int = 0  # where requests start: the last on-demand summary (summary_start)
     # where the run stands with the save-before-clear notice (agent/checkpoint.py)
     notice: checkpoint.Tracker = field(default_factory=lambda: checkpoint.Tracker(False))
 
@@ -183,13 +191,15 @@ class _State:
 def run_loop(setup: LoopSetup, messages: list[Message]) -> Iterator[Event]:
     """Run until a final stop; yields StartEvent, ProgressEvents, TurnEvents, one ResultEvent.
 
-    `messages` is the history so far (already recorded); the loop appends to its own copy.
+    `messages` is the history so far (already recorded); the loop appends to its own copy,
+    which holds the history from where the server reads it on (`_forget`).
     Raises LimitError / ApiError; the caller turns those into an ErrorEvent and an exit code.
     """
     state = _State(messages=list(messages), turn=setup.first_turn, measured=dict(setup.measured))
     state.thread.on = setup.profile.api.threads
-    state.summary_at = summary_start(state.messages)
     state.notice = checkpoint.Tracker.start(setup.profile, messages)
+    del messages  # the generator holds its own copy only, which `_forget` can shorten
+    _forget(state, read_from(state.messages, _threshold(setup)))
     setup.control.bind(setup.profile)
     yield _start_event(setup)
     while True:
@@ -261,22 +271,19 @@ def _send(
             state.measured,
             setup.server,
             state.steering,
-            state.summary_at,
+            0,  # the history the loop holds starts where the server reads (`_forget`)
             output_schema=setup.output_schema,
         )
     else:
         request = build_compaction_request(setup.profile, state.messages, tools, compaction)
     # The transcript counts the whole history (a request after a summary sends only its
     # tail: what precedes a compaction block is what the server ignores).
-    setup.recorder.request(state.turn, {**request, "messages": state.messages})
-    start = len(state.messages) - len(request["messages"])
+    history = state.base + len(state.messages)
+    setup.recorder.request(state.turn, request, history)
+    start = history - len(request["messages"])
     while True:
         # A compaction request goes without a thread (the next request starts a new one).
-        wire = (
-            request
-            if compaction is not None
-            else state.thread.wire(request, len(state.messages), start)
-        )
+        wire = request if compaction is not None else state.thread.wire(request, history, start)
         try:
             response = yield from _stream(setup, state, wire)
         except ApiError as err:
@@ -308,10 +315,28 @@ def _stream(
 
 
 def _append(setup: LoopSetup, state: _State, message: Message) -> None:
-    setup.recorder.message(len(state.messages), message)
-    if is_summary(message):
-        state.summary_at = len(state.messages)
+    setup.recorder.message(state.base + len(state.messages), message)
     state.messages.append(message)
+    if opens_view(message, _threshold(setup)):
+        _forget(state, len(state.messages) - 1)
+
+
+def _threshold(setup: LoopSetup) -> bool:
+    """Whether the run's requests carry compact_20260112 (the server then reads from the
+    last compaction block on)."""
+    return setup.profile.context_editing.compaction.threshold
+
+
+def _forget(state: _State, count: int) -> None:
+    """Drop the first `count` messages of the history the loop holds: the server no longer
+    reads them (they precede the last compaction block), and the transcript has them. What
+    is kept by message count moves with them; the next request starts a new thread (its
+    history starts elsewhere)."""
+    if count <= 0:
+        return
+    del state.messages[:count]
+    state.base += count
+    state.measured = {n - count: v for n, v in state.measured.items() if n > count}
 
 
 def _finish_turn(

@@ -229,6 +229,33 @@ def summary_start(messages: Sequence[Mapping[str, Any]]) -> int:
     return 0
 
 
+def opens_view(message: Mapping[str, Any], threshold: bool) -> bool:
+    """Whether the server reads a history from `message` on: an on-demand summary, or, when
+    the requests carry compact_20260112 (`threshold`), an assistant message holding a
+    compaction block with a summary (`content: null`, a failed compaction, drops nothing).
+    The API ignores every block before the last compaction block, "and the client may also
+    drop them" (docs/context.md, "Compaction")."""
+    if is_summary(message):
+        return True
+    content = message.get("content")
+    if not threshold or message.get("role") != "assistant" or not isinstance(content, list):
+        return False
+    return any(
+        isinstance(block, Mapping)
+        and block.get("type") == "compaction"
+        and bool(block.get("content") or block.get("encrypted_content"))
+        for block in content
+    )
+
+
+def read_from(messages: Sequence[Mapping[str, Any]], threshold: bool) -> int:
+    """The index of the first message the server reads (`opens_view`'s last), else 0."""
+    for index in range(len(messages) - 1, -1, -1):
+        if opens_view(messages[index], threshold):
+            return index
+    return 0
+
+
 def new_steering(ce: ContextEditing) -> Steering | None:
     """A fresh walk for batched clearing (None for any other strategy), so that a request
     built without one from an earlier request still learns where its cleared part ends."""

@@ -10,10 +10,12 @@ builds the whole request (batched clearing steers on it, the transcript records 
 this module only cuts what goes over the wire.
 
 A new thread is created when the history the request starts from changes (an on-demand
-compaction's summary), and for the turn after a refusal (the server may hold the refused
-turn). A compaction request goes without a thread. When the server does not know the
-thread (404, as after a restart) the turn is sent again as a new thread; when it refuses
-threads (400 naming `thread`), the run goes on without them, sending the whole history.
+compaction's summary, or a reply's threshold compaction block: the loop then holds and sends
+the history from that block on, and a new thread holds no more than the server reads), and
+for the turn after a refusal (the server may hold the refused turn). A compaction request
+goes without a thread. When the server does not know the thread (404, as after a restart)
+the turn is sent again as a new thread; when it refuses threads (400 naming `thread`), the
+run goes on without them, sending the whole history the loop holds.
 """
 
 from __future__ import annotations

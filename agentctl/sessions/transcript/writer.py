@@ -299,10 +299,13 @@ class TranscriptWriter:
         self._results.clear()
         self.append(record)
 
-    def request(self, turn: int, request: Mapping[str, Any]) -> None:
-        """The request minus its messages, which are recorded once each as `message` records."""
+    def request(self, turn: int, request: Mapping[str, Any], history: int | None = None) -> None:
+        """The request minus its messages, which are recorded once each as `message` records;
+        `history`: how many messages of the session's history it answers (default: as many
+        as it carries; a request sent from a compaction block on carries fewer)."""
         body = {k: v for k, v in request.items() if k != "messages"}
-        self.append(RequestRecord(turn, len(request.get("messages") or ()), body))
+        count = len(request.get("messages") or ()) if history is None else history
+        self.append(RequestRecord(turn, count, body))
 
     def response(self, turn: int, response: ModelResponse) -> None:
         self.append(ResponseRecord(turn, response.request_id or "", dict(response.raw)))
