@@ -20,8 +20,9 @@ built-in profile with those settings beside it and no-editing.toml, under the de
 model only: how to check a setting before shipping it. `--best` adds the workload's best
 settings found (`BEST`, the ones docs/bench.md names and bench/scale.py runs) as the first.
 
-`--tune` runs the built-in profile and no-editing.toml, then `agentctl tune --json` on the
-built-in run's transcript (its default search), then a live run with the settings tune
+`--tune` runs the built-in profile and no-editing.toml, then `agentctl tune --json
+--tokens-within 0.4` (0.6 for web: the issue's cost targets) on the built-in run's transcript
+(its default search, the fewest tokens within that cost), then a live run with the settings tune
 recommends: the replay's figures and the run's side by side (they agree when the replay
 reproduces the run), with the facts the run's answer kept.
 
@@ -77,6 +78,8 @@ VARIANTS = [
 # default server model and each open rule's other answer (server_model.SERVER_MODELS).
 SERVER_MODELS = tuple(m.name for m in SERVER_VARIANTS)
 ANTHROPIC_REPORTED_CUT = 0.84
+# issue 26's cost targets (x no editing): `--tune` asks tune for the fewest tokens within them
+TUNE_WITHIN = {"files": 0.4, "web": 0.6}
 # The best settings measured on each workload (docs/bench.md, "Toward the targets"; one home:
 # bench/scale.py runs these): `--try` specs, every fact kept. Web: with the memory calls'
 # inputs cleared too, the emulator's policy goes on from the notes it still sees and views
@@ -227,12 +230,14 @@ def run_profile(
 
 
 def tune_run(base: Path, recorded: Outcome) -> tuple[Variant, dict[str, Any]]:
-    """`agentctl tune ID --json` (the default search) on the transcript of the `recorded`
-    run; the recommended settings as a --try variant, and tune's JSON."""
+    """`agentctl tune ID --json --tokens-within R` (the default search, ranked by tokens
+    within the workload's cost target) on the transcript of the `recorded` run; the
+    recommended settings as a --try variant, and tune's JSON."""
     home = base / f"{recorded.variant.role}-{recorded.server_model}" / "home"
     env = {**os.environ, "AGENTCTL_HOME": str(home), "NO_COLOR": "1"}
     env.pop("AGENTCTL_PROFILE", None)
-    cmd = [sys.executable, "-m", "agentctl", "tune", "last", "--json"]
+    within = str(TUNE_WITHIN[recorded.workload])
+    cmd = [sys.executable, "-m", "agentctl", "tune", "last", "--json", "--tokens-within", within]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"tune: exit {done.returncode}: {done.stderr.strip()}")
@@ -247,6 +252,9 @@ def tuned_variant(settings: dict[str, Any]) -> Variant:
     else:
         keys = ("trigger", "keep", "clear_at_least", "strategy", "low_water")
         sets = [f"{k}={settings[k]}" for k in keys if k in settings]
+        if settings.get("clear_tool_inputs"):  # true or tool names: a TOML value, no spaces
+            inputs = json.dumps(settings["clear_tool_inputs"], separators=(",", ":"))
+            sets.append(f"clear_tool_inputs={inputs}")
     sets.append(f"cache.ttl={settings['ttl']}")
     return Variant("tune's pick", BUILTIN, "tuned", trial(" ".join(sets), 0).sets)
 

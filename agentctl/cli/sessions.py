@@ -359,18 +359,30 @@ def tune(
         int, typer.Option(metavar="N", help="How many of the best settings to list.")
     ] = 10,
     server_model: ReplayServerModelOption = "",
+    tokens_within: Annotated[
+        float | None,
+        typer.Option(
+            metavar="RATIO",
+            help="Rank by fewest prompt tokens among settings costing at most RATIO x no"
+            " editing (e.g. 0.4); the others after them, cheapest first.",
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Sweep trigger, keep, clear_at_least, strategy, low_water and the cache TTL (and thinking
-    keep when thinking was on) by replaying the run: the default grid, then a descent from its
-    winner one setting at a time, or exactly --grid; print the cheapest settings and the Pareto
-    front (cost vs peak prompt). The recorded settings are always in the sweep.
+    """Sweep trigger, keep, clear_at_least, strategy, low_water, the cache TTL and
+    clear_tool_inputs (and thinking keep when thinking was on) by replaying the run: the
+    default grid, then a descent from its winner one setting at a time, or exactly --grid;
+    print the cheapest settings and the Pareto front (cost vs peak prompt). The recorded
+    settings are always in the sweep. The descent never clears the memory tool's inputs
+    (the model's own notes); a --grid that does marks those settings "(hides notes)".
 
     \b
     Examples:
       agentctl tune last
       agentctl tune last --grid "trigger=30k,60k;keep=2,4" --top 5
       agentctl tune last --grid "strategy=batched;low_water=0,40%;ttl=5m,1h;trigger;keep"
+      agentctl tune last --grid "trigger=6k;keep=1;clear_tool_inputs=false,read_file"
+      agentctl tune last --tokens-within 0.4
       agentctl tune last --write tuned.toml && agentctl run task.md --profile tuned.toml
     """
     from agentctl.sessions import report
@@ -378,7 +390,7 @@ def tune(
 
     if force and write is None:
         raise UsageError("--force overwrites the --write file: give --write FILE, or drop --force")
-    outcome = report.tuning(load_session(session), grid, server_model)
+    outcome = report.tuning(load_session(session), grid, server_model, tokens_within)
     _note_models(outcome.server_model.note(), bool(outcome.by_model))
     if write is not None:
         report.write_winner(outcome, write, force=force)

@@ -38,7 +38,7 @@ from agentctl.sessions.simulate import (
     replay_matches,
 )
 from agentctl.sessions.transcript import Transcript
-from agentctl.sessions.tune import Candidate
+from agentctl.sessions.tune import HIDES_NOTES_NOTE, Candidate
 from agentctl.types import Turn
 
 # The `sessions list` table and the table helpers live in render.sessions_list (light: the
@@ -265,7 +265,8 @@ def tune_table(results: Sequence[Candidate], title: str) -> Table:
     )  # fmt: skip
     for index, c in enumerate(results, 1):
         sim = c.simulation
-        label = c.label() + (" ◀ recorded" if c.recorded else "")
+        label = c.label() + (" (hides notes)" if c.hides_notes else "")
+        label += " ◀ recorded" if c.recorded else ""
         extra = [fmt_int(sim.usage.compactions)] if squeezed else []
         _add(
             table, str(index), label, fmt_cost(sim.cost_usd), fmt_int(sim.usage.prompt_tokens),
@@ -403,10 +404,20 @@ def tuning_view(t: Tuning, top: int) -> list[RenderableType]:
         style="bold",
     )
     head.append(price_note(t.session), style="bold")
+    if t.within is not None:
+        limit = t.objective_json()["limit_usd"]
+        head.append(
+            f"; ranked by prompt tokens among settings costing at most {t.within:g}x no"
+            f" editing (${limit:.4f})",
+            style="bold",
+        )
     return [
         head,
-        tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"),
+        tune_table(best + ([] if rec in best else [rec]), "cheapest settings (estimated cost)"
+                   if t.within is None else "fewest tokens within the cost limit, then cheapest"),
         tune_table(t.front, "Pareto front: cost vs peak prompt size"),
         *([tune_models_table(t.by_model, t.robust)] if t.robust else []),
+        *([safe_text(f"note: {HIDES_NOTES_NOTE}.", "dim")] if any(
+            c.hides_notes for c in [*best, rec, *t.front]) else []),
         _honesty(t.session),
-    ]
+    ]  # fmt: skip

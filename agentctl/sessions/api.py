@@ -33,10 +33,12 @@ def tune(
     server_model: str = "",
     write: str | Path | None = None,
     force: bool = False,
+    tokens_within: float | None = None,
 ) -> report.Tuning:
-    """`agentctl tune SESSION [--grid G] [--server-model SPEC] [--write FILE [--force]]`;
-    `write` saves the winner (with `server_model="all"`, the robust choice)."""
-    outcome = report.tuning(load_session(session), grid, server_model)
+    """`agentctl tune SESSION [--grid G] [--server-model SPEC] [--tokens-within R] [--write
+    FILE [--force]]`; `write` saves the winner (with `server_model="all"`, the robust
+    choice)."""
+    outcome = report.tuning(load_session(session), grid, server_model, tokens_within)
     if write is not None:
         report.write_winner(outcome, Path(write), force=force)
     return outcome

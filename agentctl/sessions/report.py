@@ -47,10 +47,12 @@ from agentctl.sessions.tune import (
     default_grid,
     descent_grid,
     fill_defaults,
+    no_editing,
     pareto_front,
     parse_grid,
     ranked,
     recorded_candidate,
+    recorded_setting,
     replay,
     sweep,
     write_profile,
@@ -304,10 +306,25 @@ class Tuning:
     server_model: ResolvedModel
     by_model: tuple[ModelTuning, ...] = ()  # --server-model all: every preset
     robust: Robust | None = None  # ... and the candidate cheapest in the worst case
+    within: float | None = None  # --tokens-within: fewest tokens at most this x no editing
+    reference: Candidate | None = None  # ... the replay of no editing it is measured against
 
     @property
     def winner(self) -> Candidate:
         return self.ranked[0]
+
+    def objective_json(self) -> dict[str, Any]:
+        """What the ranking put first: cost, or prompt tokens within a cost limit."""
+        if self.within is None or self.reference is None:
+            return {"rank": "cost"}
+        limit = round(self.within * self.reference.cost, 9)
+        return {
+            "rank": "prompt_tokens",
+            "within": self.within,
+            "no_editing": self.reference.to_json(),
+            "limit_usd": limit,
+            "winner_within": round(self.winner.cost, 9) <= limit,
+        }
 
     @property
     def recorded(self) -> Candidate:
@@ -320,6 +337,7 @@ class Tuning:
             "server_model": self.server_model.to_json(),
             "grid": {k: list(v) for k, v in self.grid.items()},
             "calibration": self.calibration.to_json(),
+            "objective": self.objective_json(),
             "candidates": len(self.ranked),
             "winner": self.winner.to_json(),
             "recorded": self.recorded.to_json(),
@@ -331,10 +349,19 @@ class Tuning:
         }
 
 
-def tuning(session: Transcript, grid_text: str | None, server_spec: str = "") -> Tuning:
+def tuning(
+    session: Transcript,
+    grid_text: str | None,
+    server_spec: str = "",
+    within: float | None = None,
+) -> Tuning:
     """Sweep the grid (default: one derived from the run) and rank the results, every
     candidate under one server model (`chosen_server`); `server_spec` "all": also under every
-    preset, with the robust choice (`across.robust_choice`)."""
+    preset, with the robust choice (`across.robust_choice`, by cost); `within`: rank by
+    prompt tokens among the settings that cost at most that ratio of no editing
+    (`tune.no_editing`, replayed once)."""
+    if within is not None and not 0 < within < 1e6:
+        raise UsageError(f"--tokens-within {within:g}: expected a ratio above 0 (e.g. 0.4)")
     profile = session_profile(session)
     server = chosen_server(server_spec, profile)
     if profile.pricing(session.model).price is None:
@@ -351,7 +378,16 @@ def tuning(session: Transcript, grid_text: str | None, server_spec: str = "") ->
     )
     descent = None if grid_text else descent_grid(session, recorded, thinking_on)
     cal = calibrate(session, ReplaySettings.from_profile(profile))
-    results = sweep(session, profile, grid, factor=cal.factor, server=server.model, descent=descent)
+    reference, limit = None, None
+    if within is not None:
+        compacted = any(t.usage.compactions for t in session.turns)
+        plain = no_editing(recorded_setting(profile), compacted)
+        (reference,) = replay(session, profile, [plain], factor=cal.factor, server=server.model)
+        limit = round(within * reference.cost, 9)
+    results = sweep(
+        session, profile, grid, factor=cal.factor, server=server.model, descent=descent,
+        limit=limit,
+    )  # fmt: skip
     by_model: tuple[ModelTuning, ...] = ()
     if wants_all(server_spec):  # the same settings, replayed under each model
         settings = [c.setting for c in results]
@@ -364,8 +400,8 @@ def tuning(session: Transcript, grid_text: str | None, server_spec: str = "") ->
         )  # fmt: skip
     robust = robust_choice(by_model) if by_model else None
     return Tuning(
-        session, profile, grid, cal, ranked(results), pareto_front(results), server, by_model,
-        robust,
+        session, profile, grid, cal, ranked(results, limit), pareto_front(results), server,
+        by_model, robust, within, reference,
     )  # fmt: skip
 
 

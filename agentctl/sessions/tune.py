@@ -3,19 +3,30 @@
 Every candidate is a full replay (`simulate.simulate`) of the same conversation; the
 recorded settings are always in the sweep, so the winner is never more expensive than they
 are under the same model. Grid syntax: `key=v1,v2;key=v3` with keys `trigger`, `keep`,
-`clear_at_least`, `thinking_keep`, `strategy`, `low_water` and `ttl` (integers, `k` suffix for
-thousands, `all` for thinking_keep, `off` for trigger = no clear_tool_uses at all, `server` /
-`batched`, a low_water as tokens or `N%` of the trigger, `5m` / `1h`); a key alone takes its
-default values. The grid is swept in full; without `--grid`, the default grid is, and then a
-descent from its winner: one key at a time over every key's default values (strategy,
-low_water and ttl too), moving to the cheapest, until a round finds nothing cheaper.
+`clear_at_least`, `thinking_keep`, `strategy`, `low_water`, `ttl` and `clear_tool_inputs`
+(integers, `k` suffix for thousands, `all` for thinking_keep, `off` for trigger = no
+clear_tool_uses at all, `server` / `batched`, a low_water as tokens or `N%` of the trigger,
+`5m` / `1h`, `false` / `true` / tool names joined by `+` for clear_tool_inputs); a key alone
+takes its default values. The grid is swept in full; without `--grid`, the default grid is,
+and then a descent from its winner: one key at a time over every key's default values
+(strategy, low_water, ttl and clear_tool_inputs too), moving to the cheapest, until a round
+finds nothing cheaper.
+
+clear_tool_inputs is searched in the descent only, over two values (`default_inputs`): false,
+and the session's tools whose inputs pile up (`piling_tools`: by the input tokens of their
+calls in the recorded history). The memory tool is never among them: its inputs are the
+model's own notes, and a replay keeps the recorded conversation, so it cannot see a model
+that no longer has them act otherwise (`hides_notes`; a grid may still name it, and such
+candidates are marked).
 
 The default grid does not grow with the session: its token triggers are fractions of the
 largest unedited prompt capped at the model's context window, and of the recorded trigger
 (below it too), at most 6 values (`default_triggers`). So the default search replays at most
 154 settings, however many turns the session has: the recorded settings and no clearing, the
-grid's 6 x 5 x 2 points, and 4 descent rounds of at most 23 neighbours each (with thinking on:
-286, the grid x 3 thinking keeps and 26 neighbours a round).
+grid's 6 x 5 x 2 points, and 4 descent rounds of at most 23 new neighbours each (6 triggers,
+5 keeps, 4 clear_at_least, 4 low_water marks, 2 clear_tool_inputs, and one each for strategy
+and ttl, whose other value is the only new one); with thinking on: 286, the grid x 3 thinking
+keeps and 26 new neighbours a round.
 """
 
 from __future__ import annotations
@@ -33,17 +44,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentctl.context.memo import replay_memo
+from agentctl.context.pairs import TOOL_USE_TYPES
 from agentctl.context.prices import context_window
 from agentctl.context.server_model import ServerModel
+from agentctl.context.tokens import estimate_block_tokens
 from agentctl.errors import ConfigError, UsageError
-from agentctl.profile.rules import check_batched
+from agentctl.profile.rules import check_batched, memory_input_warning
 from agentctl.profile.schema import FieldError
 from agentctl.profile.settings import CacheTtl, ClearToolUses, Compaction, ContextEditing, Profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.simulate import Simulation, simulate
 from agentctl.sessions.transcript import Transcript
 
-GRID_KEYS = ("trigger", "keep", "clear_at_least", "thinking_keep", "strategy", "low_water", "ttl")
+GRID_KEYS = (
+    "trigger", "keep", "clear_at_least", "thinking_keep", "strategy", "low_water", "ttl",
+    "clear_tool_inputs",
+)  # fmt: skip
 DEFAULT_KEEP = (1, 2, 3, 4, 6)
 # The default grid's clear_at_least; the descent then tries every value of the longer list.
 DEFAULT_CLEAR_AT_LEAST = (0, 10_000)
@@ -58,6 +74,15 @@ DEFAULT_TTL: tuple[CacheTtl, ...] = ("5m", "1h")
 WORDS = {"strategy": DEFAULT_STRATEGY, "ttl": DEFAULT_TTL}  # keys whose values are words
 DESCENT_ROUNDS = 4  # a bound; on the research run the descent stops after 2
 OFF = "off"
+# A tool piles up inputs when its calls' input tokens reach this share of the largest tool's.
+PILING_SHARE = 0.5
+PILING_MIN = 500  # tokens: below this over the whole run, a tool's inputs do not pile up
+HIDES_NOTES_NOTE = (
+    "(hides notes): these settings clear the memory tool's inputs, the notes the model wrote, "
+    "from what it sees; the replay assumes it acts the same without them, which a run may not "
+    "(tune never offers this itself: only a --grid or the recorded settings can)"
+)
+NO_INPUTS, ALL_INPUTS = "false", "true"  # clear_tool_inputs grid values; else names joined by +
 
 GridValue = int | str
 Grid = dict[str, tuple[GridValue, ...]]
@@ -78,6 +103,7 @@ class Candidate:
     setting: Setting
     simulation: Simulation
     recorded: bool = False
+    hides_notes: bool = False  # clears the memory tool's inputs (`hides_notes`)
 
     @property
     def editing(self) -> ContextEditing:
@@ -96,6 +122,7 @@ class Candidate:
         return {
             "settings": settings_json(self.setting),
             "recorded": self.recorded,
+            "hides_notes": self.hides_notes,
             "cost_usd": sim.totals.cost_json,
             "prompt_tokens": sim.usage.prompt_tokens,
             "peak_prompt": sim.peak_prompt,
@@ -117,6 +144,9 @@ def settings_json(setting: Setting | ContextEditing) -> dict[str, Any]:
         data["strategy"] = tu.strategy
     if tu.enabled and tu.strategy == "batched":
         data["low_water"] = tu.low_water
+    if tu.enabled:
+        inputs = tu.clear_tool_inputs
+        data["clear_tool_inputs"] = list(inputs) if isinstance(inputs, tuple) else inputs
     if th.enabled:
         data["thinking_keep"] = th.keep
     if ce.compaction.enabled:  # every candidate keeps the recorded compaction (not searched)
@@ -131,6 +161,9 @@ def settings_label(setting: Setting | ContextEditing) -> str:
     compaction trigger (never searched) when it is not the built-in one."""
     data = settings_json(setting)
     data.pop("strategy", None)
+    inputs = data.pop("clear_tool_inputs", False)
+    if inputs:  # shown only when inputs are cleared too
+        data["clear_tool_inputs"] = "+".join(inputs) if isinstance(inputs, list) else "true"
     if data["ttl"] == "5m":
         del data["ttl"]
     if data.get("compaction_trigger") == Compaction().trigger:
@@ -141,7 +174,25 @@ def settings_label(setting: Setting | ContextEditing) -> str:
     return " ".join(f"{k}={v}" for k, v in data.items())
 
 
+def _inputs(text: str) -> str:
+    """A clear_tool_inputs grid value: `false`, `true`, or tool names joined by `+` (tool
+    names keep their case)."""
+    word = text.strip()
+    if word.lower() in (NO_INPUTS, "off", "none"):
+        return NO_INPUTS
+    if word.lower() in (ALL_INPUTS, "all"):
+        return ALL_INPUTS
+    names = [name.strip() for name in word.split("+")]
+    if not all(names) or any(any(c.isspace() for c in name) for name in names):
+        raise UsageError(
+            f"--grid clear_tool_inputs: {word!r}: expected false, true or tool names joined by +"
+        )
+    return "+".join(dict.fromkeys(names))
+
+
 def _number(key: str, text: str) -> GridValue:
+    if key == "clear_tool_inputs":
+        return _inputs(text)
     word = text.strip().lower().replace("_", "")
     if (key == "trigger" and word == OFF) or (key == "thinking_keep" and word == "all"):
         return word
@@ -229,8 +280,48 @@ def descent_grid(session: Transcript, recorded: ContextEditing, thinking_on: boo
         "strategy": DEFAULT_STRATEGY,
         "low_water": DEFAULT_LOW_WATER,
         "ttl": DEFAULT_TTL,
+        "clear_tool_inputs": default_inputs(session, recorded.tool_uses),
     }
     return grid
+
+
+def default_inputs(session: Transcript, recorded: ClearToolUses) -> tuple[GridValue, ...]:
+    """The descent's clear_tool_inputs: false, and the tools whose inputs pile up
+    (`piling_tools`) when there are any."""
+    piling = piling_tools(session, recorded)
+    return (NO_INPUTS, "+".join(piling)) if piling else (NO_INPUTS,)
+
+
+def piling_tools(session: Transcript, recorded: ClearToolUses) -> tuple[str, ...]:
+    """The tools whose calls' inputs take the most tokens in the recorded history (each
+    call: what clearing its input would free), largest first: the largest and every tool
+    with at least PILING_SHARE of its tokens, none with fewer than PILING_MIN. Never the
+    memory tool (its inputs are the model's notes: `hides_notes`) nor a tool the recorded
+    settings exclude from clearing."""
+    history = session.turns[-1].messages if session.turns else []
+    skip = {"memory", *recorded.exclude_tools}
+    tokens: dict[str, int] = {}
+    for message in history:
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in TOOL_USE_TYPES:
+                name = str(block.get("name", ""))
+                if name and name not in skip and block.get("input"):
+                    freed = estimate_block_tokens(block)
+                    freed -= estimate_block_tokens({**block, "input": {}})
+                    tokens[name] = tokens.get(name, 0) + freed
+    top = max(tokens.values(), default=0)
+    ranked = sorted(tokens.items(), key=lambda item: (-item[1], item[0]))
+    return tuple(name for name, count in ranked if count >= max(top * PILING_SHARE, PILING_MIN))
+
+
+def hides_notes(setting: Setting, memory_on: bool) -> bool:
+    """Whether the setting clears the memory tool's inputs (the notes the model wrote) from
+    what the model sees: the case `profile check` warns about."""
+    tu = setting.editing.tool_uses
+    return tu.enabled and any(memory_input_warning(tu, memory_on=memory_on))
 
 
 def fill_defaults(grid: Grid, session: Transcript, recorded: ContextEditing) -> Grid:
@@ -294,6 +385,9 @@ def _grid_point(base: Setting, point: dict[str, GridValue | None]) -> Setting | 
             strategy="batched" if strategy == "batched" else "server",
             low_water=low_water,
         )
+        inputs = point["clear_tool_inputs"]
+        if inputs is not None:
+            tu = dataclasses.replace(tu, clear_tool_inputs=_inputs_value(str(inputs)))
         try:
             check_batched(tu)
         except FieldError:
@@ -304,6 +398,13 @@ def _grid_point(base: Setting, point: dict[str, GridValue | None]) -> Setting | 
     ttl: CacheTtl = "1h" if point["ttl"] == "1h" else "5m" if point["ttl"] else base.ttl
     editing = dataclasses.replace(base.editing, tool_uses=tu, thinking=th)
     return Setting(editing, ttl)
+
+
+def _inputs_value(value: str) -> bool | tuple[str, ...]:
+    """A clear_tool_inputs grid value as the setting holds it."""
+    if value in (NO_INPUTS, ALL_INPUTS):
+        return value == ALL_INPUTS
+    return tuple(value.split("+"))
 
 
 def _or(value: GridValue | None, default: int) -> int:
@@ -351,7 +452,8 @@ def replay(
             other = with_setting(profile, setting)
             replayed = ReplaySettings.from_profile(other, server)
             sim = simulate(session, replayed, other, factor=factor, label=settings_label(setting))
-            results.append(Candidate(setting, sim, recorded=setting_key(setting) == recorded))
+            hidden = hides_notes(setting, profile.tools.memory)
+            results.append(Candidate(setting, sim, setting_key(setting) == recorded, hidden))
             freeze()
     return results
 
@@ -381,13 +483,15 @@ def sweep(
     factor: float = 1.0,
     server: ServerModel | None = None,
     descent: Grid | None = None,
+    limit: float | None = None,
 ) -> list[Candidate]:
     """Replay every grid candidate (the first one is the recorded settings); with `descent`,
-    then move from the cheapest one key at a time over `descent`'s values while that finds
-    a cheaper setting (at most DESCENT_ROUNDS rounds). Each setting is replayed once; the
-    replays share what they compute on the recorded history (`context.memo`)."""
+    then move from the best one (`ranked` with `limit`) one key at a time over `descent`'s
+    values while that finds a better setting (at most DESCENT_ROUNDS rounds). Each setting
+    is replayed once; the replays share what they compute on the recorded history
+    (`context.memo`)."""
     with replay_memo():
-        return _sweep(session, profile, grid, factor, server, descent)
+        return _sweep(session, profile, grid, factor, server, descent, limit)
 
 
 def _sweep(
@@ -397,6 +501,7 @@ def _sweep(
     factor: float,
     server: ServerModel | None,
     descent: Grid | None,
+    limit: float | None,
 ) -> list[Candidate]:
     found = {
         setting_key(c.setting): c
@@ -404,21 +509,45 @@ def _sweep(
                         factor=factor, server=server)
     }  # fmt: skip
     for _ in range(DESCENT_ROUNDS if descent else 0):
-        best = ranked(list(found.values()))[0]
+        best = ranked(list(found.values()), limit)[0]
         new = [s for s in neighbours(best.setting, descent or {}) if setting_key(s) not in found]
         for c in replay(session, profile, new, factor=factor, server=server):
             found[setting_key(c.setting)] = c
-        if ranked(list(found.values()))[0] is best:
+        if ranked(list(found.values()), limit)[0] is best:
             break
     return list(found.values())
 
 
-def ranked(results: Sequence[Candidate]) -> list[Candidate]:
-    """Cheapest first; ties go to fewer prompt tokens, then to the recorded settings."""
-    return sorted(
-        results,
-        key=lambda c: (round(c.cost, 9), c.simulation.usage.prompt_tokens, not c.recorded),
+def ranked(results: Sequence[Candidate], limit: float | None = None) -> list[Candidate]:
+    """Cheapest first; ties go to fewer prompt tokens, then to the recorded settings. With a
+    cost `limit` (dollars): first the settings that cost at most that, fewest prompt tokens
+    first (ties to the cheaper), then the others, cheapest first."""
+    if limit is None:
+        return sorted(
+            results,
+            key=lambda c: (round(c.cost, 9), c.simulation.usage.prompt_tokens, not c.recorded),
+        )
+
+    def key(c: Candidate) -> tuple[bool, float, float, bool]:
+        cost, tokens = round(c.cost, 9), c.simulation.usage.prompt_tokens
+        over = cost > limit
+        return (over, cost if over else tokens, tokens if over else cost, not c.recorded)
+
+    return sorted(results, key=key)
+
+
+def no_editing(setting: Setting, compacted: bool) -> Setting:
+    """`setting` with every context edit off (as configs/no-editing.toml): what `--tokens-
+    within` measures cost against; compaction stays on for a run that compacted (its
+    history holds the summaries, which need the edit)."""
+    ce = setting.editing
+    editing = dataclasses.replace(
+        ce,
+        tool_uses=dataclasses.replace(ce.tool_uses, enabled=False),
+        thinking=dataclasses.replace(ce.thinking, enabled=False),
+        compaction=dataclasses.replace(ce.compaction, enabled=ce.compaction.enabled and compacted),
     )
+    return dataclasses.replace(setting, editing=editing)
 
 
 def recorded_candidate(results: Sequence[Candidate]) -> Candidate:

@@ -115,16 +115,22 @@ def _resumed(home: Path, task: Path, profile: Path) -> Path:
     return path
 
 
-def _thinking_task(root: Path) -> Path:
-    workspace = root / "workspace"
-    workspace.mkdir(parents=True)
-    for i in range(1, 7):
-        line = f"note {i}: the figure for region {i} is {i * 37} units, checked twice.\n"
-        (workspace / f"note-{i}.txt").write_text(line * 30)
-    (root / "script.toml").write_text(THINKING_SCRIPT)
+def scripted_task(root: Path, files: dict[str, str], script: str, prompt: str) -> Path:
+    """A task folder: `files` (paths under workspace/), the emulator script, the task file."""
+    for name, text in files.items():
+        path = root / "workspace" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (root / "script.toml").write_text(script)
     task = root / "task.md"
-    task.write_text('+++\nemulator_script = "script.toml"\n+++\nRead every note.\n')
+    task.write_text(f'+++\nemulator_script = "script.toml"\n+++\n{prompt}\n')
     return task
+
+
+def _thinking_task(root: Path) -> Path:
+    line = "note {i}: the figure for region {i} is {n} units, checked twice.\n"
+    files = {f"note-{i}.txt": line.format(i=i, n=i * 37) * 30 for i in range(1, 7)}
+    return scripted_task(root, files, THINKING_SCRIPT, "Read every note.")
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentctl.profile.settings import Profile
+from agentctl.profile.settings import CacheTtl, ClearToolUses, ContextEditing, Profile
 from agentctl.sessions.catalog import session_profile
 from agentctl.sessions.replay import ReplaySettings
 from agentctl.sessions.report import tuning
@@ -24,6 +24,9 @@ from agentctl.sessions.tune import (
     DEFAULT_TTL,
     DESCENT_CLEAR_AT_LEAST,
     DESCENT_ROUNDS,
+    Setting,
+    neighbours,
+    setting_key,
     trigger_marks,
 )
 
@@ -53,17 +56,61 @@ def test_the_grid_goes_below_the_recorded_trigger(peak: int, recorded: int) -> N
     assert min(marks) < recorded
 
 
+def _round() -> int:
+    """New settings one descent round can add: one key changed to each of its descent values
+    (clear_tool_inputs: false and the tools whose inputs pile up); the base's own strategy
+    and ttl are among their two values, so each adds one."""
+    round_ = 6 + len(DEFAULT_KEEP) + len(DESCENT_CLEAR_AT_LEAST) + len(DEFAULT_LOW_WATER) + 2
+    return round_ + len(DEFAULT_STRATEGY) - 1 + len(DEFAULT_TTL) - 1
+
+
 def _bound() -> int:
     """The recorded settings, no clearing, the default grid (6 triggers), then at most
-    DESCENT_ROUNDS rounds of one key changed to each of its descent values."""
+    DESCENT_ROUNDS rounds of `_round` new settings."""
     grid = 6 * len(DEFAULT_KEEP) * len(DEFAULT_CLEAR_AT_LEAST)
-    round_ = 6 + len(DEFAULT_KEEP) + len(DESCENT_CLEAR_AT_LEAST)
-    round_ += len(DEFAULT_STRATEGY) + len(DEFAULT_LOW_WATER) + len(DEFAULT_TTL)
-    return 2 + grid + DESCENT_ROUNDS * round_
+    return 2 + grid + DESCENT_ROUNDS * _round()
 
 
 def test_the_bound_is_the_documented_one() -> None:
     assert _bound() == 154
+
+
+@given(
+    st.sampled_from([5_000, 12_345, 20_000]),
+    st.integers(1, 9),
+    st.sampled_from([0, 3_000, 8_000]),
+    st.sampled_from(DEFAULT_STRATEGY),
+    st.integers(0, 4_000),
+    st.sampled_from(DEFAULT_TTL),
+    st.sampled_from([False, True, ("read_file",), ("bash", "grep")]),
+)
+def test_a_descent_round_adds_at_most_the_bound(
+    trigger: int,
+    keep: int,
+    least: int,
+    strategy: str,
+    low: int,
+    ttl: CacheTtl,
+    inputs: bool | tuple[str, ...],
+) -> None:
+    """Whatever the base (its values on the grid or not, its inputs any of the four kinds)."""
+    tu = ClearToolUses(
+        trigger=trigger, keep=keep, clear_at_least=least, clear_tool_inputs=inputs,
+        strategy="batched" if strategy == "batched" else "server",
+        low_water=low if strategy == "batched" else 0,
+    )  # fmt: skip
+    base = Setting(ContextEditing(tu), ttl)
+    grid = {
+        "trigger": (1_000, 5_000, 10_000, 20_000, 40_000, 60_000),
+        "keep": DEFAULT_KEEP,
+        "clear_at_least": DESCENT_CLEAR_AT_LEAST,
+        "strategy": DEFAULT_STRATEGY,
+        "low_water": DEFAULT_LOW_WATER,
+        "ttl": DEFAULT_TTL,
+        "clear_tool_inputs": ("false", "read_file+search_text"),
+    }
+    new = [s for s in neighbours(base, grid) if setting_key(s) != setting_key(base)]
+    assert len(new) <= _round() == 23
 
 
 @pytest.mark.dates
