@@ -72,9 +72,9 @@ def build_request(
     earlier responses reported, by the number of messages of `messages` they answered;
     `server`: the server model the run plays (batched clearing counts tool uses by it);
     `steering`: batched clearing's walk kept from this run's previous request; `start`:
-    `summary_start(messages)` when the caller keeps it; `output_schema`: the JSON Schema
-    answers must match (`output_config.format`)."""
-    start = summary_start(messages) if start is None else start
+    `read_from(messages, threshold=False)` (the last on-demand summary) when the caller keeps
+    it; `output_schema`: the JSON Schema answers must match (`output_config.format`)."""
+    start = read_from(messages, threshold=False) if start is None else start
     messages = messages[start:] if start else messages
     sent = (
         measured if not start else {n - start: v for n, v in (measured or {}).items() if n > start}
@@ -219,14 +219,6 @@ def is_summary(message: Mapping[str, Any]) -> bool:
         and block.get("type") == "compaction"
         and bool(block.get("signature"))
     )
-
-
-def summary_start(messages: Sequence[Mapping[str, Any]]) -> int:
-    """Where a request's messages start: at the last on-demand summary, else 0."""
-    for index in range(len(messages) - 1, -1, -1):
-        if is_summary(messages[index]):
-            return index
-    return 0
 
 
 def opens_view(message: Mapping[str, Any], threshold: bool) -> bool:

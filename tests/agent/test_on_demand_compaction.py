@@ -15,7 +15,7 @@ from agentctl.agent.request import (
     build_compaction_request,
     build_request,
     is_summary,
-    summary_start,
+    read_from,
     without_reply_fields,
 )
 from agentctl.errors import ConfigError, UsageError
@@ -236,7 +236,7 @@ def test_requests_start_at_the_last_signed_block_only() -> None:
     unsigned: Message = {"role": "assistant", "content": [{"type": "compaction", "content": "s"}]}
     later: Message = {"role": "assistant", "content": [text("more")]}
     history: list[Message] = [*TASK, summary, later, {"role": "user", "content": "go on"}]
-    assert summary_start(history) == 1 and is_summary(summary)
+    assert read_from(history, threshold=False) == 1 and is_summary(summary)
     assert not is_summary(unsigned) and not is_summary({"role": "user", "content": [SIGNED]})
     assert not is_summary({"role": "assistant", "content": [SIGNED, text("reply")]})
     sent = build_request(
@@ -247,7 +247,7 @@ def test_requests_start_at_the_last_signed_block_only() -> None:
     threshold_history: list[Message] = [*TASK, unsigned, {"role": "user", "content": "go on"}]
     assert build_request(Profile(), threshold_history, [])["messages"][0] == TASK[0]
     twice: list[Message] = [*TASK, summary, {"role": "user", "content": "a"}, summary, later]
-    assert summary_start(twice) == 3
+    assert read_from(twice, threshold=False) == 3
 
 
 def on_demand_table(body: str) -> str:

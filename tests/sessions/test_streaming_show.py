@@ -11,7 +11,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from agentctl.agent.request import summary_start
+from agentctl.agent.request import read_from
 from agentctl.cli.main import app
 from agentctl.home import sessions_dir
 from agentctl.sessions.catalog import export_session
@@ -35,7 +35,7 @@ def reference(path: Path) -> list[list[dict[str, Any]]]:
         if isinstance(record, RequestRecord):
             count = len(history) if record.messages_count is None else record.messages_count
             prefix = history[:count]
-            sent.append(list(prefix[summary_start(prefix) :]))
+            sent.append(list(prefix[read_from(prefix, threshold=False) :]))
     return sent
 
 
