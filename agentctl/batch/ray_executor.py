@@ -29,7 +29,7 @@ from agentctl.batch.parcel import (
 )
 from agentctl.batch.source import BatchTask
 from agentctl.batch.task_run import TaskContext, failed_line, line_cost, plan_task, refused_line
-from agentctl.errors import AgentctlError, UsageError
+from agentctl.errors import AgentctlError, InterruptedRunError, UsageError
 from agentctl.runner import Plan
 from agentctl.sessions.transcript import save_transcript
 
@@ -90,17 +90,30 @@ class RayExecutor:
         # No automatic retry: a rerun spends again; a task whose worker died is `failed`.
         self.remote = ray.remote(max_retries=0)(run_parcel)
         self._lock = threading.Lock()
+        # Plans under way (each copies the task's memory into the batch folder): cancel()
+        # waits for them, and none starts after it, so nothing of an interrupted batch
+        # writes there once it has returned (a resume may start at once, in this process).
+        self._planning = 0
+        self._planned = threading.Condition(self._lock)
         self._workspaces: dict[Path, Any] = {}  # folder -> ObjectRef of its tar, sent once
         self._running: set[Any] = set()
         self._cancelled = False
 
     def run(self, task: BatchTask, context: TaskContext) -> dict[str, Any]:
+        with self._lock:
+            if self._cancelled:  # the store is closed: this line is not written
+                return refused_line(task, InterruptedRunError("cancelled by Ctrl-C"))
+            self._planning += 1
         try:
             plan = plan_task(task, context)
             parcel = Parcel(task, plan, pack_tree(plan.profile.memory.root), _script(plan))
             workspace = self._workspace(plan.workspace)
         except AgentctlError as err:
             return refused_line(task, err)
+        finally:
+            with self._lock:
+                self._planning -= 1
+                self._planned.notify_all()
         back = self._wait(self.remote.remote(parcel, workspace))
         if isinstance(back, str):
             return failed_line(task, plan, back)
@@ -112,6 +125,7 @@ class RayExecutor:
     def cancel(self) -> None:
         with self._lock:
             self._cancelled = True
+            self._planned.wait_for(lambda: self._planning == 0)
             running = list(self._running)
         for ref in running:
             self.ray.cancel(ref, force=True)

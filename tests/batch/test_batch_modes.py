@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -259,6 +260,45 @@ def test_ctrl_c_stops_a_ray_batch_and_resume_finishes_it(ray_instance: Any, tmp_
     assert cut.summary.counts["unfinished"] == 6
     done = agentctl.run_batch(resume=out)  # the executor saved in batch.json: ray
     assert not done.interrupted and done.summary.counts["ok"] == 6
+
+
+@pytest.mark.slow
+def test_an_interrupted_ray_batch_returns_once_no_task_is_being_planned(
+    ray_instance: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ray task is planned in this process (its memory copied into the batch folder):
+    Ctrl-C returns only when no plan is under way and starts none, so a resume started at
+    once cannot meet one (it used to, under load: FileExistsError on a task's memory)."""
+    from agentctl.batch import ray_executor
+
+    real, under_way = ray_executor.plan_task, []
+    entered, finish = threading.Event(), threading.Event()
+
+    def held_plan(task: Any, context: Any, **options: Any) -> Any:
+        under_way.append(task.id)
+        entered.set()
+        finish.wait(60)  # a bound, so that a broken wait cannot hang the suite
+        try:
+            return real(task, context, **options)
+        finally:
+            under_way.remove(task.id)
+
+    def interrupt(event: Any) -> None:  # Ctrl-C while the first task is being planned
+        if type(event).__name__ == "TaskStarted":
+            assert entered.wait(60)
+            # Set later from another thread: code that does not wait returns before it.
+            threading.Timer(0.5, finish.set).start()
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(ray_executor, "plan_task", held_plan)
+    out = tmp_path / "out"
+    tasks = make_tasks(tmp_path, 2)
+    cut = agentctl.run_batch(
+        tasks, offline=True, executor="ray", parallel=1, out=out, on_event=interrupt
+    )
+    assert cut.interrupted and under_way == []  # the plan under way ended before the return
+    done = agentctl.run_batch(resume=out)
+    assert not done.interrupted and done.summary.counts["ok"] == 2
 
 
 @pytest.mark.dates
